@@ -1,0 +1,3 @@
+module github.com/execlab/executor
+
+go 1.26
