@@ -1,0 +1,62 @@
+package jsonrpc
+
+import "fmt"
+
+// Wire error codes (spec/jsonrpc.md §7). These are the only codes the executor sends.
+const (
+	// CodeInvalidRequest: malformed message (sent with id -1), handshake order, unknown session,
+	// duplicate processId, filesystem InvalidInput/PermissionDenied, and similar.
+	CodeInvalidRequest = -32600
+	// CodeMethodNotFound: unregistered method, in any handshake state.
+	CodeMethodNotFound = -32601
+	// CodeInvalidParams: params that fail to decode or validate.
+	CodeInvalidParams = -32602
+	// CodeInternal: spawn failures, I/O errors, http transport failures.
+	CodeInternal = -32603
+	// CodeNotFound: filesystem NotFound; unknown fs/readBlock handle.
+	CodeNotFound = -32004
+	// CodeSessionAttached: resume of a session held by a live connection (retryable).
+	CodeSessionAttached = -32010
+)
+
+// Error is a JSON-RPC error object as sent on the wire: {"code":C,"message":S}.
+// The server never sends error.data. Handlers return *Error to choose the code; any
+// other error reaching the RPC boundary is sent as CodeInternal with its text.
+type Error struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("jsonrpc error %d: %s", e.Code, e.Message) }
+
+// InvalidRequest returns a CodeInvalidRequest error with the given message.
+func InvalidRequest(format string, args ...any) *Error {
+	return &Error{Code: CodeInvalidRequest, Message: sprintf(format, args...)}
+}
+
+// InvalidParams returns a CodeInvalidParams error with the given message.
+func InvalidParams(format string, args ...any) *Error {
+	return &Error{Code: CodeInvalidParams, Message: sprintf(format, args...)}
+}
+
+// Internal returns a CodeInternal error with the given message.
+func Internal(format string, args ...any) *Error {
+	return &Error{Code: CodeInternal, Message: sprintf(format, args...)}
+}
+
+// NotFound returns a CodeNotFound error with the given message.
+func NotFound(format string, args ...any) *Error {
+	return &Error{Code: CodeNotFound, Message: sprintf(format, args...)}
+}
+
+// MethodNotFound returns the reference's error for an unregistered method.
+func MethodNotFound(method string) *Error {
+	return &Error{Code: CodeMethodNotFound, Message: "exec-server stub does not implement `" + method + "` yet"}
+}
+
+func sprintf(format string, args ...any) string {
+	if len(args) == 0 {
+		return format
+	}
+	return fmt.Sprintf(format, args...)
+}

@@ -1,0 +1,65 @@
+package jsonrpc
+
+import (
+	"encoding/json"
+)
+
+// ID is a request id exactly as the client sent it: the raw JSON text of an i64 or a
+// string. It is echoed byte for byte, so "7" stays a string and 7 a number.
+type ID struct {
+	raw []byte // nil for the zero ID
+}
+
+// IntID returns the ID for an integer.
+func IntID(n int64) ID { b, _ := json.Marshal(n); return ID{raw: b} }
+
+// StringID returns the ID for a string.
+func StringID(s string) ID { b, _ := json.Marshal(s); return ID{raw: b} }
+
+// IsZero reports whether the ID is unset.
+func (id ID) IsZero() bool { return id.raw == nil }
+
+// String returns the raw JSON text of the id.
+func (id ID) String() string { return string(id.raw) }
+
+// MarshalJSON implements json.Marshaler by echoing the raw text.
+func (id ID) MarshalJSON() ([]byte, error) {
+	if id.raw == nil {
+		return []byte("null"), nil
+	}
+	return id.raw, nil
+}
+
+// Kind classifies an inbound message (spec/jsonrpc.md §1.2: first match wins).
+type Kind uint8
+
+const (
+	KindRequest      Kind = iota + 1 // method and id
+	KindNotification                 // method only
+	KindResponse                     // result
+	KindError                        // id and error
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindRequest:
+		return "request"
+	case KindNotification:
+		return "notification"
+	case KindResponse:
+		return "response"
+	case KindError:
+		return "error"
+	}
+	return "unknown"
+}
+
+// Message is one decoded inbound JSON-RPC message.
+type Message struct {
+	Kind   Kind
+	ID     ID              // zero for notifications
+	Method string          // requests and notifications
+	Params json.RawMessage // nil when absent; otherwise the raw JSON text
+	Result json.RawMessage // responses
+	Error  *Error          // error responses
+}

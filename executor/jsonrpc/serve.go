@@ -1,0 +1,365 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+)
+
+// Lane says how a request is scheduled (spec/jsonrpc.md §1.6).
+type Lane uint8
+
+const (
+	// LaneSerial runs the request alone: after every earlier request has finished and
+	// before any later one starts. It is the only lane in the default mode.
+	LaneSerial Lane = iota
+	// LaneControl runs on the control lane when concurrency is enabled.
+	LaneControl
+	// LaneOrdinary runs on the ordinary lane when concurrency is enabled.
+	LaneOrdinary
+)
+
+// ErrClose, returned by a Handler, ends the connection without a reply (spec/jsonrpc.md
+// §1.4: unexpected notifications; §2.4: a connection whose session was taken over).
+var ErrClose = errors.New("jsonrpc: close connection")
+
+// Handler serves the requests and notifications of one connection. The connection calls
+// Lane from its dispatch goroutine in arrival order, and Handle/HandleNotification either
+// there (serial work, notifications) or in per-request goroutines (lanes).
+type Handler interface {
+	// Lane classifies a request. It is called in arrival order, after every earlier
+	// serial request and notification has been handled.
+	Lane(method string) Lane
+	// Handle answers a request with a result (marshalled as JSON; nil means {}) or an
+	// error (*Error keeps its code; any other error is sent as CodeInternal).
+	Handle(ctx context.Context, req *Message) (any, error)
+	// HandleNotification handles a client notification. ErrClose (or any error) ends
+	// the connection without a reply.
+	HandleNotification(ctx context.Context, n *Message) error
+}
+
+// Options configures a connection. Nil means defaults; it is never mutated.
+type Options struct {
+	// ConcurrentRequests ≤ 1 means strictly serial handling (default). N ≥ 2 enables
+	// the control and ordinary lanes with N permits each.
+	ConcurrentRequests int
+	// ParseErrorPrefix is put before the decoder detail of a malformed message, e.g.
+	// "failed to parse websocket JSON-RPC message from exec-server websocket 127.0.0.1:5".
+	ParseErrorPrefix string
+	// Logger receives debug logs; nil discards them.
+	Logger *slog.Logger
+}
+
+func (o *Options) withDefaults() Options {
+	var c Options
+	if o != nil {
+		c = *o
+	}
+	if c.ParseErrorPrefix == "" {
+		c.ParseErrorPrefix = "failed to parse JSON-RPC message"
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Conn runs the JSON-RPC protocol over one MessageConn. Create it with NewConn, then
+// call Run once. Notify is safe for concurrent use.
+type Conn struct {
+	mc   MessageConn
+	opts Options
+
+	out  chan []byte   // outbound queue; bounded by OutboundQueue, writers block when full
+	done chan struct{} // closed when Run starts shutting down
+
+	closeOnce sync.Once
+}
+
+// NewConn returns a connection over mc. It starts nothing.
+func NewConn(mc MessageConn, opts *Options) *Conn {
+	return &Conn{
+		mc:   mc,
+		opts: opts.withDefaults(),
+		out:  make(chan []byte, OutboundQueue),
+		done: make(chan struct{}),
+	}
+}
+
+// Run reads, dispatches and writes until the peer disconnects, ctx is done, or a handler
+// returns ErrClose. It returns after every goroutine it started has exited; in-flight
+// handlers see their ctx cancelled. Replies still queued when the read side ends are
+// dropped (spec/jsonrpc.md §1.1: an unanswered request at EOF gets no reply).
+func (c *Conn) Run(ctx context.Context, h Handler) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+
+	inbound := make(chan *Message, InboundQueue)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { // writeLoop
+		defer wg.Done()
+		c.writeLoop(ctx, cancel)
+	}()
+	go func() { // readLoop
+		defer wg.Done()
+		defer close(inbound)
+		c.readLoop(ctx, cancel, inbound)
+	}()
+	c.dispatchLoop(ctx, cancel, h, inbound)
+	c.shutdown()
+	cancel(errConnDone)
+	_ = c.mc.Close()
+	wg.Wait()
+	err := context.Cause(ctx)
+	if errors.Is(err, errConnDone) || errors.Is(err, ErrClose) || errors.Is(err, errPeerGone) {
+		return nil
+	}
+	return err
+}
+
+var (
+	errConnDone = errors.New("jsonrpc: connection finished")
+	errPeerGone = errors.New("jsonrpc: peer disconnected")
+)
+
+func (c *Conn) shutdown() { c.closeOnce.Do(func() { close(c.done) }) }
+
+// Done is closed once the connection has begun shutting down.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+func (c *Conn) readLoop(ctx context.Context, cancel context.CancelCauseFunc, inbound chan<- *Message) {
+	for {
+		data, err := c.mc.ReadMessage(ctx)
+		if err != nil {
+			cancel(errPeerGone)
+			return
+		}
+		msg, err := Parse(data)
+		if err != nil {
+			e := &Error{Code: CodeInvalidRequest, Message: c.opts.ParseErrorPrefix + ": " + err.Error()}
+			if !c.enqueue(ctx, encodeError(nil, IntID(-1), e)) {
+				return
+			}
+			continue
+		}
+		if msg.Kind == KindResponse || msg.Kind == KindError {
+			// The server issues no requests of its own, so every reply is unexpected.
+			cancel(ErrClose)
+			return
+		}
+		select {
+		case inbound <- msg:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (c *Conn) writeLoop(ctx context.Context, cancel context.CancelCauseFunc) {
+	for {
+		select {
+		case b := <-c.out:
+			if err := c.mc.WriteMessage(ctx, b); err != nil {
+				cancel(errPeerGone)
+				return
+			}
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// dispatchLoop owns request ordering: serial requests and notifications run inline in
+// arrival order; lane requests run in goroutines bounded by the lane's permits.
+func (c *Conn) dispatchLoop(ctx context.Context, cancel context.CancelCauseFunc, h Handler, inbound <-chan *Message) {
+	var inflight sync.WaitGroup
+	defer inflight.Wait()
+	n := c.opts.ConcurrentRequests
+	var control, ordinary chan struct{}
+	if n >= 2 {
+		control, ordinary = make(chan struct{}, n), make(chan struct{}, n)
+	}
+	for {
+		var msg *Message
+		select {
+		case m, ok := <-inbound:
+			if !ok {
+				return
+			}
+			msg = m
+		case <-ctx.Done():
+			return
+		}
+		if msg.Kind == KindNotification {
+			if err := h.HandleNotification(ctx, msg); err != nil {
+				cancel(ErrClose)
+				return
+			}
+			continue
+		}
+		lane := LaneSerial
+		if control != nil {
+			lane = h.Lane(msg.Method)
+		}
+		var permits chan struct{}
+		switch lane {
+		case LaneControl:
+			permits = control
+		case LaneOrdinary:
+			permits = ordinary
+		default:
+			inflight.Wait()
+			if !c.handle(ctx, cancel, h, msg) {
+				return
+			}
+			continue
+		}
+		select {
+		case permits <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		inflight.Add(1)
+		go func() {
+			defer inflight.Done()
+			defer func() { <-permits }()
+			c.handle(ctx, cancel, h, msg)
+		}()
+	}
+}
+
+// handle runs one request and queues its reply. It reports false once the connection is
+// ending.
+func (c *Conn) handle(ctx context.Context, cancel context.CancelCauseFunc, h Handler, msg *Message) bool {
+	result, err := h.Handle(ctx, msg)
+	if errors.Is(err, ErrClose) {
+		cancel(ErrClose)
+		return false
+	}
+	if ctx.Err() != nil {
+		return false
+	}
+	var then func()
+	if t, ok := result.(*thenResult); ok {
+		result, then = t.result, t.then
+	}
+	var b []byte
+	if err != nil {
+		var rpcErr *Error
+		if !errors.As(err, &rpcErr) {
+			rpcErr = &Error{Code: CodeInternal, Message: err.Error()}
+		}
+		b = encodeError(nil, msg.ID, rpcErr)
+	} else {
+		b, err = encodeResult(msg.ID, result)
+		if err != nil {
+			b = encodeError(nil, msg.ID, &Error{Code: CodeInternal, Message: fmt.Sprintf("serializing response: %v", err)})
+			then = nil
+		}
+	}
+	if !c.enqueue(ctx, b) {
+		return false
+	}
+	if then != nil {
+		then()
+	}
+	return true
+}
+
+func (c *Conn) enqueue(ctx context.Context, b []byte) bool {
+	select {
+	case c.out <- b:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-c.done:
+		return false
+	}
+}
+
+// Notify queues a notification, blocking while the outbound queue is full. It fails once
+// the connection is shutting down or ctx is done.
+func (c *Conn) Notify(ctx context.Context, method string, params any) error {
+	b, err := encodeNotification(method, params)
+	if err != nil {
+		return fmt.Errorf("encoding %s notification: %w", method, err)
+	}
+	select {
+	case c.out <- b:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.done:
+		return ErrConnClosed
+	}
+}
+
+// ErrConnClosed is returned by Notify after the connection has begun shutting down.
+var ErrConnClosed = errors.New("jsonrpc: connection closed")
+
+func encodeError(b []byte, id ID, e *Error) []byte {
+	b = append(b, `{"id":`...)
+	b = append(b, id.raw...)
+	b = append(b, `,"error":{"code":`...)
+	b = fmt.Appendf(b, "%d", e.Code)
+	b = append(b, `,"message":`...)
+	b = appendJSONString(b, e.Message)
+	return append(b, "}}"...)
+}
+
+func encodeResult(id ID, result any) ([]byte, error) {
+	b := append([]byte(nil), `{"id":`...)
+	b = append(b, id.raw...)
+	b = append(b, `,"result":`...)
+	b, err := appendValue(b, result)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '}'), nil
+}
+
+func encodeNotification(method string, params any) ([]byte, error) {
+	b := append([]byte(nil), `{"method":`...)
+	b = appendJSONString(b, method)
+	b = append(b, `,"params":`...)
+	b, err := appendValue(b, params)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '}'), nil
+}
+
+// appendValue appends v's JSON: AppendJSONer first, nil as {}, else encoding/json
+// without HTML escaping (the reference's serde output does not escape <, >, &).
+func appendValue(b []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "{}"...), nil
+	case AppendJSONer:
+		return x.AppendJSON(b), nil
+	case json.RawMessage:
+		return append(b, x...), nil
+	}
+	buf := bytes.NewBuffer(b)
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	out := buf.Bytes()
+	return out[:len(out)-1], nil // drop Encode's trailing newline
+}
+
+func appendJSONString(b []byte, s string) []byte {
+	buf := bytes.NewBuffer(b)
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	out := buf.Bytes()
+	return out[:len(out)-1]
+}

@@ -1,0 +1,35 @@
+package protocol
+
+// Shell describes the executor's default shell; Path is a native path, not a URI.
+type Shell struct {
+	Name string `json:"name"`
+	Path string `json:"path"`
+}
+
+// Capabilities are the feature flags of environment/info (spec/jsonrpc.md §3.8). Only
+// implemented features are advertised; absent flags mean false.
+type Capabilities struct {
+	NetworkProxyLaunch         bool `json:"networkProxyLaunch"`
+	CapabilityDiscoverySandbox bool `json:"capabilityDiscoverySandbox"`
+	EnvironmentConfigRead      bool `json:"environmentConfigRead"`
+	HTTPHeaderEnvVars          bool `json:"httpHeaderEnvVars"`
+	SandboxedFileStreaming     bool `json:"sandboxedFileStreaming"`
+	ShellSnapshotV2            bool `json:"shellSnapshotV2"`
+}
+
+// EnvironmentInfo is the result of environment/info and part of the initialize result.
+type EnvironmentInfo struct {
+	Shell                Shell        `json:"shell"`
+	ExecutorVersion      string       `json:"executorVersion"`
+	Cwd                  *string      `json:"cwd"`
+	UserHomeDir          string       `json:"userHomeDir,omitempty"`
+	PlatformOS           string       `json:"platformOs"`
+	TemporaryDirectories []string     `json:"temporaryDirectories"`
+	TempDir              string       `json:"tempDir"`
+	Capabilities         Capabilities `json:"capabilities"`
+}
+
+// EnvironmentStatus is the result of environment/status; Status is always "ready".
+type EnvironmentStatus struct {
+	Status string `json:"status"`
+}

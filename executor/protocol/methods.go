@@ -1,0 +1,31 @@
+package protocol
+
+// Method names (spec/jsonrpc.md §3).
+const (
+	MethodInitialize        = "initialize"
+	MethodInitialized       = "initialized"
+	MethodProcessStart      = "process/start"
+	MethodProcessRead       = "process/read"
+	MethodProcessWrite      = "process/write"
+	MethodProcessSignal     = "process/signal"
+	MethodProcessTerminate  = "process/terminate"
+	MethodProcessOutput     = "process/output"
+	MethodProcessExited     = "process/exited"
+	MethodProcessClosed     = "process/closed"
+	MethodFsReadFile        = "fs/readFile"
+	MethodFsWriteFile       = "fs/writeFile"
+	MethodFsCreateDirectory = "fs/createDirectory"
+	MethodFsGetMetadata     = "fs/getMetadata"
+	MethodFsCanonicalize    = "fs/canonicalize"
+	MethodFsReadDirectory   = "fs/readDirectory"
+	MethodFsWalk            = "fs/walk"
+	MethodFsRemove          = "fs/remove"
+	MethodFsCopy            = "fs/copy"
+	MethodFsOpen            = "fs/open"
+	MethodFsReadBlock       = "fs/readBlock"
+	MethodFsClose           = "fs/close"
+	MethodHTTPRequest       = "http/request"
+	MethodHTTPBodyDelta     = "http/request/bodyDelta"
+	MethodEnvironmentInfo   = "environment/info"
+	MethodEnvironmentStatus = "environment/status"
+)
