@@ -1,0 +1,293 @@
+package noise
+
+import (
+	"crypto/ecdh"
+	"crypto/mlkem"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Config configures one handshake. It is read, never mutated, and may be shared by
+// concurrent handshakes.
+type Config struct {
+	// Initiator selects the role: true for the harness (sends message 1), false for the
+	// executor.
+	Initiator bool
+
+	// Static is the local static identity. Required.
+	Static *Identity
+
+	// RemoteStatic is the responder's public key the initiator pins (IK). Required for
+	// the initiator, ignored by the responder, which learns the initiator's key from
+	// message 1. It is validated (ML-KEM encoding) by NewHandshake.
+	RemoteStatic *PublicKey
+
+	// Prologue is mixed into the transcript before any message; build it with
+	// AppendPrologue. It is copied by nothing: the handshake hashes it in NewHandshake.
+	Prologue []byte
+
+	// Rand supplies ephemeral keys; nil means crypto/rand. ML-KEM encapsulation does not
+	// use it (see the package doc).
+	Rand io.Reader
+}
+
+type turn uint8
+
+const (
+	turnMessage1 turn = iota // initiator writes, responder reads
+	turnMessage2             // responder writes, initiator reads
+	turnSplit                // both: Split
+	turnDone                 // split done or cleared
+)
+
+// HandshakeState runs one hybrid IK handshake (spec/relay-noise.md §5.5–§5.8).
+//
+// Initiator: WriteMessage (message 1), ReadMessage (message 2), Split.
+// Responder: ReadMessage (message 1), [PeerStatic, authorize], WriteMessage
+// (message 2), Split.
+//
+// Any error poisons the state; later calls return an error wrapping ErrPoisoned.
+// Split clears the handshake's secrets. Not safe for concurrent use.
+type HandshakeState struct {
+	ss        symmetricState
+	initiator bool
+	turn      turn
+	err       error // first failure; sticky
+
+	s    *Identity
+	rand io.Reader
+
+	// Ephemeral X25519 of this side; the ML-KEM ephemeral is needed only by the
+	// initiator (to decapsulate ekem).
+	ex   *ecdh.PrivateKey
+	ekem *mlkem.DecapsulationKey768
+
+	rs      PublicKey // remote static; valid for the responder once message 1 is read
+	hasRS   bool
+	rsKEM   *mlkem.EncapsulationKey768
+	rsX     *ecdh.PublicKey
+	reX     *ecdh.PublicKey            // remote ephemeral X25519
+	reKEM   *mlkem.EncapsulationKey768 // remote ephemeral ML-KEM (initiator's, read by the responder)
+	scratch [KEMPublicKeyLen + TagLen]byte
+}
+
+// NewHandshake starts a handshake: h = ck = SHA-256(ProtocolName), MixHash(prologue),
+// then the IK pre-message `<- s`: MixHash(responder X25519 public), MixHash(responder
+// ML-KEM public).
+func NewHandshake(cfg *Config) (*HandshakeState, error) {
+	if cfg == nil || cfg.Static == nil {
+		return nil, fmt.Errorf("%w: Static identity is required", ErrConfig)
+	}
+	hs := &HandshakeState{initiator: cfg.Initiator, s: cfg.Static, rand: cfg.Rand}
+	hs.ss.initialize()
+	hs.ss.mixHash(cfg.Prologue)
+	if cfg.Initiator {
+		if cfg.RemoteStatic == nil {
+			return nil, fmt.Errorf("%w: initiator needs RemoteStatic", ErrConfig)
+		}
+		if err := hs.setRemoteStatic(cfg.RemoteStatic); err != nil {
+			return nil, err
+		}
+		hs.ss.mixHash(hs.rs.X25519[:])
+		hs.ss.mixHash(hs.rs.MLKEM768[:])
+	} else {
+		pub := cfg.Static.Public()
+		hs.ss.mixHash(pub.X25519[:])
+		hs.ss.mixHash(pub.MLKEM768[:])
+	}
+	return hs, nil
+}
+
+// WriteMessage appends the next handshake message carrying payload to out: message 1
+// for the initiator, message 2 for the responder. payload is encrypted; on error out is
+// returned unextended.
+func (hs *HandshakeState) WriteMessage(out, payload []byte) ([]byte, error) {
+	if err := hs.check(hs.writeTurn()); err != nil {
+		return out, err
+	}
+	var res []byte
+	var err error
+	if hs.initiator {
+		res, err = hs.writeMessage1(out, payload)
+	} else {
+		res, err = hs.writeMessage2(out, payload)
+	}
+	if err != nil {
+		hs.fail(err)
+		return out, err
+	}
+	hs.turn++
+	return res, nil
+}
+
+// ReadMessage consumes the next handshake message and appends its decrypted payload to
+// out: message 1 for the responder, message 2 for the initiator. out may overlap
+// message only if out[len(out):] starts at message's first byte.
+func (hs *HandshakeState) ReadMessage(out, message []byte) ([]byte, error) {
+	if err := hs.check(hs.readTurn()); err != nil {
+		return out, err
+	}
+	var res []byte
+	var err error
+	if hs.initiator {
+		res, err = hs.readMessage2(out, message)
+	} else {
+		res, err = hs.readMessage1(out, message)
+	}
+	if err != nil {
+		hs.fail(err)
+		return out, err
+	}
+	hs.turn++
+	return res, nil
+}
+
+// Complete reports whether both messages have been processed and Split may be called.
+func (hs *HandshakeState) Complete() bool { return hs.err == nil && hs.turn == turnSplit }
+
+// PeerStatic returns the remote static key: the pinned responder key for the initiator;
+// for the responder, the initiator's authenticated key once message 1 is read, otherwise
+// ErrMissingInitiatorStatic.
+func (hs *HandshakeState) PeerStatic() (PublicKey, error) {
+	if !hs.hasRS {
+		return PublicKey{}, ErrMissingInitiatorStatic
+	}
+	return hs.rs, nil
+}
+
+// HandshakeHash returns the current transcript hash h (channel binding once complete).
+func (hs *HandshakeState) HandshakeHash() [HashLen]byte { return hs.ss.h }
+
+// Split finishes the handshake and returns the transport states oriented for this side:
+// send encrypts toward the peer, recv decrypts from it. For the initiator send = k1
+// (harness→executor); for the responder send = k2 (executor→harness). Split clears the
+// handshake's secrets; the HandshakeState cannot be used afterwards.
+func (hs *HandshakeState) Split() (send, recv *CipherState, err error) {
+	if err := hs.check(turnSplit); err != nil {
+		return nil, nil, err
+	}
+	c1, c2, err := hs.ss.split()
+	if err != nil {
+		hs.fail(err)
+		return nil, nil, err
+	}
+	hs.Clear()
+	if hs.initiator {
+		return c1, c2, nil
+	}
+	return c2, c1, nil
+}
+
+// Clear zeroes the transcript and drops ephemeral key references. Later calls fail
+// with ErrCleared. Safe to call more than once and after Split.
+func (hs *HandshakeState) Clear() {
+	hs.ss.clear()
+	hs.ex, hs.ekem = nil, nil
+	hs.reX, hs.reKEM = nil, nil
+	clear(hs.scratch[:])
+	hs.turn = turnDone
+	if hs.err == nil {
+		hs.err = ErrCleared
+	}
+}
+
+func (hs *HandshakeState) writeTurn() turn {
+	if hs.initiator {
+		return turnMessage1
+	}
+	return turnMessage2
+}
+
+func (hs *HandshakeState) readTurn() turn {
+	if hs.initiator {
+		return turnMessage2
+	}
+	return turnMessage1
+}
+
+func (hs *HandshakeState) check(want turn) error {
+	if hs.err != nil {
+		if hs.err == ErrCleared {
+			return ErrCleared
+		}
+		return poisoned(hs.err)
+	}
+	if hs.turn != want {
+		return ErrWrongTurn
+	}
+	return nil
+}
+
+// fail poisons the state and drops its secrets; the first error wins.
+func (hs *HandshakeState) fail(err error) {
+	hs.ss.clear()
+	hs.ex, hs.ekem = nil, nil
+	hs.err = err
+}
+
+func (hs *HandshakeState) setRemoteStatic(pk *PublicKey) error {
+	x, err := ecdh.X25519().NewPublicKey(pk.X25519[:])
+	if err != nil {
+		return fmt.Errorf("parsing remote X25519 static key: %w", ErrInvalidKey)
+	}
+	kem, err := mlkem.NewEncapsulationKey768(pk.MLKEM768[:])
+	if err != nil {
+		return fmt.Errorf("parsing remote ML-KEM-768 static key: %w", ErrInvalidKey)
+	}
+	hs.rs, hs.hasRS, hs.rsX, hs.rsKEM = *pk, true, x, kem
+	return nil
+}
+
+// generateEphemeral creates this side's hybrid ephemeral from hs.rand.
+func (hs *HandshakeState) generateEphemeral() error {
+	var buf [ephemeralRandLen]byte
+	defer clear(buf[:])
+	if err := readRand(hs.rand, buf[:]); err != nil {
+		return fmt.Errorf("generating ephemeral key: %w", err)
+	}
+	x, kem, err := newKeyPairs(buf[:DHLen], buf[DHLen:])
+	if err != nil {
+		return fmt.Errorf("generating ephemeral key: %w", err)
+	}
+	hs.ex, hs.ekem = x, kem
+	return nil
+}
+
+// mixDH performs MixKey(DH(priv, pub)). X25519 rejects an all-zero result (low-order
+// peer point) with an error, which fails the handshake.
+func (hs *HandshakeState) mixDH(priv *ecdh.PrivateKey, pub *ecdh.PublicKey) error {
+	shared, err := priv.ECDH(pub)
+	if err != nil {
+		return fmt.Errorf("computing X25519: %w", ErrInvalidKey)
+	}
+	defer clear(shared)
+	return hs.ss.mixKey(shared)
+}
+
+func parseX25519(b []byte) (*ecdh.PublicKey, error) {
+	pk, err := ecdh.X25519().NewPublicKey(b)
+	if err != nil {
+		return nil, fmt.Errorf("parsing X25519 key: %w", ErrInvalidKey)
+	}
+	return pk, nil
+}
+
+func parseKEM(b []byte) (*mlkem.EncapsulationKey768, error) {
+	pk, err := mlkem.NewEncapsulationKey768(b)
+	if err != nil {
+		return nil, fmt.Errorf("parsing ML-KEM-768 key: %w", ErrInvalidKey)
+	}
+	return pk, nil
+}
+
+// decapsulate wraps DecapsulationKey768.Decapsulate; it fails only on a wrong ciphertext
+// length (ML-KEM uses implicit rejection, so a forged ciphertext yields a random secret
+// and the next tag check fails).
+func decapsulate(dk *mlkem.DecapsulationKey768, ct []byte) ([]byte, error) {
+	ss, err := dk.Decapsulate(ct)
+	if err != nil {
+		return nil, fmt.Errorf("decapsulating: %w", errors.Join(ErrInvalidKey, err))
+	}
+	return ss, nil
+}

@@ -1,0 +1,226 @@
+package noise
+
+// Protocol flow (spec/relay-noise.md §5.6, §5.7):
+//
+//	initiator (harness)                              responder (executor)
+//	  <- s  (pre-message: responder X25519 pub, ML-KEM pub mixed into h)
+//	  -> skem, e, es, s, ss, payload(authorization)      message 1, 3568+n B
+//	  <- ekem, skem, e, ee, se, payload(empty|marker)    message 2, 3424+p B
+//	Split: k1 initiator→responder, k2 responder→initiator
+//
+// Message 1 layout:
+//
+//	off    len   token
+//	0      1088  skem  ML-KEM ct to responder static; clear (no key yet)
+//	1088   32    e     initiator ephemeral X25519 public (clear)
+//	1120   1184  e     initiator ephemeral ML-KEM public (clear)
+//	2304   48    s     initiator static X25519 public, encrypted
+//	2352   1200  s     initiator static ML-KEM public, encrypted
+//	3552   n+16  payload
+//
+// Message 2 layout:
+//
+//	off    len   token
+//	0      1088  ekem  ML-KEM ct to initiator ephemeral (clear)
+//	1088   1104  skem  ML-KEM ct to initiator static, encrypted
+//	2192   32    e     responder ephemeral X25519 public (clear)
+//	2224   1184  e     responder ephemeral ML-KEM public (clear; never used by KEM)
+//	3408   p+16  payload
+
+const (
+	m1SkemEnd = KEMCiphertextLen
+	m1EXEnd   = m1SkemEnd + DHLen
+	m1EKEMEnd = m1EXEnd + KEMPublicKeyLen
+	m1SXEnd   = m1EKEMEnd + DHLen + TagLen
+	m1SKEMEnd = m1SXEnd + KEMPublicKeyLen + TagLen
+	m2EkemEnd = KEMCiphertextLen
+	m2SkemEnd = m2EkemEnd + KEMCiphertextLen + TagLen
+	m2EXEnd   = m2SkemEnd + DHLen
+	m2EKEMEnd = m2EXEnd + KEMPublicKeyLen
+	_         = uint(m1SKEMEnd+TagLen-Message1Overhead) + uint(Message1Overhead-m1SKEMEnd-TagLen) // layout == overhead
+	_         = uint(m2EKEMEnd+TagLen-Message2Overhead) + uint(Message2Overhead-m2EKEMEnd-TagLen)
+)
+
+func (hs *HandshakeState) writeMessage1(out, payload []byte) ([]byte, error) {
+	if len(payload) > MaxMessage1Payload {
+		return out, ErrHandshakePayloadTooLarge
+	}
+	// skem: encapsulate to the responder's static ML-KEM key; clear, then
+	// MixKeyAndHash(ss).
+	shared, ct := hs.rsKEM.Encapsulate()
+	defer clear(shared)
+	out, err := hs.ss.encryptAndHash(out, ct)
+	if err != nil {
+		return out, err
+	}
+	if err := hs.ss.mixKeyAndHash(shared); err != nil {
+		return out, err
+	}
+	// e
+	if err := hs.generateEphemeral(); err != nil {
+		return out, err
+	}
+	ex, ek := hs.ex.PublicKey().Bytes(), hs.ekem.EncapsulationKey().Bytes()
+	hs.ss.mixHash(ex)
+	hs.ss.mixHash(ek)
+	out = append(append(out, ex...), ek...)
+	// es
+	if err := hs.mixDH(hs.ex, hs.rsX); err != nil {
+		return out, err
+	}
+	// s
+	pub := hs.s.Public()
+	if out, err = hs.ss.encryptAndHash(out, pub.X25519[:]); err != nil {
+		return out, err
+	}
+	if out, err = hs.ss.encryptAndHash(out, pub.MLKEM768[:]); err != nil {
+		return out, err
+	}
+	// ss
+	if err := hs.mixDH(hs.s.x, hs.rsX); err != nil {
+		return out, err
+	}
+	return hs.ss.encryptAndHash(out, payload)
+}
+
+func (hs *HandshakeState) readMessage1(out, msg []byte) ([]byte, error) {
+	if len(msg) > MaxMessageLen {
+		return out, ErrHandshakeRequestTooLarge
+	}
+	if len(msg) < Message1Overhead {
+		return out, ErrShortMessage
+	}
+	// skem
+	ct := msg[:m1SkemEnd]
+	if _, err := hs.ss.decryptAndHash(hs.scratch[:0], ct); err != nil {
+		return out, err
+	}
+	shared, err := decapsulate(hs.s.kem, ct)
+	if err != nil {
+		return out, err
+	}
+	defer clear(shared)
+	if err := hs.ss.mixKeyAndHash(shared); err != nil {
+		return out, err
+	}
+	// e
+	if hs.reX, err = parseX25519(msg[m1SkemEnd:m1EXEnd]); err != nil {
+		return out, err
+	}
+	if hs.reKEM, err = parseKEM(msg[m1EXEnd:m1EKEMEnd]); err != nil {
+		return out, err
+	}
+	hs.ss.mixHash(msg[m1SkemEnd:m1EXEnd])
+	hs.ss.mixHash(msg[m1EXEnd:m1EKEMEnd])
+	// es
+	if err := hs.mixDH(hs.s.x, hs.reX); err != nil {
+		return out, err
+	}
+	// s
+	var rs PublicKey
+	if _, err := hs.ss.decryptAndHash(rs.X25519[:0], msg[m1EKEMEnd:m1SXEnd]); err != nil {
+		return out, err
+	}
+	if _, err := hs.ss.decryptAndHash(rs.MLKEM768[:0], msg[m1SXEnd:m1SKEMEnd]); err != nil {
+		return out, err
+	}
+	if err := hs.setRemoteStatic(&rs); err != nil {
+		return out, err
+	}
+	// ss
+	if err := hs.mixDH(hs.s.x, hs.rsX); err != nil {
+		return out, err
+	}
+	return hs.ss.decryptAndHash(out, msg[m1SKEMEnd:])
+}
+
+func (hs *HandshakeState) writeMessage2(out, payload []byte) ([]byte, error) {
+	if len(payload) > MaxMessage2Payload {
+		return out, ErrHandshakePayloadTooLarge
+	}
+	// ekem: encapsulate to the initiator's ephemeral ML-KEM key; clear; MixKey(ss).
+	shared, ct := hs.reKEM.Encapsulate()
+	defer clear(shared)
+	hs.ss.mixHash(ct)
+	out = append(out, ct...)
+	if err := hs.ss.mixKey(shared); err != nil {
+		return out, err
+	}
+	// skem: encapsulate to the initiator's static ML-KEM key; encrypted;
+	// MixKeyAndHash(ss).
+	shared2, ct2 := hs.rsKEM.Encapsulate()
+	defer clear(shared2)
+	out, err := hs.ss.encryptAndHash(out, ct2)
+	if err != nil {
+		return out, err
+	}
+	if err := hs.ss.mixKeyAndHash(shared2); err != nil {
+		return out, err
+	}
+	// e
+	if err := hs.generateEphemeral(); err != nil {
+		return out, err
+	}
+	ex, ek := hs.ex.PublicKey().Bytes(), hs.ekem.EncapsulationKey().Bytes()
+	hs.ss.mixHash(ex)
+	hs.ss.mixHash(ek)
+	out = append(append(out, ex...), ek...)
+	// ee
+	if err := hs.mixDH(hs.ex, hs.reX); err != nil {
+		return out, err
+	}
+	// se (responder side: DH(e, rs))
+	if err := hs.mixDH(hs.ex, hs.rsX); err != nil {
+		return out, err
+	}
+	return hs.ss.encryptAndHash(out, payload)
+}
+
+func (hs *HandshakeState) readMessage2(out, msg []byte) ([]byte, error) {
+	if len(msg) > MaxMessageLen {
+		return out, ErrHandshakeResponseTooLarge
+	}
+	if len(msg) < Message2Overhead {
+		return out, ErrShortMessage
+	}
+	// ekem
+	ct := msg[:m2EkemEnd]
+	hs.ss.mixHash(ct)
+	shared, err := decapsulate(hs.ekem, ct)
+	if err != nil {
+		return out, err
+	}
+	defer clear(shared)
+	if err := hs.ss.mixKey(shared); err != nil {
+		return out, err
+	}
+	// skem
+	ct2, err := hs.ss.decryptAndHash(hs.scratch[:0], msg[m2EkemEnd:m2SkemEnd])
+	if err != nil {
+		return out, err
+	}
+	shared2, err := decapsulate(hs.s.kem, ct2)
+	if err != nil {
+		return out, err
+	}
+	defer clear(shared2)
+	if err := hs.ss.mixKeyAndHash(shared2); err != nil {
+		return out, err
+	}
+	// e
+	if hs.reX, err = parseX25519(msg[m2SkemEnd:m2EXEnd]); err != nil {
+		return out, err
+	}
+	// The responder's ephemeral ML-KEM key is only hashed, never parsed: no KEM uses it.
+	hs.ss.mixHash(msg[m2SkemEnd:m2EXEnd])
+	hs.ss.mixHash(msg[m2EXEnd:m2EKEMEnd])
+	// ee
+	if err := hs.mixDH(hs.ex, hs.reX); err != nil {
+		return out, err
+	}
+	// se (initiator side: DH(s, re))
+	if err := hs.mixDH(hs.s.x, hs.reX); err != nil {
+		return out, err
+	}
+	return hs.ss.decryptAndHash(out, msg[m2EKEMEnd:])
+}
