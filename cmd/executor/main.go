@@ -1,0 +1,81 @@
+// Command executor is the executor agent: a JSON-RPC server, wire-compatible with
+// `codex exec-server`, that runs processes and file operations for remote harnesses.
+//
+// Subcommands: serve (local WebSocket or stdio). See `executor help`.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+const usage = `usage: executor <command> [flags]
+
+Commands:
+  serve     run the JSON-RPC server on a local WebSocket (default ws://127.0.0.1:0) or stdio
+  help      show this help
+
+Run 'executor <command> -h' for the flags of a command.
+`
+
+// errUsage marks command-line mistakes: exit status 2.
+var errUsage = errors.New("usage error")
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	var err error
+	switch args[0] {
+	case "serve":
+		err = runServe(ctx, args[1:], stdin, stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "executor: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		fmt.Fprintf(stderr, "Error: %v\n", err)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "Error: %v\n", err)
+		return 1
+	}
+}
+
+// newLogger builds the process logger: text on stderr, quiet (warn) by default.
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(strings.ToUpper(level))); err != nil {
+		return nil, fmt.Errorf("%w: invalid log level %q (debug, info, warn, error)", errUsage, level)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
+// envOr returns the environment variable's value, or def when unset.
+func envOr(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok {
+		return v
+	}
+	return def
+}

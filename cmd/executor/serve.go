@@ -1,0 +1,53 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/execlab/executor/cmd/executor/internal/serve"
+	"github.com/execlab/executor/executor"
+)
+
+func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("executor serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	listen := fs.String("listen", envOr("EXECUTOR_LISTEN", "ws://127.0.0.1:0"),
+		"where to serve: ws://IP:PORT (an IP literal; port 0 picks a free port), stdio or stdio:// (env EXECUTOR_LISTEN)")
+	concurrent := fs.Int("concurrent-requests", 1,
+		"requests handled at once per connection; 1 = strictly serial, N>=2 = control and ordinary lanes of N each")
+	ttl := fs.Duration("session-ttl", 0, "how long a disconnected session keeps its processes before they are killed (default 30s)")
+	maxBytes := fs.Int("max-retained-bytes", 0, "output bytes kept per process for process/read (default 1 MiB)")
+	maxChunks := fs.Int("max-retained-chunks", 0, "output chunks kept per process for process/read (default 50000)")
+	logLevel := fs.String("log-level", envOr("EXECUTOR_LOG_LEVEL", "warn"), "log level on stderr: debug, info, warn, error (env EXECUTOR_LOG_LEVEL)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	l, err := serve.ParseListen(*listen)
+	if err != nil {
+		return err
+	}
+	if *concurrent < 1 {
+		return fmt.Errorf("%w: --concurrent-requests must be at least 1", errUsage)
+	}
+	log, err := newLogger(stderr, *logLevel)
+	if err != nil {
+		return err
+	}
+	return serve.Run(ctx, serve.Config{
+		Listen: l,
+		Server: executor.Options{
+			ConcurrentRequests: *concurrent,
+			SessionTTL:         *ttl,
+			MaxRetainedBytes:   *maxBytes,
+			MaxRetainedChunks:  *maxChunks,
+		},
+		Stdin:  stdin,
+		Stdout: stdout,
+		Logger: log,
+	})
+}

@@ -1,0 +1,147 @@
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/executor/session"
+)
+
+// conn is the per-connection jsonrpc.Handler: handshake state, the attached session and
+// connection-owned resources.
+type conn struct {
+	srv *Server
+	rpc *jsonrpc.Conn
+
+	// mu guards the handshake fields and sess. Never held across calls into other
+	// packages.
+	mu          sync.Mutex
+	initDone    bool // initialize succeeded on this connection
+	initialized bool // the initialized notification arrived after it
+	sess        *session.Session[*sessionState]
+
+	res *connResources // fs handles, HTTP streams; closed with the connection
+}
+
+func newConn(s *Server, rpc *jsonrpc.Conn) *conn {
+	c := &conn{srv: s, rpc: rpc}
+	c.res = newConnResources(s, rpc)
+	return c
+}
+
+// close releases connection-owned resources and detaches the session at once
+// (spec/jsonrpc.md §2.4).
+func (c *conn) close() {
+	c.res.close()
+	c.mu.Lock()
+	sess := c.sess
+	c.mu.Unlock()
+	if sess != nil {
+		c.srv.sessions.Detach(sess, c)
+		if !c.srv.sessions.AttachedTo(sess, c) {
+			sess.State.detach(c)
+		}
+	}
+}
+
+func (c *conn) session() *session.Session[*sessionState] {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sess
+}
+
+// Lane implements jsonrpc.Handler: before initialized everything is serial.
+func (c *conn) Lane(method string) jsonrpc.Lane {
+	c.mu.Lock()
+	ready := c.initialized
+	c.mu.Unlock()
+	m, ok := methods[method]
+	if !ok || !ready {
+		return jsonrpc.LaneSerial
+	}
+	return m.lane
+}
+
+// Handle implements jsonrpc.Handler in the reference's order (spec/jsonrpc.md §1.4):
+// route lookup, params decoding, then the handshake checks.
+func (c *conn) Handle(ctx context.Context, req *jsonrpc.Message) (any, error) {
+	m, ok := methods[req.Method]
+	if !ok {
+		return nil, jsonrpc.MethodNotFound(req.Method)
+	}
+	if sess := c.session(); sess != nil && !c.srv.sessions.AttachedTo(sess, c) {
+		return nil, jsonrpc.ErrClose
+	}
+	call, err := m.prepare(req.Params)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	initDone, initialized := c.initDone, c.initialized
+	c.mu.Unlock()
+	if req.Method == "initialize" {
+		if initDone {
+			return nil, jsonrpc.InvalidRequest("initialize may only be sent once per connection")
+		}
+	} else if !initDone {
+		return nil, jsonrpc.InvalidRequest("client must call initialize before using %s methods", m.family)
+	} else if !initialized {
+		return nil, jsonrpc.InvalidRequest("client must send initialized before using %s methods", m.family)
+	}
+	return call(ctx, c)
+}
+
+// HandleNotification implements jsonrpc.Handler: only initialized is allowed, and only
+// after a successful initialize; a repeated one is ignored.
+func (c *conn) HandleNotification(_ context.Context, n *jsonrpc.Message) error {
+	if n.Method != "initialized" {
+		return jsonrpc.ErrClose
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.initDone {
+		return jsonrpc.ErrClose
+	}
+	c.initialized = true
+	return nil
+}
+
+// method describes one registered request method.
+type method struct {
+	family string       // for handshake-order messages, e.g. "exec"
+	lane   jsonrpc.Lane // in concurrent mode
+	// prepare decodes params (errors are -32602) and returns the call to run once the
+	// handshake checks pass.
+	prepare func(raw json.RawMessage) (func(ctx context.Context, c *conn) (any, error), error)
+}
+
+// bind builds a method whose params decode into P.
+func bind[P any](family string, lane jsonrpc.Lane, fn func(ctx context.Context, c *conn, p *P) (any, error)) method {
+	return method{
+		family: family,
+		lane:   lane,
+		prepare: func(raw json.RawMessage) (func(context.Context, *conn) (any, error), error) {
+			p := new(P)
+			if err := jsonrpc.UnmarshalParams(raw, p); err != nil {
+				return nil, err
+			}
+			return func(ctx context.Context, c *conn) (any, error) { return fn(ctx, c, p) }, nil
+		},
+	}
+}
+
+// bindUnit builds a method with unit params: absent, null and {} are accepted.
+func bindUnit(family string, lane jsonrpc.Lane, fn func(ctx context.Context, c *conn) (any, error)) method {
+	return method{
+		family: family,
+		lane:   lane,
+		prepare: func(raw json.RawMessage) (func(context.Context, *conn) (any, error), error) {
+			if err := decodeUnit(raw); err != nil {
+				return nil, err
+			}
+			return fn, nil
+		},
+	}
+}

@@ -1,0 +1,124 @@
+package executor
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/execlab/executor/executor/protocol"
+)
+
+// ExecutorVersion is the executorVersion reported in environment/info: the release of
+// the reference whose protocol this executor implements (spec/jsonrpc.md §3.8).
+const ExecutorVersion = "0.169.0"
+
+func handleEnvironmentInfo(_ context.Context, c *conn) (any, error) { return c.srv.info, nil }
+
+func handleEnvironmentStatus(context.Context, *conn) (any, error) {
+	return &protocol.EnvironmentStatus{Status: "ready"}, nil
+}
+
+// detectEnvironment inspects the host once (spec/jsonrpc.md §3.8).
+func detectEnvironment() *protocol.EnvironmentInfo {
+	info := &protocol.EnvironmentInfo{
+		Shell:                detectShell(),
+		ExecutorVersion:      ExecutorVersion,
+		PlatformOS:           platformOS(),
+		TemporaryDirectories: []string{},
+		Capabilities:         capabilities(),
+	}
+	cwd, err := os.Getwd()
+	if err == nil {
+		u := fromNative(cwd)
+		info.Cwd = &u
+	}
+	if home := homeDir(); home != "" {
+		info.UserHomeDir = fromNative(home)
+	}
+	tmpdir, set := os.LookupEnv("TMPDIR")
+	switch {
+	case set && tmpdir != "":
+		p := tmpdir
+		if !filepath.IsAbs(p) && cwd != "" {
+			p = filepath.Join(cwd, p)
+		}
+		if len(p) > 1 {
+			p = strings.TrimSuffix(p, "/")
+		}
+		info.TemporaryDirectories = []string{fromNative(p)}
+		info.TempDir = fromNative(p)
+	case set: // empty TMPDIR: the OS temp dir resolves to the current directory
+		info.TempDir = fromNative(cwd)
+	default:
+		info.TempDir = fromNative("/tmp")
+	}
+	return info
+}
+
+func platformOS() string {
+	if runtime.GOOS == "darwin" {
+		return "macos"
+	}
+	return runtime.GOOS
+}
+
+// recognisedShells maps a login shell's base name to the reported name.
+var recognisedShells = map[string]string{
+	"bash": "bash", "zsh": "zsh", "sh": "sh", "pwsh": "powershell", "powershell": "powershell",
+}
+
+// detectShell reports the login shell of the user's passwd entry when it exists and is
+// recognised, else the first bash on PATH, else /bin/bash. $SHELL is not consulted.
+func detectShell() protocol.Shell {
+	if ent, ok := passwdEntry(os.Getuid()); ok {
+		if name, ok := recognisedShells[filepath.Base(ent.shell)]; ok {
+			if st, err := os.Stat(ent.shell); err == nil && !st.IsDir() {
+				return protocol.Shell{Name: name, Path: ent.shell}
+			}
+		}
+	}
+	if p, err := exec.LookPath("bash"); err == nil {
+		return protocol.Shell{Name: "bash", Path: p}
+	}
+	return protocol.Shell{Name: "bash", Path: "/bin/bash"}
+}
+
+func homeDir() string {
+	if h := os.Getenv("HOME"); h != "" {
+		return h
+	}
+	if ent, ok := passwdEntry(os.Getuid()); ok {
+		return ent.home
+	}
+	return ""
+}
+
+type passwd struct{ home, shell string }
+
+// passwdEntry reads /etc/passwd directly (no cgo, no NSS).
+func passwdEntry(uid int) (passwd, bool) {
+	f, err := os.Open("/etc/passwd")
+	if err != nil {
+		return passwd{}, false
+	}
+	defer f.Close()
+	want := strconv.Itoa(uid)
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Split(sc.Text(), ":")
+		if len(fields) >= 7 && fields[2] == want {
+			return passwd{home: fields[5], shell: fields[6]}, true
+		}
+	}
+	return passwd{}, false
+}
+
+// capabilities advertises only what this executor implements (spec/jsonrpc.md §3.8).
+func capabilities() protocol.Capabilities {
+	return protocol.Capabilities{HTTPHeaderEnvVars: httpImplemented}
+}

@@ -1,0 +1,6 @@
+package executor
+
+import "errors"
+
+// ErrServerClosed is returned by ServeConn after Close.
+var ErrServerClosed = errors.New("executor: server closed")

@@ -1,0 +1,121 @@
+package executor
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/executor/session"
+)
+
+// Options configures a Server. Nil means defaults; it is never mutated.
+type Options struct {
+	// ConcurrentRequests ≤ 1: serial request handling per connection (default);
+	// N ≥ 2: control and ordinary lanes with N permits each (spec/jsonrpc.md §1.6).
+	ConcurrentRequests int
+	// SessionTTL is how long a detached session survives. Default 30 s.
+	SessionTTL time.Duration
+	// MaxRetainedBytes and MaxRetainedChunks bound each process's retained output.
+	// Defaults 1 MiB and 50,000 chunks.
+	MaxRetainedBytes  int
+	MaxRetainedChunks int
+	// Logger receives structured logs; nil discards them.
+	Logger *slog.Logger
+}
+
+func (o *Options) withDefaults() Options {
+	var c Options
+	if o != nil {
+		c = *o
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Transport names the kind of connection, which only changes error texts.
+type Transport uint8
+
+const (
+	TransportWebSocket Transport = iota
+	TransportStdio
+	TransportRelay
+)
+
+// ConnInfo describes a connection for ServeConn.
+type ConnInfo struct {
+	Transport Transport
+	// Peer is the client's address ("127.0.0.1:5555") for WebSocket connections.
+	Peer string
+}
+
+func (ci ConnInfo) parseErrorPrefix() string {
+	switch ci.Transport {
+	case TransportStdio:
+		return "failed to parse JSON-RPC message from exec-server stdio"
+	case TransportRelay:
+		return "failed to parse JSON-RPC message from exec-server relay"
+	}
+	return "failed to parse websocket JSON-RPC message from exec-server websocket " + ci.Peer
+}
+
+// Server serves JSON-RPC connections. All methods are safe for concurrent use.
+type Server struct {
+	opts     Options
+	sessions *session.Registry[*sessionState]
+	info     *protocol.EnvironmentInfo // computed once: resume results must be identical
+
+	mu     sync.Mutex // guards closed and conns; held briefly
+	closed bool
+	conns  sync.WaitGroup
+}
+
+// NewServer returns a Server. It starts nothing; the environment is inspected once here.
+func NewServer(opts *Options) *Server {
+	o := opts.withDefaults()
+	return &Server{
+		opts:     o,
+		sessions: session.NewRegistry[*sessionState](o.SessionTTL),
+		info:     detectEnvironment(),
+	}
+}
+
+// ServeConn runs one connection until the peer disconnects, ctx is done or the server
+// closes. It returns after the connection's goroutines have exited; the connection's
+// session is then detached (its processes keep running for the TTL).
+func (s *Server) ServeConn(ctx context.Context, mc jsonrpc.MessageConn, info ConnInfo) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		_ = mc.Close()
+		return ErrServerClosed
+	}
+	s.conns.Add(1)
+	s.mu.Unlock()
+	defer s.conns.Done()
+
+	rpc := jsonrpc.NewConn(mc, &jsonrpc.Options{
+		ConcurrentRequests: s.opts.ConcurrentRequests,
+		ParseErrorPrefix:   info.parseErrorPrefix(),
+		Logger:             s.opts.Logger,
+	})
+	c := newConn(s, rpc)
+	defer c.close()
+	return rpc.Run(ctx, c)
+}
+
+// Close kills every process of every session and waits for them. Connections still
+// being served end when their transport is closed by the caller.
+func (s *Server) Close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.sessions.Close()
+}
+
+// SessionCount reports the number of live sessions (attached or detached).
+func (s *Server) SessionCount() int { return s.sessions.Len() }

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Runs the whole test suite: vet, the protobuf freshness check (when protoc is present),
+# and every Go test with the race detector. This is the command README.md and .ci/run use.
+#
+# Tests that compare against the released reference binary find it through
+# EXECUTOR_REFERENCE_BIN; this script sets it by running scripts/install-reference.sh
+# (which needs npm) when it is unset. Under CI=true such tests fail rather than skip when
+# the binary or bubblewrap is missing.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+if [ -z "${EXECUTOR_REFERENCE_BIN:-}" ] && command -v npm >/dev/null; then
+  EXECUTOR_REFERENCE_BIN="$(scripts/install-reference.sh)" && export EXECUTOR_REFERENCE_BIN
+fi
+go vet ./...
+if command -v protoc >/dev/null; then
+  scripts/check-proto.sh
+fi
+go test -race -count=1 -timeout 20m "$@" ./...
