@@ -1,0 +1,176 @@
+package protocol
+
+import "encoding/json"
+
+// Filesystem method params and results (spec/jsonrpc.md §3.6). Every path is a PathURI.
+// Sandbox is the raw FileSystemSandboxContext (§6): empty or "null" = none; the fs package
+// decides whether it needs enforcement.
+
+// FsReadFileParams are the params of fs/readFile.
+type FsReadFileParams struct {
+	Path           PathURI         `json:"path"`
+	FollowSymlinks *bool           `json:"followSymlinks"` // nil = true
+	MaxBytes       *uint64         `json:"maxBytes"`       // honoured when present (documented deviation)
+	Sandbox        json.RawMessage `json:"sandbox,omitempty"`
+}
+
+// FsReadFileResult is the result of fs/readFile; DataBase64 is standard padded base64.
+type FsReadFileResult struct {
+	DataBase64 string `json:"dataBase64"`
+}
+
+// FsWriteFileParams are the params of fs/writeFile. DataBase64 is decoded by the handler
+// because a bad value is -32600, not a decode error.
+type FsWriteFileParams struct {
+	Path           PathURI         `json:"path"`
+	DataBase64     string          `json:"dataBase64"`
+	FollowSymlinks *bool           `json:"followSymlinks"`
+	Sandbox        json.RawMessage `json:"sandbox,omitempty"`
+}
+
+// FsCreateDirectoryParams are the params of fs/createDirectory.
+type FsCreateDirectoryParams struct {
+	Path           PathURI         `json:"path"`
+	Recursive      *bool           `json:"recursive"` // nil = true
+	FollowSymlinks *bool           `json:"followSymlinks"`
+	Sandbox        json.RawMessage `json:"sandbox,omitempty"`
+}
+
+// FsGetMetadataParams are the params of fs/getMetadata.
+type FsGetMetadataParams struct {
+	Path           PathURI         `json:"path"`
+	FollowSymlinks *bool           `json:"followSymlinks"`
+	Sandbox        json.RawMessage `json:"sandbox,omitempty"`
+}
+
+// FsGetMetadataResult is the result of fs/getMetadata. Times are ms since the epoch;
+// CreatedAtMs is 0 when no birth time is reported.
+type FsGetMetadataResult struct {
+	IsDirectory  bool   `json:"isDirectory"`
+	IsFile       bool   `json:"isFile"`
+	IsSymlink    bool   `json:"isSymlink"`
+	Size         uint64 `json:"size"`
+	CreatedAtMs  int64  `json:"createdAtMs"`
+	ModifiedAtMs int64  `json:"modifiedAtMs"`
+}
+
+// FsCanonicalizeParams are the params of fs/canonicalize.
+type FsCanonicalizeParams struct {
+	Path    PathURI         `json:"path"`
+	Sandbox json.RawMessage `json:"sandbox,omitempty"`
+}
+
+// FsCanonicalizeResult is the result of fs/canonicalize.
+type FsCanonicalizeResult struct {
+	Path PathURI `json:"path"`
+}
+
+// FsReadDirectoryParams are the params of fs/readDirectory.
+type FsReadDirectoryParams struct {
+	Path    PathURI         `json:"path"`
+	Sandbox json.RawMessage `json:"sandbox,omitempty"`
+}
+
+// FsDirectoryEntry is one fs/readDirectory entry; FileName is lossy UTF-8.
+type FsDirectoryEntry struct {
+	FileName    string `json:"fileName"`
+	IsDirectory bool   `json:"isDirectory"`
+	IsFile      bool   `json:"isFile"`
+}
+
+// FsReadDirectoryResult is the result of fs/readDirectory.
+type FsReadDirectoryResult struct {
+	Entries []FsDirectoryEntry `json:"entries"`
+}
+
+// FsWalkOptions are the options of fs/walk (all usize limits required).
+type FsWalkOptions struct {
+	MaxDepth                uint64 `json:"maxDepth"`
+	MaxDirectories          uint64 `json:"maxDirectories"`
+	MaxEntries              uint64 `json:"maxEntries"`
+	FollowDirectorySymlinks bool   `json:"followDirectorySymlinks"`
+	PruneHiddenDirectories  bool   `json:"pruneHiddenDirectories,omitempty"`
+}
+
+// FsWalkParams are the params of fs/walk.
+type FsWalkParams struct {
+	Path    PathURI         `json:"path"`
+	Options FsWalkOptions   `json:"options"`
+	Sandbox json.RawMessage `json:"sandbox,omitempty"`
+}
+
+// Walk entry kinds.
+const (
+	FsWalkKindDirectory = "directory"
+	FsWalkKindFile      = "file"
+)
+
+// FsWalkEntry is one fs/walk entry; Kind is FsWalkKindDirectory or FsWalkKindFile.
+type FsWalkEntry struct {
+	Path PathURI `json:"path"`
+	Kind string  `json:"kind"`
+}
+
+// FsWalkError is a per-entry fs/walk failure.
+type FsWalkError struct {
+	Path    PathURI `json:"path"`
+	Message string  `json:"message"`
+}
+
+// FsWalkResult is the result of fs/walk.
+type FsWalkResult struct {
+	Entries   []FsWalkEntry `json:"entries"`
+	Errors    []FsWalkError `json:"errors"`
+	Truncated bool          `json:"truncated"`
+}
+
+// FsRemoveParams are the params of fs/remove.
+type FsRemoveParams struct {
+	Path           PathURI         `json:"path"`
+	Recursive      *bool           `json:"recursive"` // nil = true
+	Force          *bool           `json:"force"`     // nil = true
+	FollowSymlinks *bool           `json:"followSymlinks"`
+	Sandbox        json.RawMessage `json:"sandbox,omitempty"`
+}
+
+// FsCopyParams are the params of fs/copy.
+type FsCopyParams struct {
+	SourcePath      PathURI         `json:"sourcePath"`
+	DestinationPath PathURI         `json:"destinationPath"`
+	Recursive       bool            `json:"recursive"`
+	Sandbox         json.RawMessage `json:"sandbox,omitempty"`
+}
+
+// FsOpenParams are the params of fs/open.
+type FsOpenParams struct {
+	HandleID string          `json:"handleId"`
+	Path     PathURI         `json:"path"`
+	Sandbox  json.RawMessage `json:"sandbox,omitempty"`
+}
+
+// FsOpenResult is the result of fs/open.
+type FsOpenResult struct {
+	HandleID string `json:"handleId"`
+}
+
+// FsReadBlockParams are the params of fs/readBlock.
+type FsReadBlockParams struct {
+	HandleID string `json:"handleId"`
+	Offset   uint64 `json:"offset"`
+	Len      uint64 `json:"len"`
+}
+
+// FsReadBlockResult is the result of fs/readBlock; Eof is true iff fewer than Len bytes
+// came back.
+type FsReadBlockResult struct {
+	Chunk string `json:"chunk"` // standard padded base64
+	Eof   bool   `json:"eof"`
+}
+
+// FsCloseParams are the params of fs/close.
+type FsCloseParams struct {
+	HandleID string `json:"handleId"`
+}
+
+// FsEmptyResult is the {} result of write, createDirectory, remove, copy and close.
+type FsEmptyResult struct{}
