@@ -29,16 +29,16 @@ func detectEnvironment() *protocol.EnvironmentInfo {
 		Shell:                detectShell(),
 		ExecutorVersion:      ExecutorVersion,
 		PlatformOS:           platformOS(),
-		TemporaryDirectories: []string{},
+		TemporaryDirectories: []protocol.PathURI{},
 		Capabilities:         capabilities(),
 	}
 	cwd, err := os.Getwd()
 	if err == nil {
-		u := fromNative(cwd)
+		u := protocol.FromNative(cwd)
 		info.Cwd = &u
 	}
 	if home := homeDir(); home != "" {
-		info.UserHomeDir = fromNative(home)
+		info.UserHomeDir = protocol.FromNative(home)
 	}
 	tmpdir, set := os.LookupEnv("TMPDIR")
 	switch {
@@ -50,12 +50,12 @@ func detectEnvironment() *protocol.EnvironmentInfo {
 		if len(p) > 1 {
 			p = strings.TrimSuffix(p, "/")
 		}
-		info.TemporaryDirectories = []string{fromNative(p)}
-		info.TempDir = fromNative(p)
+		info.TemporaryDirectories = []protocol.PathURI{protocol.FromNative(p)}
+		info.TempDir = protocol.FromNative(p)
 	case set: // empty TMPDIR: the OS temp dir resolves to the current directory
-		info.TempDir = fromNative(cwd)
+		info.TempDir = protocol.FromNative(cwd)
 	default:
-		info.TempDir = fromNative("/tmp")
+		info.TempDir = protocol.FromNative("/tmp")
 	}
 	return info
 }
@@ -120,5 +120,5 @@ func passwdEntry(uid int) (passwd, bool) {
 
 // capabilities advertises only what this executor implements (spec/jsonrpc.md §3.8).
 func capabilities() protocol.Capabilities {
-	return protocol.Capabilities{HTTPHeaderEnvVars: httpImplemented}
+	return protocol.Capabilities{HTTPHeaderEnvVars: false}
 }

@@ -60,11 +60,7 @@ func decodeUnit(raw json.RawMessage) error {
 	case bool:
 		what = fmt.Sprintf("boolean `%t`", x)
 	case json.Number:
-		if _, err := x.Int64(); err == nil {
-			what = fmt.Sprintf("integer `%s`", x)
-		} else {
-			what = fmt.Sprintf("floating point `%s`", x)
-		}
+		what = "number" // the reference decodes params from a JSON value: numbers are untyped
 	}
 	return jsonrpc.InvalidParams("invalid type: %s, expected unit", what)
 }

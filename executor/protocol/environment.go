@@ -21,11 +21,11 @@ type Capabilities struct {
 type EnvironmentInfo struct {
 	Shell                Shell        `json:"shell"`
 	ExecutorVersion      string       `json:"executorVersion"`
-	Cwd                  *string      `json:"cwd"`
-	UserHomeDir          string       `json:"userHomeDir,omitempty"`
+	Cwd                  *PathURI     `json:"cwd"`
+	UserHomeDir          PathURI      `json:"userHomeDir,omitempty"`
 	PlatformOS           string       `json:"platformOs"`
-	TemporaryDirectories []string     `json:"temporaryDirectories"`
-	TempDir              string       `json:"tempDir"`
+	TemporaryDirectories []PathURI    `json:"temporaryDirectories"`
+	TempDir              PathURI      `json:"tempDir"`
 	Capabilities         Capabilities `json:"capabilities"`
 }
 

@@ -1,0 +1,57 @@
+package conformance_test
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/execlab/executor/test/internal/refbin"
+)
+
+var ourBin string
+
+func TestMain(m *testing.M) {
+	if err := os.MkdirAll("/var/tmp/executor-tests", 0o755); err != nil {
+		panic(err)
+	}
+	dir, err := os.MkdirTemp("/var/tmp/executor-tests", "bin-")
+	if err != nil {
+		panic(err)
+	}
+	ourBin, err = refbin.BuildExecutor(dir)
+	if err != nil {
+		panic("building executor: " + err.Error())
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// TestScenarios_MatchReference replays every scenario against the reference and against
+// executor serve and requires identical normalized transcripts.
+func TestScenarios_MatchReference(t *testing.T) {
+	ref := refbin.Reference(t)
+	scenarios := loadScenarios(t)
+	if len(scenarios) < 1 {
+		t.Fatal("no scenarios")
+	}
+	for _, name := range sortedNames(scenarios) {
+		sc := scenarios[name]
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			args := []string{"--listen", "ws://127.0.0.1:0"}
+			if sc.Concurrent > 0 {
+				args = append(args, "--concurrent-requests", strconv.Itoa(sc.Concurrent))
+			}
+			refSrv := startServer(t, ref, append([]string{"exec-server"}, args...), refbin.CodexHome(t))
+			want := run(t, sc, refSrv)
+			ourSrv := startServer(t, ourBin, append([]string{"serve"}, args...), refbin.CodexHome(t))
+			got := run(t, sc, ourSrv)
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("%s: transcripts differ\n--- reference\n%s\n--- ours\n%s", sc.Description,
+					strings.Join(want, "\n"), strings.Join(got, "\n"))
+			}
+		})
+	}
+}

@@ -1,0 +1,259 @@
+package conformance_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// server is one running executor (ours or the reference).
+type server struct {
+	url string
+	tmp string // the scenario's ${TMP}
+	cmd *exec.Cmd
+}
+
+// recvTimeout bounds every receive; the reference tests wait at most 5 s per event.
+const recvTimeout = 5 * time.Second
+
+func startServer(t *testing.T, bin string, args []string, codexHome string) *server {
+	t.Helper()
+	tmp, err := os.MkdirTemp("/var/tmp/executor-tests", "scenario-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "CODEX_HOME="+codexHome, "TMPDIR="+tmp, "RUST_LOG=off")
+	cmd.Dir = tmp
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", bin, err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	line := make(chan string, 1)
+	go func() { // reads the URL line; ends at the process's stdout EOF
+		sc := bufio.NewScanner(out)
+		if sc.Scan() {
+			line <- strings.TrimSpace(sc.Text())
+		}
+		close(line)
+		for sc.Scan() {
+		}
+	}()
+	select {
+	case u, ok := <-line:
+		if !ok || !strings.HasPrefix(u, "ws://") {
+			t.Fatalf("%s printed %q, want a ws:// URL", bin, u)
+		}
+		return &server{url: u, tmp: tmp, cmd: cmd}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s did not print its URL", bin)
+	}
+	return nil
+}
+
+// run plays the scenario against srv and returns the normalized transcript.
+func run(t *testing.T, sc *Scenario, srv *server) []string {
+	t.Helper()
+	for rel, content := range sc.Files {
+		p := filepath.Join(srv.tmp, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	dial := func() *websocket.Conn {
+		c, _, err := websocket.Dial(ctx, srv.url, nil)
+		if err != nil {
+			t.Fatalf("dialing %s: %v", srv.url, err)
+		}
+		c.SetReadLimit(256 << 20)
+		return c
+	}
+	conns := map[int]*websocket.Conn{0: dial()}
+	cur := 0
+	c := conns[0]
+	defer func() {
+		for _, c := range conns {
+			c.CloseNow()
+		}
+	}()
+	var transcript []string
+	vars := map[string]string{"${TMP}": srv.tmp, "${TMPURI}": "file://" + (&url.URL{Path: srv.tmp}).EscapedPath()}
+	recv := func() (map[string]any, error) {
+		rctx, rcancel := context.WithTimeout(ctx, recvTimeout)
+		defer rcancel()
+		_, b, err := c.Read(rctx)
+		if err != nil {
+			return nil, err
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			return nil, fmt.Errorf("server sent invalid JSON %q: %w", b, err)
+		}
+		if r, ok := m["result"].(map[string]any); ok {
+			if id, ok := r["sessionId"].(string); ok {
+				vars["${SESSION}"] = id
+			}
+		}
+		return m, nil
+	}
+	expand := func(raw json.RawMessage) []byte {
+		s := string(raw)
+		for k, v := range vars {
+			s = strings.ReplaceAll(s, k, v)
+		}
+		return []byte(s)
+	}
+	for i, st := range sc.Steps {
+		switch {
+		case st.Send != nil:
+			if err := c.Write(ctx, websocket.MessageText, expand(st.Send)); err != nil {
+				t.Fatalf("step %d: send: %v", i, err)
+			}
+		case st.SendBinary != nil:
+			if err := c.Write(ctx, websocket.MessageBinary, expand(st.SendBinary)); err != nil {
+				t.Fatalf("step %d: send: %v", i, err)
+			}
+		case st.SendText != nil:
+			if err := c.Write(ctx, websocket.MessageText, expand(json.RawMessage(*st.SendText))); err != nil {
+				t.Fatalf("step %d: send: %v", i, err)
+			}
+		case st.Recv > 0 || st.RecvSet > 0:
+			n := max(st.Recv, st.RecvSet)
+			var got []string
+			for j := 0; j < n; j++ {
+				m, err := recv()
+				if err != nil {
+					t.Fatalf("step %d (%s): message %d of %d: %v\ntranscript so far:\n%s", i, st, j+1, n, err, strings.Join(transcript, "\n"))
+				}
+				got = append(got, normalize(m, srv, sc.Mask))
+			}
+			if st.RecvSet > 0 {
+				sort.Strings(got)
+			}
+			transcript = append(transcript, got...)
+		case st.RecvUntil != "":
+			for {
+				m, err := recv()
+				if err != nil {
+					t.Fatalf("step %d (%s): %v\ntranscript so far:\n%s", i, st, err, strings.Join(transcript, "\n"))
+				}
+				transcript = append(transcript, normalize(m, srv, sc.Mask))
+				if m["method"] == st.RecvUntil {
+					break
+				}
+			}
+		case st.ExpectClosed:
+			m, err := recv()
+			var ce websocket.CloseError
+			switch {
+			case err == nil:
+				t.Fatalf("step %d: got message %v, want the connection closed", i, m)
+			case errors.As(err, &ce), strings.Contains(err.Error(), "EOF"), strings.Contains(err.Error(), "reset"):
+				transcript = append(transcript, "<closed>")
+			default:
+				t.Fatalf("step %d: got %v, want the connection closed", i, err)
+			}
+		case st.Sleep > 0:
+			time.Sleep(time.Duration(st.Sleep) * time.Millisecond)
+		case st.Reconnect:
+			c.CloseNow()
+			c = dial()
+			conns[cur] = c
+			transcript = append(transcript, "<reconnected>")
+		case st.Use != nil:
+			cur = *st.Use
+			if conns[cur] == nil {
+				conns[cur] = dial()
+			}
+			c = conns[cur]
+			transcript = append(transcript, fmt.Sprintf("<use %d>", cur))
+		default:
+			t.Fatalf("step %d: empty step", i)
+		}
+	}
+	return transcript
+}
+
+var (
+	uuidRE = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+	peerRE = regexp.MustCompile(`127\.0\.0\.1:[0-9]+`)
+)
+
+// deliberate lists the environment details we intentionally do not report (README,
+// "Deliberate deviations"); they are removed before comparison.
+var deliberate = map[string]bool{"providerId": true, "prependPathDirs": true, "capabilities": true}
+
+func normalize(m map[string]any, srv *server, mask []string) string {
+	for _, path := range mask {
+		maskPath(m, strings.Split(path, "."))
+	}
+	v := scrub(m, srv)
+	b, _ := json.Marshal(v) // map keys are sorted: field order does not matter
+	return string(b)
+}
+
+func maskPath(v any, path []string) {
+	m, ok := v.(map[string]any)
+	if !ok || len(path) == 0 {
+		return
+	}
+	if len(path) == 1 {
+		if _, ok := m[path[0]]; ok {
+			m[path[0]] = "<masked>"
+		}
+		return
+	}
+	maskPath(m[path[0]], path[1:])
+}
+
+func scrub(v any, srv *server) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if deliberate[k] {
+				continue
+			}
+			out[k] = scrub(e, srv)
+		}
+		return out
+	case []any:
+		for i := range x {
+			x[i] = scrub(x[i], srv)
+		}
+		return x
+	case string:
+		s := strings.ReplaceAll(x, srv.tmp, "<TMP>")
+		s = strings.ReplaceAll(s, (&url.URL{Path: srv.tmp}).EscapedPath(), "<TMP>")
+		s = uuidRE.ReplaceAllString(s, "<UUID>")
+		s = peerRE.ReplaceAllString(s, "127.0.0.1:<PORT>")
+		return s
+	}
+	return v
+}

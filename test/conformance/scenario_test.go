@@ -1,0 +1,90 @@
+package conformance_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// Scenario is one scripted exchange, stored as JSON:
+//
+//	{"description": "...",
+//	 "files": {"rel/path": "content"},          // created under ${TMP} before the run
+//	 "steps": [
+//	   {"send": {...}},                         // a JSON message (Text frame); ${TMP}, ${SESSION} expanded
+//	   {"sendText": "not-json"},                // raw text (Text frame)
+//	   {"sendBinary": {...}},                   // a JSON message in a Binary frame
+//	   {"recv": 2},                             // receive 2 messages, compared in order
+//	   {"recvSet": 3},                          // receive 3 messages, compared as a multiset
+//	   {"recvUntil": "process/closed"},         // receive until a notification with that method
+//	   {"expectClosed": true},                  // the server closes the connection
+//	   {"sleep": 100},                          // milliseconds
+//	   {"reconnect": true},                     // close this socket, open a new one
+//	   {"use": 1}                               // switch to connection 1 (opened on first use; 0 is the first)
+//	 ],
+//	 "mask": ["result.sessionId"]}              // extra dotted paths masked in every message
+//
+// Within recvUntil, process/output chunks of one stream are concatenated so that read
+// boundaries do not matter.
+type Scenario struct {
+	Description string            `json:"description"`
+	Files       map[string]string `json:"files"`
+	Steps       []Step            `json:"steps"`
+	Mask        []string          `json:"mask"`
+	Concurrent  int               `json:"concurrentRequests"`
+}
+
+// Step is one action of a scenario; exactly one field is set.
+type Step struct {
+	Send         json.RawMessage `json:"send,omitempty"`
+	SendText     *string         `json:"sendText,omitempty"`
+	SendBinary   json.RawMessage `json:"sendBinary,omitempty"`
+	Recv         int             `json:"recv,omitempty"`
+	RecvSet      int             `json:"recvSet,omitempty"`
+	RecvUntil    string          `json:"recvUntil,omitempty"`
+	ExpectClosed bool            `json:"expectClosed,omitempty"`
+	Sleep        int             `json:"sleep,omitempty"`
+	Reconnect    bool            `json:"reconnect,omitempty"`
+	Use          *int            `json:"use,omitempty"`
+}
+
+func loadScenarios(t *testing.T) map[string]*Scenario {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join("testdata", "scenarios", "*.json"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no scenarios found: %v", err)
+	}
+	out := make(map[string]*Scenario)
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s Scenario
+		dec := json.NewDecoder(strings.NewReader(string(b)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&s); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		out[strings.TrimSuffix(filepath.Base(p), ".json")] = &s
+	}
+	return out
+}
+
+func sortedNames(m map[string]*Scenario) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func (s Step) String() string {
+	b, _ := json.Marshal(s)
+	return fmt.Sprint(string(b))
+}
