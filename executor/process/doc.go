@@ -1,0 +1,32 @@
+// Package process implements the process/* methods of the executor (spec/jsonrpc.md
+// §3.1–§3.5, §5): it spawns children on pipes or a PTY, retains their output with a
+// per-process seq counter, serves long-poll reads, writes, signals and terminates, and
+// pushes process/output, process/exited and process/closed notifications.
+//
+// Layers: above it, package executor binds one Manager per session to the JSON-RPC
+// dispatcher and Attaches the session's current connection; below it, the OS
+// (fork/exec, pipes, creack/pty). It knows nothing of connections, sessions, JSON-RPC
+// framing or sandbox enforcement (a non-null sandbox fails closed in prepareSandbox).
+//
+// Wire limits (limits.go): 1 MiB and 50,000 chunks retained per process, oldest evicted
+// silently; closed entries evicted 30 s after close; the last 4096 writeIds remembered
+// per process; PTY 24×80; exit codes 128+N for signal deaths with pipes, 1 with a PTY.
+//
+// Invariants:
+//   - One seq counter per process, from 1, shared by output chunks, the exit event and
+//     the close event; close needs the exit and EOF on every output stream.
+//   - Notifications for one process are pushed in seq order; while the attached
+//     notifier blocks, that process's pumps block (back-pressure, no drops); while
+//     detached, events are only retained.
+//   - Every child is reaped by its wait goroutine; a signal is never sent to a group
+//     whose leader has been reaped, so recycled pids are safe.
+//   - Every goroutine (per process: one wait, one or two readers, at most one stdin
+//     writer) is counted in Manager.wg; all end once the process is closed, and Close
+//     kills every group, stops the pumps and waits for them.
+//   - Process lifetime is the Manager's, never a request ctx's.
+//
+// Concurrency: all Manager methods are safe for concurrent use. Lock order:
+// Manager.attachMu → proc.emitMu → Manager.mu → proc.mu; stdinQueue.mu is a leaf.
+//
+// Linux only for now: spawn_other.go fails every start.
+package process

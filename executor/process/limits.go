@@ -1,0 +1,46 @@
+package process
+
+import "time"
+
+// Wire limits, fixed by the reference (spec/jsonrpc.md §3.3, §5.1, §5.4).
+const (
+	// DefaultMaxRetainedBytes is the output retained per process, in decoded bytes;
+	// the oldest chunks are evicted silently beyond it (§5.4).
+	DefaultMaxRetainedBytes = 1 << 20
+	// DefaultMaxRetainedChunks bounds the retained chunks per process (§5.4); a full
+	// process/read of this many chunks fits the 262,144-value budget (§1.3).
+	DefaultMaxRetainedChunks = 50_000
+	// DefaultClosedRetention is how long a closed process stays readable before its
+	// entry is evicted and its id becomes reusable (§5.4).
+	DefaultClosedRetention = 30 * time.Second
+	// writeIDMemory is how many accepted writeIds are remembered per process, FIFO (§3.3).
+	writeIDMemory = 4096
+	// ptyRows and ptyCols are the fixed terminal size; there is no resize RPC (§5.1).
+	ptyRows = 24
+	ptyCols = 80
+	// signalExitBase is added to the signal number of a pipe-mode child killed by a
+	// signal (SIGKILL → 137, §5.4).
+	signalExitBase = 128
+	// ptySignalExitCode is the exit code of a PTY-mode child killed by a signal (§5.4).
+	ptySignalExitCode = 1
+)
+
+// Implementation limits, our choice.
+const (
+	// readBufferSize is the largest single read from a child's output, in bytes; one
+	// read becomes one chunk (the reference reads ~8 KiB; larger reads keep
+	// notification overhead low at high throughput, §5.1).
+	readBufferSize = 64 << 10
+	// compactBelow: a read shorter than readBufferSize/compactBelow is copied into an
+	// exact-size slice before being retained, so retention memory stays within about
+	// twice MaxRetainedBytes even for many tiny chunks.
+	compactBelow = 2
+	// stdinQueueBytes bounds the bytes accepted by process/write but not yet written to
+	// the child; a write that finds the queue full blocks (honouring its ctx) until the
+	// child reads. A single larger chunk is accepted when the queue is empty.
+	stdinQueueBytes = 8 << 20
+	// terminateDrain is how long the output pumps keep draining after the exit of a
+	// process killed by process/terminate or Close before they stop, even if an
+	// escaped descendant still holds the pipes (§5.4: trailing output may be cut short).
+	terminateDrain = 100 * time.Millisecond
+)

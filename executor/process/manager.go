@@ -1,0 +1,191 @@
+package process
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/execlab/executor/executor/jsonrpc"
+)
+
+// Options configure a Manager. A nil *Options means all defaults; the struct is never
+// mutated.
+type Options struct {
+	// MaxRetainedBytes is the output retained per process, in bytes. Default 1 MiB.
+	MaxRetainedBytes int
+	// MaxRetainedChunks is the number of output chunks retained per process.
+	// Default 50,000.
+	MaxRetainedChunks int
+	// ClosedRetention is how long a closed process stays readable. Default 30 s.
+	ClosedRetention time.Duration
+	// Logger receives debug logs; nil discards them. Output bytes are never logged.
+	Logger *slog.Logger
+}
+
+func (o *Options) withDefaults() Options {
+	var c Options
+	if o != nil {
+		c = *o
+	}
+	if c.MaxRetainedBytes <= 0 {
+		c.MaxRetainedBytes = DefaultMaxRetainedBytes
+	}
+	if c.MaxRetainedChunks <= 0 {
+		c.MaxRetainedChunks = DefaultMaxRetainedChunks
+	}
+	if c.ClosedRetention <= 0 {
+		c.ClosedRetention = DefaultClosedRetention
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return c
+}
+
+// Manager owns one session's process table: every child, its retained output and the
+// goroutines that pump it. All methods are safe for concurrent use.
+//
+// Process lifetime is deliberately separate from request lifetime: the ctx given to
+// Start only bounds the request, never the child; children live until they exit, are
+// terminated, or Close kills them.
+type Manager struct {
+	opts Options
+	log  *slog.Logger
+
+	// attachMu serialises Attach and Close's detach; readers use attached lock-free.
+	attachMu sync.Mutex
+	attached atomic.Pointer[attachment]
+
+	// mu guards the process table; held only for map operations and the Starting →
+	// Running transition (so nothing can start after Close begins).
+	mu      sync.Mutex
+	procs   map[string]*proc
+	closedQ []closedEntry // closed processes in closing order, for retention eviction
+	closing bool
+
+	// wg counts every goroutine the Manager started; Close waits for it.
+	wg sync.WaitGroup
+}
+
+// attachment is the notifier currently attached and the ctx its Notify calls get; ctx is
+// cancelled when the attachment changes, which releases a pump blocked in Notify.
+type attachment struct {
+	n      jsonrpc.Notifier
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+type closedEntry struct {
+	id string
+	p  *proc
+	at time.Time
+}
+
+// NewManager returns an empty Manager. It starts nothing.
+func NewManager(opts *Options) *Manager {
+	o := opts.withDefaults()
+	return &Manager{
+		opts:  o,
+		log:   o.Logger.With("component", "process"),
+		procs: make(map[string]*proc),
+	}
+}
+
+// Attach sets where notifications go; nil detaches. While detached, events are retained
+// (process/read recovers them) but not pushed, and they are never replayed as
+// notifications later. A pump blocked in Notify on the previous notifier is released.
+func (m *Manager) Attach(n jsonrpc.Notifier) {
+	m.attachMu.Lock()
+	defer m.attachMu.Unlock()
+	m.mu.Lock()
+	closing := m.closing
+	m.mu.Unlock()
+	var next *attachment
+	if n != nil && !closing {
+		ctx, cancel := context.WithCancel(context.Background())
+		next = &attachment{n: n, ctx: ctx, cancel: cancel}
+	}
+	if old := m.attached.Swap(next); old != nil {
+		old.cancel()
+	}
+}
+
+// notify pushes one notification to the attached notifier, if any. It blocks while the
+// connection's queue is full (back-pressure) until the attachment changes.
+func (m *Manager) notify(method string, params any) {
+	a := m.attached.Load()
+	if a == nil {
+		return
+	}
+	if err := a.n.Notify(a.ctx, method, params); err != nil {
+		m.log.Debug("notification dropped", "method", method, "err", err)
+	}
+}
+
+// Close kills every process group (SIGKILL), stops every pump and waits for every
+// goroutine the Manager started. Later Starts fail. Close is idempotent.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	already := m.closing
+	m.closing = true
+	procs := make([]*proc, 0, len(m.procs))
+	for _, p := range m.procs {
+		procs = append(procs, p)
+	}
+	m.mu.Unlock()
+	if !already {
+		m.Attach(nil)
+		for _, p := range procs {
+			p.mu.Lock()
+			if sent, _ := p.signalGroupLocked(syscall.SIGKILL); sent {
+				p.killed = true
+			}
+			q := p.stdin
+			p.mu.Unlock()
+			if q != nil {
+				q.stop()
+			}
+			p.drainOutputs(0)
+		}
+	}
+	m.wg.Wait()
+}
+
+// lookup returns the live entry for id, evicting it first if its retention has expired.
+func (m *Manager) lookup(id string) *proc {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sweepLocked(time.Now())
+	return m.procs[id]
+}
+
+// sweepLocked evicts closed entries whose retention has expired (spec/jsonrpc.md §5.4).
+// Eviction is lazy: it runs on every table access, so no timer goroutine is needed and
+// the clock is whatever time.Now says (fake under testing/synctest).
+func (m *Manager) sweepLocked(now time.Time) {
+	n := 0
+	for _, e := range m.closedQ {
+		if now.Sub(e.at) < m.opts.ClosedRetention {
+			break
+		}
+		if m.procs[e.id] == e.p {
+			delete(m.procs, e.id)
+		}
+		n++
+	}
+	if n > 0 {
+		clear(m.closedQ[:n])
+		m.closedQ = m.closedQ[n:]
+	}
+}
+
+// noteClosed queues p for eviction ClosedRetention after at.
+func (m *Manager) noteClosed(p *proc, at time.Time) {
+	m.mu.Lock()
+	m.closedQ = append(m.closedQ, closedEntry{id: p.id, p: p, at: at})
+	m.mu.Unlock()
+}

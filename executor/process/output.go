@@ -1,0 +1,103 @@
+package process
+
+import "github.com/execlab/executor/executor/protocol"
+
+// retainedChunk is one output chunk kept for process/read.
+type retainedChunk struct {
+	seq    uint64
+	stream protocol.ExecOutputStream
+	data   []byte // never modified after it is appended
+}
+
+// outputLog is a per-process FIFO of retained chunks bounded by bytes and count; the
+// oldest chunks are evicted silently (spec/jsonrpc.md §5.4). It is a pure data
+// structure, guarded by its owner's mutex.
+type outputLog struct {
+	maxBytes  int
+	maxChunks int
+
+	buf   []retainedChunk // ring storage; grows up to maxChunks
+	head  int             // index of the oldest chunk in buf
+	n     int             // number of retained chunks
+	bytes int             // sum of len(data) over retained chunks
+}
+
+func newOutputLog(maxBytes, maxChunks int) outputLog {
+	return outputLog{maxBytes: maxBytes, maxChunks: maxChunks}
+}
+
+// push appends a chunk, then evicts the oldest chunks while the log is over either bound.
+func (l *outputLog) push(c retainedChunk) {
+	if l.n == len(l.buf) {
+		l.grow()
+	}
+	l.buf[(l.head+l.n)%len(l.buf)] = c
+	l.n++
+	l.bytes += len(c.data)
+	for l.n > 0 && (l.bytes > l.maxBytes || l.n > l.maxChunks) {
+		old := &l.buf[l.head]
+		l.bytes -= len(old.data)
+		*old = retainedChunk{}
+		l.head = (l.head + 1) % len(l.buf)
+		l.n--
+	}
+}
+
+func (l *outputLog) grow() {
+	size := 2 * len(l.buf)
+	if size < 16 {
+		size = 16
+	}
+	if size > l.maxChunks+1 {
+		size = l.maxChunks + 1 // push evicts down to maxChunks right after growing
+	}
+	nb := make([]retainedChunk, size)
+	for i := 0; i < l.n; i++ {
+		nb[i] = l.buf[(l.head+i)%len(l.buf)]
+	}
+	l.buf, l.head = nb, 0
+}
+
+// at returns the i-th oldest retained chunk.
+func (l *outputLog) at(i int) *retainedChunk { return &l.buf[(l.head+i)%len(l.buf)] }
+
+// firstAfter returns the index of the oldest retained chunk with seq > after (l.n if none).
+// Seqs are ascending, so this is a binary search.
+func (l *outputLog) firstAfter(after uint64) int {
+	lo, hi := 0, l.n
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if l.at(mid).seq <= after {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// collect returns the chunks with seq > after under the process/read byte budget
+// (spec/jsonrpc.md §3.2): the first chunk is always returned; stop before a chunk that
+// would exceed maxBytes, or once maxBytes is reached. maxBytes < 0 means unlimited.
+// The returned chunks share their data with the log (it is never modified).
+func (l *outputLog) collect(after uint64, maxBytes int64) []protocol.ProcessOutputChunk {
+	start := l.firstAfter(after)
+	if start == l.n {
+		return nil
+	}
+	out := make([]protocol.ProcessOutputChunk, 0, l.n-start)
+	var total int64
+	for i := start; i < l.n; i++ {
+		c := l.at(i)
+		size := int64(len(c.data))
+		if maxBytes >= 0 && len(out) > 0 && total+size > maxBytes {
+			break
+		}
+		total += size
+		out = append(out, protocol.ProcessOutputChunk{Seq: c.seq, Stream: c.stream, Chunk: c.data})
+		if maxBytes >= 0 && total >= maxBytes {
+			break
+		}
+	}
+	return out
+}

@@ -1,0 +1,100 @@
+package process
+
+import (
+	"os"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// proc is one entry of the process table, from Starting to eviction.
+//
+// Lock order: emitMu → Manager.mu → mu. stdinQueue.mu is a leaf.
+type proc struct {
+	id        string
+	tty       bool
+	pipeStdin bool
+
+	// emitMu serialises "assign the next seq" with "push that event to the notifier",
+	// so notifications leave in seq order although three goroutines (stdout, stderr,
+	// wait) produce events; while Notify blocks on a full connection queue the producing
+	// pump blocks too, which is the back-pressure spec/jsonrpc.md §1.6 asks for.
+	emitMu sync.Mutex
+
+	// mu guards the state below; it is never held across a blocking call except the
+	// kill(2) in terminate/signal, which keeps "exit not yet reaped" and "send a signal
+	// to the group" atomic so a recycled pgid is never signalled.
+	mu          sync.Mutex
+	starting    bool          // spawn in progress (spec/jsonrpc.md §5.2 Starting)
+	pgid        int           // child pid = pgid = sid; 0 while starting
+	out         outputLog     // retained output
+	nextSeq     uint64        // next unassigned seq; starts at 1, shared by output, exit, close
+	exited      bool          // the exit event has been assigned its seq
+	exitCode    int32         // valid when exited
+	reaped      bool          // exit status collected: the pid may be reused, never signal it again
+	openStreams int           // output streams not yet at EOF
+	closed      bool          // the close event has been assigned its seq
+	closedAt    time.Time     // when closed became true (retention clock)
+	killed      bool          // SIGKILL sent by terminate or Close
+	wake        chan struct{} // closed on every new event; nil until a reader waits
+	outputs     []*os.File    // output read ends, for drain deadlines; owned by the read routines
+	stdin       *stdinQueue   // nil unless tty or pipeStdin
+}
+
+func newProc(id string, tty, pipeStdin bool, opts *Options) *proc {
+	return &proc{
+		id:        id,
+		tty:       tty,
+		pipeStdin: pipeStdin,
+		starting:  true,
+		nextSeq:   1,
+		out:       newOutputLog(opts.MaxRetainedBytes, opts.MaxRetainedChunks),
+	}
+}
+
+// wakeLocked wakes every process/read waiting on p.
+func (p *proc) wakeLocked() {
+	if p.wake != nil {
+		close(p.wake)
+		p.wake = nil
+	}
+}
+
+// waitChanLocked returns a channel closed at p's next event.
+func (p *proc) waitChanLocked() <-chan struct{} {
+	if p.wake == nil {
+		p.wake = make(chan struct{})
+	}
+	return p.wake
+}
+
+// closeReadyLocked reports whether the close event is due: exit known and every output
+// stream at EOF (spec/jsonrpc.md §5.3).
+func (p *proc) closeReadyLocked() bool {
+	return !p.closed && p.exited && p.openStreams == 0
+}
+
+// signalGroupLocked sends sig to p's process group unless its exit has been reaped.
+// "No such process" is not an error (the group may consist of a zombie's pgid only).
+// It reports whether the signal was sent.
+func (p *proc) signalGroupLocked(sig syscall.Signal) (bool, error) {
+	if p.starting || p.reaped || p.exited || p.pgid <= 0 {
+		return false, nil
+	}
+	if err := syscall.Kill(-p.pgid, sig); err != nil && err != syscall.ESRCH {
+		return false, err
+	}
+	return true, nil
+}
+
+// drainOutputs makes the output pumps stop within d even if an escaped descendant keeps
+// the pipes open. A pump that already finished has closed its file; the error is moot.
+func (p *proc) drainOutputs(d time.Duration) {
+	p.mu.Lock()
+	outs := p.outputs
+	p.mu.Unlock()
+	deadline := time.Now().Add(d)
+	for _, f := range outs {
+		_ = f.SetReadDeadline(deadline)
+	}
+}

@@ -1,0 +1,137 @@
+package process
+
+import (
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/execlab/executor/executor/protocol"
+)
+
+// Event production. Three kinds of goroutine per process produce events, all owned by
+// the Manager (m.wg) and all finished once the process is closed or Close has run:
+//
+//	routineRead  (×2 with pipes, ×1 with a PTY): read → retain → notify, until EOF
+//	routineWait  reap the child → exit event → maybe close event
+//	routineStdin (stdinQueue.run): drain process/write chunks into the child's stdin
+//
+// Every event takes p.emitMu for "assign seq + notify", see proc.emitMu.
+
+// routineRead pumps one output stream until EOF, a read error, or a drain deadline.
+func (m *Manager) routineRead(p *proc, f *os.File, stream protocol.ExecOutputStream) {
+	defer m.wg.Done()
+	buf := make([]byte, readBufferSize)
+	for {
+		n, err := f.Read(buf)
+		if n > 0 {
+			var data []byte
+			if n < readBufferSize/compactBelow {
+				data = append([]byte(nil), buf[:n]...) // buf is reused
+			} else {
+				data = buf[:n:n] // retained as is; the next read gets a fresh buffer
+				buf = make([]byte, readBufferSize)
+			}
+			m.emitOutput(p, stream, data)
+		}
+		if err != nil {
+			// io.EOF (pipes), EIO (PTY: every slave fd closed), a drain deadline, or
+			// os.ErrClosed after Close: all end the stream.
+			break
+		}
+	}
+	_ = f.Close()
+	m.finishStream(p)
+}
+
+// routineWait reaps the child and records its exit.
+func (m *Manager) routineWait(p *proc, child *os.Process) {
+	defer m.wg.Done()
+	code := int32(-1)
+	if st, err := child.Wait(); err == nil {
+		code = exitCode(st.Sys().(syscall.WaitStatus), p.tty)
+	}
+	p.mu.Lock()
+	p.reaped = true
+	killed := p.killed
+	p.mu.Unlock()
+	if killed {
+		p.drainOutputs(terminateDrain)
+	}
+	m.emitExit(p, code)
+}
+
+// exitCode maps a wait status to the wire exit code (spec/jsonrpc.md §5.4): the exit
+// status, or for a signal death 128+N with pipes and 1 with a PTY.
+func exitCode(ws syscall.WaitStatus, tty bool) int32 {
+	switch {
+	case ws.Exited():
+		return int32(ws.ExitStatus())
+	case ws.Signaled():
+		if tty {
+			return ptySignalExitCode
+		}
+		return signalExitBase + int32(ws.Signal())
+	}
+	return -1
+}
+
+func (m *Manager) emitOutput(p *proc, stream protocol.ExecOutputStream, data []byte) {
+	p.emitMu.Lock()
+	defer p.emitMu.Unlock()
+	p.mu.Lock()
+	seq := p.nextSeq
+	p.nextSeq++
+	p.out.push(retainedChunk{seq: seq, stream: stream, data: data})
+	p.wakeLocked()
+	p.mu.Unlock()
+	m.notify(protocol.MethodProcessOutput, &protocol.ProcessOutputNotification{
+		ProcessID: p.id, Seq: seq, Stream: stream, Chunk: data,
+	})
+}
+
+func (m *Manager) emitExit(p *proc, code int32) {
+	p.emitMu.Lock()
+	defer p.emitMu.Unlock()
+	p.mu.Lock()
+	seq := p.nextSeq
+	p.nextSeq++
+	p.exited = true
+	p.exitCode = code
+	p.wakeLocked()
+	p.mu.Unlock()
+	m.notify(protocol.MethodProcessExited, &protocol.ProcessExitedNotification{
+		ProcessID: p.id, Seq: seq, ExitCode: code, SandboxDenied: false,
+	})
+	m.maybeEmitCloseEmitLocked(p)
+}
+
+func (m *Manager) finishStream(p *proc) {
+	p.emitMu.Lock()
+	defer p.emitMu.Unlock()
+	p.mu.Lock()
+	p.openStreams--
+	p.mu.Unlock()
+	m.maybeEmitCloseEmitLocked(p)
+}
+
+// maybeEmitCloseEmitLocked emits the close event once it is due. p.emitMu must be held.
+func (m *Manager) maybeEmitCloseEmitLocked(p *proc) {
+	p.mu.Lock()
+	if !p.closeReadyLocked() {
+		p.mu.Unlock()
+		return
+	}
+	seq := p.nextSeq
+	p.nextSeq++
+	p.closed = true
+	now := time.Now()
+	p.closedAt = now
+	p.wakeLocked()
+	q := p.stdin
+	p.mu.Unlock()
+	if q != nil {
+		q.stop() // nothing can read stdin meaningfully any more; frees the writer goroutine
+	}
+	m.noteClosed(p, now)
+	m.notify(protocol.MethodProcessClosed, &protocol.ProcessClosedNotification{ProcessID: p.id, Seq: seq})
+}

@@ -1,0 +1,288 @@
+//go:build linux
+
+package process
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/creack/pty"
+)
+
+// spawnSpec is everything needed to start a child.
+type spawnSpec struct {
+	argv      []string // non-empty
+	arg0      *string
+	cwd       string // native absolute path
+	env       map[string]string
+	tty       bool
+	pipeStdin bool
+}
+
+// spawned is a started child: pid = pgid = sid.
+type spawned struct {
+	proc    *os.Process
+	outputs []*os.File // stdout+stderr, or the PTY master (read side)
+	stdin   *os.File   // pipe write end or a PTY master dup; nil = /dev/null
+}
+
+// closeAll closes every parent-side file of a child that will not be pumped.
+func (s *spawned) closeAll() {
+	for _, f := range s.outputs {
+		_ = f.Close()
+	}
+	if s.stdin != nil {
+		_ = s.stdin.Close()
+	}
+}
+
+// Spawn errors whose texts come from the reference's Rust std (observed from codex 0.169.0).
+var (
+	errMissingPipeProgram = errors.New("missing program for pipe spawn")
+	errMissingPtyProgram  = errors.New("missing program for PTY spawn")
+	errNulInArgs          = errors.New("nul byte found in provided data")
+	errNulInEnv           = errors.New("data provided contains a nul byte")
+)
+
+// sysProcAttr: the child leads its own session and process group, and gets SIGTERM when
+// the server dies (spec/jsonrpc.md §5.1). Linux delivers Pdeathsig when the OS thread
+// that forked exits; Go only retires threads of goroutines that exit while locked to
+// one, which this package never does. Signal dispositions handled by the Go runtime
+// (SIGPIPE included) revert to SIG_DFL at execve.
+func sysProcAttr(tty bool) *syscall.SysProcAttr {
+	a := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGTERM}
+	if tty {
+		a.Setctty = true
+		a.Ctty = 0 // the slave is the child's fd 0
+	}
+	return a
+}
+
+func spawn(s *spawnSpec) (*spawned, error) {
+	if s.tty {
+		return spawnPty(s)
+	}
+	return spawnPipes(s)
+}
+
+// childArgv returns argv with argv[0] replaced by arg0 when set.
+func childArgv(s *spawnSpec) []string {
+	argv := append([]string(nil), s.argv...)
+	if s.arg0 != nil {
+		argv[0] = *s.arg0
+	}
+	return argv
+}
+
+func hasNul(ss ...string) bool {
+	for _, s := range ss {
+		if strings.IndexByte(s, 0) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func envHasNul(env map[string]string) bool {
+	for k, v := range env {
+		if hasNul(k, v) {
+			return true
+		}
+	}
+	return false
+}
+
+func spawnPipes(s *spawnSpec) (_ *spawned, err error) {
+	if s.argv[0] == "" {
+		return nil, errMissingPipeProgram
+	}
+	argv := childArgv(s)
+	if hasNul(argv...) || hasNul(s.argv[0], s.cwd) {
+		return nil, errNulInArgs
+	}
+	if envHasNul(s.env) {
+		return nil, errNulInEnv
+	}
+	program, err := lookPipeProgram(s.argv[0], s.cwd, s.env)
+	if err != nil {
+		return nil, err
+	}
+
+	var parentFiles, childFiles []*os.File
+	defer func() {
+		for _, f := range childFiles {
+			_ = f.Close()
+		}
+		if err != nil {
+			for _, f := range parentFiles {
+				_ = f.Close()
+			}
+		}
+	}()
+	sp := &spawned{}
+	var stdinChild *os.File
+	if s.pipeStdin {
+		r, w, perr := os.Pipe()
+		if perr != nil {
+			return nil, perr
+		}
+		stdinChild, sp.stdin = r, w
+		parentFiles = append(parentFiles, w)
+	} else {
+		stdinChild, err = os.Open(os.DevNull)
+		if err != nil {
+			return nil, err
+		}
+	}
+	childFiles = append(childFiles, stdinChild)
+	files := []*os.File{stdinChild}
+	for range 2 {
+		r, w, perr := os.Pipe()
+		if perr != nil {
+			return nil, perr
+		}
+		parentFiles = append(parentFiles, r)
+		childFiles = append(childFiles, w)
+		sp.outputs = append(sp.outputs, r)
+		files = append(files, w)
+	}
+	sp.proc, err = os.StartProcess(program, argv, &os.ProcAttr{
+		Dir:   s.cwd,
+		Env:   envList(s.env),
+		Files: files,
+		Sys:   sysProcAttr(false),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return sp, nil
+}
+
+// lookPipeProgram resolves a pipe-mode program as the reference's execvp does: a name
+// with '/' is used as is (relative to the child's cwd); a bare name is searched on the
+// PATH of the child env, else on the server's PATH. A candidate that exists but cannot
+// be executed makes the result EACCES unless a later one works; none at all is ENOENT.
+// The child chdirs before it execs, so a bad cwd is reported in preference.
+func lookPipeProgram(name, cwd string, env map[string]string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	pathVar, ok := env["PATH"]
+	if !ok {
+		pathVar = os.Getenv("PATH")
+	}
+	sawEACCES := false
+	for _, dir := range strings.Split(pathVar, ":") {
+		cand := joinPath(dir, name)
+		if !filepath.IsAbs(cand) {
+			cand = joinPath(cwd, cand)
+		}
+		fi, err := os.Stat(cand)
+		if err != nil {
+			if errors.Is(err, syscall.EACCES) {
+				sawEACCES = true
+			}
+			continue
+		}
+		if fi.Mode().IsRegular() && syscall.Access(cand, 1 /* X_OK */) == nil {
+			return cand, nil
+		}
+		sawEACCES = true
+	}
+	if fi, err := os.Stat(cwd); err != nil {
+		return "", err
+	} else if !fi.IsDir() {
+		return "", &os.PathError{Op: "chdir", Path: cwd, Err: syscall.ENOTDIR}
+	}
+	if sawEACCES {
+		return "", &os.PathError{Op: "exec", Path: name, Err: syscall.EACCES}
+	}
+	return "", &os.PathError{Op: "exec", Path: name, Err: syscall.ENOENT}
+}
+
+func spawnPty(s *spawnSpec) (_ *spawned, err error) {
+	if s.argv[0] == "" {
+		return nil, errMissingPtyProgram
+	}
+	cwd := s.cwd
+	if fi, serr := os.Stat(cwd); serr != nil || !fi.IsDir() {
+		cwd = ptyHomeDir(s.env) // observed: a PTY child with a missing cwd starts at home
+	}
+	name, viaArg0 := s.argv[0], false
+	if s.arg0 != nil {
+		name, viaArg0 = *s.arg0, true
+	}
+	program, err := resolvePtyProgram(name, viaArg0, cwd, s.env)
+	if err != nil {
+		return nil, err
+	}
+	argv := childArgv(s)
+	if hasNul(argv[1:]...) || hasNul(cwd) {
+		return nil, errNulInArgs
+	}
+	if envHasNul(s.env) {
+		return nil, errNulInEnv
+	}
+
+	master, slave, err := pty.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = slave.Close() }()
+	defer func() { _ = master.Close() }() // the parent keeps only pollable dups
+	if err := pty.Setsize(slave, &pty.Winsize{Rows: ptyRows, Cols: ptyCols}); err != nil {
+		return nil, err
+	}
+	sp := &spawned{}
+	rd, err := pollableDup(master, "ptmx-read")
+	if err != nil {
+		return nil, err
+	}
+	wr, err := pollableDup(master, "ptmx-write")
+	if err != nil {
+		_ = rd.Close()
+		return nil, err
+	}
+	sp.outputs, sp.stdin = []*os.File{rd}, wr
+	sp.proc, err = os.StartProcess(program, argv, &os.ProcAttr{
+		Dir:   cwd,
+		Env:   envList(s.env),
+		Files: []*os.File{slave, slave, slave},
+		Sys:   sysProcAttr(true),
+	})
+	if err != nil {
+		sp.closeAll()
+		return nil, err
+	}
+	return sp, nil
+}
+
+// pollableDup returns a non-blocking close-on-exec duplicate of f registered with the
+// runtime poller, so reads honour deadlines and Close unblocks them. (pty.Open leaves
+// the master in blocking mode.)
+func pollableDup(f *os.File, name string) (*os.File, error) {
+	fd, _, errno := syscall.Syscall(syscall.SYS_FCNTL, f.Fd(), syscall.F_DUPFD_CLOEXEC, 0)
+	if errno != 0 {
+		return nil, os.NewSyscallError("fcntl", errno)
+	}
+	if err := syscall.SetNonblock(int(fd), true); err != nil {
+		_ = syscall.Close(int(fd))
+		return nil, os.NewSyscallError("setnonblock", err)
+	}
+	return os.NewFile(fd, name), nil
+}
+
+// ptyHomeDir is where a PTY child starts when its cwd is missing: HOME from the child
+// env, else the server's home directory.
+func ptyHomeDir(env map[string]string) string {
+	if h, ok := env["HOME"]; ok && h != "" {
+		return h
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		return h
+	}
+	return "/"
+}

@@ -1,0 +1,31 @@
+//go:build !linux
+
+package process
+
+import (
+	"errors"
+	"os"
+)
+
+type spawnSpec struct {
+	argv      []string
+	arg0      *string
+	cwd       string
+	env       map[string]string
+	tty       bool
+	pipeStdin bool
+}
+
+type spawned struct {
+	proc    *os.Process
+	outputs []*os.File
+	stdin   *os.File
+}
+
+func (s *spawned) closeAll() {}
+
+// spawn is unsupported off Linux: Setsid/Pdeathsig semantics and the reference's texts
+// were only pinned there.
+func spawn(*spawnSpec) (*spawned, error) {
+	return nil, errors.New("process spawning is unsupported on this platform")
+}

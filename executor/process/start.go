@@ -1,0 +1,130 @@
+package process
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/executor/oserr"
+	"github.com/execlab/executor/executor/protocol"
+)
+
+// Start handles process/start (spec/jsonrpc.md §3.1). Checks run in the reference's
+// order, which decides which error wins: networkProxy, shellSnapshot, preparation
+// (sandbox, cwd, environment), empty argv, duplicate id; then the entry is inserted as
+// Starting and the child spawned.
+//
+// ctx bounds the request only: the child outlives it (process lifetime is the
+// Manager's, never the request's).
+func (m *Manager) Start(ctx context.Context, params *protocol.ProcessStartParams) (*protocol.ProcessStartResult, error) {
+	if present(params.NetworkProxy) {
+		// OPTIONAL surface declined (§3.9): never run such a command without its proxy.
+		return nil, jsonrpc.InvalidParams("network proxy launch is unsupported on this executor")
+	}
+	if present(params.ShellSnapshot) {
+		return nil, jsonrpc.InvalidParams("shell snapshots are unsupported on this platform")
+	}
+	sandboxType, err := prepareSandbox(params.Sandbox)
+	if err != nil {
+		return nil, err
+	}
+	cwd, err := params.Cwd.NativeCwd()
+	if err != nil {
+		return nil, err
+	}
+	env := childEnv(params.Env, params.EnvPolicy, os.Environ)
+	if len(params.Argv) == 0 {
+		return nil, jsonrpc.InvalidParams("argv must not be empty")
+	}
+
+	id := params.ProcessID
+	p := newProc(id, params.Tty, params.PipeStdin, &m.opts)
+	m.mu.Lock()
+	if m.closing {
+		m.mu.Unlock()
+		return nil, jsonrpc.Internal("process manager is shut down")
+	}
+	m.sweepLocked(time.Now())
+	if _, exists := m.procs[id]; exists {
+		m.mu.Unlock()
+		return nil, jsonrpc.InvalidRequest("process %s already exists", id)
+	}
+	m.procs[id] = p
+	m.mu.Unlock()
+
+	sp, err := spawn(&spawnSpec{
+		argv:      params.Argv,
+		arg0:      params.Arg0,
+		cwd:       cwd,
+		env:       env,
+		tty:       params.Tty,
+		pipeStdin: params.PipeStdin,
+	})
+	if err != nil {
+		m.mu.Lock()
+		if m.procs[id] == p {
+			delete(m.procs, id)
+		}
+		m.mu.Unlock()
+		m.log.Debug("spawn failed", "process_id", id, "err", err)
+		return nil, jsonrpc.Internal("%s", oserr.Text(err))
+	}
+
+	m.mu.Lock()
+	if m.procs[id] != p || m.closing {
+		// A terminate removed the Starting entry (or Close began) while spawning.
+		m.mu.Unlock()
+		_ = syscall.Kill(-sp.proc.Pid, syscall.SIGKILL)
+		sp.closeAll()
+		_, _ = sp.proc.Wait() // SIGKILLed: returns promptly; never leave a zombie
+		return nil, jsonrpc.InvalidRequest("process %s start was cancelled", id)
+	}
+	p.mu.Lock()
+	p.starting = false
+	p.pgid = sp.proc.Pid
+	p.outputs = sp.outputs
+	p.openStreams = len(sp.outputs)
+	if sp.stdin != nil {
+		p.stdin = newStdinQueue(sp.stdin)
+	}
+	p.mu.Unlock()
+	// Adding to wg under m.mu while !closing: Close cannot be waiting yet.
+	m.wg.Add(1 + len(sp.outputs))
+	go m.routineWait(p, sp.proc)
+	if params.Tty {
+		go m.routineRead(p, sp.outputs[0], protocol.StreamPty)
+	} else {
+		go m.routineRead(p, sp.outputs[0], protocol.StreamStdout)
+		go m.routineRead(p, sp.outputs[1], protocol.StreamStderr)
+	}
+	if p.stdin != nil {
+		m.wg.Add(1)
+		go func(q *stdinQueue) {
+			defer m.wg.Done()
+			q.run()
+		}(p.stdin)
+	}
+	m.mu.Unlock()
+	m.log.Debug("process started", "process_id", id, "pid", sp.proc.Pid, "tty", params.Tty)
+	return &protocol.ProcessStartResult{ProcessID: id, SandboxType: sandboxType}, nil
+}
+
+// prepareSandbox is the single place where process/start meets sandbox intent. Until
+// sandbox enforcement is wired in, any non-null sandbox fails closed (sandbox.md: never
+// run a command less confined than asked).
+func prepareSandbox(raw json.RawMessage) (sandboxType string, err error) {
+	if present(raw) {
+		return "", jsonrpc.InvalidParams("sandbox intent cannot be enforced on this executor")
+	}
+	return protocol.SandboxTypeNone, nil
+}
+
+// present reports whether an optional raw member was given with a non-null value.
+func present(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) > 0 && !bytes.Equal(t, []byte("null"))
+}

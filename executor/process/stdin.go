@@ -1,0 +1,140 @@
+package process
+
+import (
+	"context"
+	"os"
+	"sync"
+)
+
+// stdinQueue carries process/write chunks to the child's stdin (a pipe, or the PTY
+// master) through one writer goroutine, and remembers accepted writeIds.
+//
+// Overflow policy: at most stdinQueueBytes wait in the queue; a write that finds it full
+// blocks until the writer takes the queue or the request's ctx ends (nothing is dropped;
+// a single larger chunk is accepted into an empty queue). After stop, or after a write to
+// the child failed, every new write fails.
+type stdinQueue struct {
+	f *os.File // closed by stop; Write on it unblocks with an error
+
+	// mu makes "writeId not seen → enqueue → record writeId" one atomic step, so a
+	// cancelled-then-retried request can never write twice (spec/jsonrpc.md §3.3).
+	mu        sync.Mutex
+	pending   [][]byte
+	queued    int                 // bytes in pending
+	seen      map[string]struct{} // accepted writeIds, at most writeIDMemory
+	order     []string            // ring of the ids in seen, oldest at orderHead
+	orderHead int
+	stopped   bool
+	ready     chan struct{} // capacity 1: "pending became non-empty or stopped"
+	space     chan struct{} // closed when the writer takes the queue; nil until needed
+	stopOnce  sync.Once
+}
+
+func newStdinQueue(f *os.File) *stdinQueue {
+	return &stdinQueue{f: f, seen: make(map[string]struct{}), ready: make(chan struct{}, 1)}
+}
+
+// errStdinGone reports a stdin that can no longer be written.
+type errStdinGone struct{}
+
+func (errStdinGone) Error() string { return "process stdin is closed" }
+
+// write enqueues chunk under writeID; a writeID accepted before succeeds without
+// enqueueing anything. It fails with errStdinGone once stdin is gone, or
+// with ctx's error while waiting for queue space.
+func (q *stdinQueue) write(ctx context.Context, writeID string, chunk []byte) error {
+	for {
+		q.mu.Lock()
+		if _, dup := q.seen[writeID]; dup {
+			q.mu.Unlock()
+			return nil
+		}
+		if q.stopped {
+			q.mu.Unlock()
+			return errStdinGone{}
+		}
+		if q.queued == 0 || q.queued+len(chunk) <= stdinQueueBytes {
+			if len(chunk) > 0 {
+				q.pending = append(q.pending, chunk)
+				q.queued += len(chunk)
+			}
+			q.rememberLocked(writeID)
+			q.mu.Unlock()
+			select {
+			case q.ready <- struct{}{}:
+			default:
+			}
+			return nil
+		}
+		if q.space == nil {
+			q.space = make(chan struct{})
+		}
+		space := q.space
+		q.mu.Unlock()
+		select {
+		case <-space:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (q *stdinQueue) rememberLocked(id string) {
+	if len(q.order) < writeIDMemory {
+		q.order = append(q.order, id)
+	} else {
+		delete(q.seen, q.order[q.orderHead])
+		q.order[q.orderHead] = id
+		q.orderHead = (q.orderHead + 1) % writeIDMemory
+	}
+	q.seen[id] = struct{}{}
+}
+
+// run is the writer goroutine; it returns after stop or a failed write.
+func (q *stdinQueue) run() {
+	for {
+		q.mu.Lock()
+		for len(q.pending) == 0 && !q.stopped {
+			q.mu.Unlock()
+			<-q.ready
+			q.mu.Lock()
+		}
+		if q.stopped {
+			q.mu.Unlock()
+			return
+		}
+		batch := q.pending
+		q.pending, q.queued = nil, 0
+		if q.space != nil {
+			close(q.space)
+			q.space = nil
+		}
+		q.mu.Unlock()
+		for _, b := range batch {
+			if _, err := q.f.Write(b); err != nil {
+				q.stop()
+				return
+			}
+		}
+	}
+}
+
+// stop marks stdin gone, wakes the writer and closes the file (which also unblocks a
+// Write stuck on a child that does not read). Idempotent.
+func (q *stdinQueue) stop() {
+	q.stopOnce.Do(func() {
+		q.mu.Lock()
+		q.stopped = true
+		q.pending, q.queued = nil, 0
+		if q.space != nil {
+			close(q.space)
+			q.space = nil
+		}
+		q.mu.Unlock()
+		select {
+		case q.ready <- struct{}{}:
+		default:
+		}
+		_ = q.f.Close()
+	})
+}
