@@ -4,44 +4,37 @@ import (
 	"sync"
 
 	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/executor/process"
 )
 
 // sessionState is what a session owns across connections: the process table.
 type sessionState struct {
+	procs *process.Manager
+
 	// mu guards owner; held briefly.
 	mu    sync.Mutex
 	owner *conn
-	hooks []sessionHook
 }
-
-// sessionHook is a per-session component (the process manager) that follows the
-// session's attachment and dies with it.
-type sessionHook interface {
-	Attach(n jsonrpc.Notifier) // nil detaches
-	Close()
-}
-
-// sessionHookFactories build the per-session components; method files register them.
-var sessionHookFactories []func(s *Server, st *sessionState) sessionHook
 
 func newSessionState(s *Server) *sessionState {
-	st := &sessionState{}
-	for _, f := range sessionHookFactories {
-		st.hooks = append(st.hooks, f(s, st))
-	}
-	return st
+	return &sessionState{procs: process.NewManager(&process.Options{
+		MaxRetainedBytes:  s.opts.MaxRetainedBytes,
+		MaxRetainedChunks: s.opts.MaxRetainedChunks,
+		Logger:            s.opts.Logger,
+	})}
 }
 
+// attach routes the session's notifications to c (before the initialize response is
+// written, so on resume they may precede it).
 func (st *sessionState) attach(c *conn) {
 	st.mu.Lock()
 	st.owner = c
 	st.mu.Unlock()
-	for _, h := range st.hooks {
-		h.Attach(c.rpc)
-	}
+	st.procs.Attach(c.rpc)
 }
 
-// detach stops pushing notifications if c is still the recorded owner.
+// detach stops pushing notifications if c is still the recorded owner; events are then
+// retained for process/read but never replayed as notifications.
 func (st *sessionState) detach(c *conn) {
 	st.mu.Lock()
 	if st.owner != c {
@@ -50,17 +43,11 @@ func (st *sessionState) detach(c *conn) {
 	}
 	st.owner = nil
 	st.mu.Unlock()
-	for _, h := range st.hooks {
-		h.Attach(nil)
-	}
+	st.procs.Attach(nil)
 }
 
 // Close implements session.State: kills the session's processes.
-func (st *sessionState) Close() {
-	for _, h := range st.hooks {
-		h.Close()
-	}
-}
+func (st *sessionState) Close() { st.procs.Close() }
 
 // connResources are owned by one connection and die with it.
 type connResources struct {

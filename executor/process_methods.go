@@ -1,0 +1,43 @@
+package executor
+
+import (
+	"context"
+
+	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/executor/protocol"
+)
+
+func init() {
+	register(protocol.MethodProcessStart, bind(familyExec, jsonrpc.LaneOrdinary, processStart))
+	register(protocol.MethodProcessRead, bind(familyExec, jsonrpc.LaneOrdinary, processRead))
+	register(protocol.MethodProcessWrite, bind(familyExec, jsonrpc.LaneOrdinary, processWrite))
+	register(protocol.MethodProcessSignal, bind(familyExec, jsonrpc.LaneControl, processSignal))
+	register(protocol.MethodProcessTerminate, bind(familyExec, jsonrpc.LaneControl, processTerminate))
+}
+
+func processStart(ctx context.Context, c *conn, p *protocol.ProcessStartParams) (any, error) {
+	return c.session().State.procs.Start(ctx, p)
+}
+
+// processRead re-checks the attachment after a long-poll: a session taken over by
+// another connection meanwhile fails the read (spec/jsonrpc.md §2.4).
+func processRead(ctx context.Context, c *conn, p *protocol.ProcessReadParams) (any, error) {
+	sess := c.session()
+	res, err := sess.State.procs.Read(ctx, p)
+	if !c.srv.sessions.AttachedTo(sess, c) {
+		return nil, jsonrpc.InvalidRequest("session has been resumed by another connection")
+	}
+	return res, err
+}
+
+func processWrite(ctx context.Context, c *conn, p *protocol.ProcessWriteParams) (any, error) {
+	return c.session().State.procs.Write(ctx, p)
+}
+
+func processSignal(ctx context.Context, c *conn, p *protocol.ProcessSignalParams) (any, error) {
+	return c.session().State.procs.Signal(ctx, p)
+}
+
+func processTerminate(ctx context.Context, c *conn, p *protocol.ProcessTerminateParams) (any, error) {
+	return c.session().State.procs.Terminate(ctx, p)
+}
