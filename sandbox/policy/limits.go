@@ -1,0 +1,38 @@
+package policy
+
+// Wire constants, fixed by the reference (codex 0.169.0).
+const (
+	// CodeInvalidParams is the JSON-RPC code of decode and preparation errors
+	// (spec/sandbox.md §1.6).
+	CodeInvalidParams = -32602
+	// CodeInternal is the JSON-RPC code of runtime-path failures (spec/sandbox.md §1.6).
+	CodeInternal = -32603
+
+	// hostOS is the OS name the reference prints in "'<uri>' is invalid on '<os>'".
+	hostOS = "linux"
+
+	// projectRootsGlobPrefix marks a glob relative to every workspace root
+	// (spec/sandbox.md §1.4).
+	projectRootsGlobPrefix = "codex-project-roots://"
+)
+
+// ProtectedMetadataNames are the names kept read-only (and uncreatable) inside every
+// writable root of a policy that is not FullWrite (spec/sandbox.md §2.5, observed from
+// codex 0.169.0: exactly these four).
+var ProtectedMetadataNames = [...]string{".git", ".agents", ".codex", ".aws"}
+
+// PlatformReadRoots are the roots a readable `minimal` entry adds, existing ones only
+// (spec/sandbox.md §2.3).
+var PlatformReadRoots = [...]string{
+	"/bin", "/sbin", "/usr", "/etc", "/lib", "/lib64", "/nix/store", "/run/current-system/sw",
+}
+
+// Implementation constants (our choice).
+const (
+	// maxEntries bounds the entries of one restricted profile after project-root
+	// materialization, so a hostile request cannot make resolution quadratic in a huge
+	// input. The JSON-RPC frame limit already bounds the input; this is a second fence.
+	maxEntries = 4096
+	// maxGlobLen bounds one glob pattern in bytes; the matcher is O(len(pattern)·len(path)).
+	maxGlobLen = 4096
+)

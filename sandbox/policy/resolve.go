@@ -1,0 +1,290 @@
+package policy
+
+// Resolution of a decoded Context into a Policy (spec/sandbox.md §2.1 executor steps).
+// Pure: the only "filesystem" inputs are the values in ResolveOptions.
+
+import (
+	"path"
+	"strings"
+)
+
+// Purpose selects the per-method rules of spec/sandbox.md §2.1 step 2 and §2.3.
+type Purpose uint8
+
+const (
+	// ForProcess: process/start. An absent sandbox.cwd becomes the command cwd.
+	ForProcess Purpose = iota
+	// ForFileSystem: fs/*. An absent sandbox.cwd becomes the executor cwd unless an
+	// entry depends on it (then -32602).
+	ForFileSystem
+)
+
+// ResolveOptions are the request-independent inputs of Resolve. Nil-safe fields only;
+// the struct is never mutated.
+type ResolveOptions struct {
+	Purpose Purpose
+	// CommandCwd is the native, absolute process/start cwd (ForProcess).
+	CommandCwd string
+	// ExecutorCwd is the executor's own cwd (ForFileSystem).
+	ExecutorCwd string
+	// Home anchors "~/" globs when the context has no userHomeDir (executor HOME).
+	Home string
+	// TmpDir is TMPDIR of the launcher environment: the request env for process/start,
+	// the executor's own for fs/*. Used only when non-empty and absolute.
+	TmpDir string
+	// RuntimeReadGrants are added as read entries unless already readable (the
+	// canonical executor binary the sandbox re-enters; spec/sandbox.md §2.1 step 5).
+	RuntimeReadGrants []string
+	// TopLevelAlias, if non-nil, returns the target of a symlinked first path component
+	// ("/lib" -> "/usr/lib") so entries compare in one namespace (§2.1 step 6).
+	TopLevelAlias func(first string) (target string, ok bool)
+}
+
+// Resolve validates c and resolves it into a Policy. Errors are *Error with the wire
+// code and text (spec/sandbox.md §1.6).
+func Resolve(c *Context, opts *ResolveOptions) (*Policy, error) {
+	if opts == nil {
+		opts = &ResolveOptions{}
+	}
+	if c.WindowsSandboxLevel == "mxc" {
+		return nil, errMXC
+	}
+	prof := c.Permissions
+	p := &Policy{Type: prof.Type, Network: prof.Network, UseLegacyLandlock: c.UseLegacyLandlock}
+	if prof.Type == ProfileDisabled {
+		p.Network = NetworkEnabled
+	}
+
+	// Step 1: convert every PathUri up front, so a foreign path fails the request even
+	// when the entry would not be used.
+	toNative := func(u PathURI) (string, error) {
+		n, err := u.Native()
+		if err != nil {
+			return "", prepareError("invalid sandbox permission path: %s", err.Error())
+		}
+		return n, nil
+	}
+	var roots []string
+	for _, u := range c.WorkspaceRoots {
+		n, err := toNative(u)
+		if err != nil {
+			return nil, err
+		}
+		roots = append(roots, n)
+	}
+	home := opts.Home
+	if !c.UserHomeDir.IsZero() {
+		n, err := toNative(c.UserHomeDir)
+		if err != nil {
+			return nil, err
+		}
+		home = n
+	}
+	for _, u := range c.TemporaryDirectories { // ignored on Linux, but must be valid
+		if _, err := toNative(u); err != nil {
+			return nil, err
+		}
+	}
+
+	// Step 2: policy cwd.
+	needsCwd := false
+	if prof.Type == ProfileManaged && prof.FileSystem.Restricted {
+		for _, e := range prof.FileSystem.Entries {
+			if e.Path.Type == PathSpecial && e.Path.Special.Kind == SpecialProjectRoots ||
+				e.Path.Type == PathGlob && e.Access == AccessDeny && globIsRelative(e.Path.Pattern) {
+				needsCwd = true
+			}
+		}
+	}
+	switch {
+	case !c.Cwd.IsZero():
+		n, err := toNative(c.Cwd)
+		if err != nil {
+			return nil, err
+		}
+		p.Cwd = n
+	case opts.Purpose == ForFileSystem && needsCwd:
+		return nil, errDynamicNeedsCwd
+	case opts.Purpose == ForFileSystem:
+		p.Cwd = opts.ExecutorCwd
+	default:
+		p.Cwd = opts.CommandCwd
+	}
+	if !strings.HasPrefix(p.Cwd, "/") {
+		p.Cwd = "/" + p.Cwd
+	}
+	p.Cwd = path.Clean(p.Cwd)
+
+	if prof.Type != ProfileManaged || !prof.FileSystem.Restricted {
+		return p, nil
+	}
+	p.Restricted = true
+	p.GlobScanMaxDepth = prof.FileSystem.GlobScanMaxDepth
+
+	add := func(pth string, a Access, skip bool) {
+		p.Entries = append(p.Entries, ResolvedEntry{Path: cleanAbs(pth), Access: a, SkipIfMissing: skip})
+	}
+	for _, e := range prof.FileSystem.Entries {
+		switch e.Path.Type {
+		case PathLiteral:
+			n, err := toNative(e.Path.URI)
+			if err != nil {
+				return nil, err
+			}
+			add(n, e.Access, e.SkipIfMissing)
+		case PathGlob:
+			if e.Access != AccessDeny {
+				continue // accepted, grants nothing (observed from codex 0.169.0)
+			}
+			pats, err := resolveGlob(e.Path.Pattern, p.Cwd, home, roots)
+			if err != nil {
+				return nil, err
+			}
+			p.DenyGlobs = append(p.DenyGlobs, pats...)
+		case PathSpecial:
+			sp := e.Path.Special
+			switch sp.Kind {
+			case SpecialRoot:
+				add("/", e.Access, e.SkipIfMissing)
+			case SpecialMinimal:
+				p.Minimal = max(p.Minimal, e.Access)
+			case SpecialProjectRoots:
+				sub, ok := cleanSubpath(sp.Subpath)
+				for _, r := range roots {
+					switch {
+					case ok:
+						add(path.Join(r, sub), e.Access, e.SkipIfMissing)
+					case e.Access == AccessWrite:
+						// dropped (observed from codex 0.169.0)
+					default:
+						add(r, AccessDeny, false) // fail closed on the whole root
+					}
+				}
+			case SpecialTmpdir:
+				if t := opts.TmpDir; t != "" && strings.HasPrefix(t, "/") {
+					add(t, e.Access, e.SkipIfMissing)
+				}
+			case SpecialSlashTmp:
+				// "/tmp if it is a directory": the launcher drops it when missing.
+				add("/tmp", e.Access, true)
+			case SpecialUnknown:
+				// Never resolves; read/write narrow access by being ignored, deny was
+				// rejected while decoding.
+			}
+		}
+		if len(p.Entries) > maxEntries || len(p.DenyGlobs) > maxEntries {
+			return nil, prepareError("too many sandbox permission entries (limit %d)", maxEntries)
+		}
+	}
+
+	// Step 5: runtime grants.
+	for _, g := range opts.RuntimeReadGrants {
+		g = cleanAbs(g)
+		if a := p.entryAccess(g); a != AccessRead && a != AccessWrite {
+			add(g, AccessRead, false)
+		}
+	}
+
+	// Step 6: top-level aliases.
+	if opts.TopLevelAlias != nil {
+		for i := range p.Entries {
+			p.Entries[i].Path = rewriteAlias(p.Entries[i].Path, opts.TopLevelAlias)
+		}
+		for i, g := range p.DenyGlobs {
+			p.DenyGlobs[i] = rewriteAlias(g, opts.TopLevelAlias)
+		}
+	}
+	return p, nil
+}
+
+// cleanSubpath normalizes a project_roots subpath; ok is false for an absolute path or
+// one with a "." or ".." component (spec/sandbox.md §1.6).
+func cleanSubpath(s string) (string, bool) {
+	if strings.HasPrefix(s, "/") {
+		return "", false
+	}
+	var parts []string
+	for _, seg := range strings.Split(s, "/") {
+		switch seg {
+		case "":
+			continue
+		case ".", "..":
+			return "", false
+		}
+		parts = append(parts, seg)
+	}
+	return strings.Join(parts, "/"), true
+}
+
+func globIsRelative(pat string) bool {
+	return !strings.HasPrefix(pat, "/") && !strings.HasPrefix(pat, "~/") &&
+		!strings.HasPrefix(pat, projectRootsGlobPrefix)
+}
+
+// resolveGlob turns a pattern into absolute patterns (spec/sandbox.md §1.4).
+func resolveGlob(pat, cwd, home string, roots []string) ([]string, error) {
+	if len(pat) > maxGlobLen {
+		return nil, prepareError("glob pattern longer than %d bytes", maxGlobLen)
+	}
+	switch {
+	case strings.HasPrefix(pat, "/"):
+		return []string{pat}, nil
+	case strings.HasPrefix(pat, projectRootsGlobPrefix):
+		sub := strings.TrimLeft(strings.TrimPrefix(pat, projectRootsGlobPrefix), "/")
+		out := make([]string, 0, len(roots))
+		for _, r := range roots {
+			out = append(out, escapeGlob(r)+"/"+sub)
+		}
+		return out, nil
+	case strings.HasPrefix(pat, "~/"):
+		if !strings.HasPrefix(home, "/") {
+			return nil, prepareError("cannot resolve glob `%s` without a home directory", pat)
+		}
+		return []string{escapeGlob(cleanAbs(home)) + "/" + pat[2:]}, nil
+	default:
+		return []string{escapeGlob(cwd) + "/" + strings.TrimPrefix(pat, "./")}, nil
+	}
+}
+
+// escapeGlob quotes glob metacharacters in a literal path prefix.
+func escapeGlob(s string) string {
+	if !strings.ContainsAny(s, `*?[\`) {
+		return strings.TrimSuffix(s, "/")
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(`*?[\`, s[i]) >= 0 {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+	return strings.TrimSuffix(b.String(), "/")
+}
+
+func rewriteAlias(p string, alias func(string) (string, bool)) string {
+	if p == "/" || !strings.HasPrefix(p, "/") {
+		return p
+	}
+	first, rest, _ := strings.Cut(p[1:], "/")
+	if strings.ContainsAny(first, `*?[\`) {
+		return p
+	}
+	target, ok := alias("/" + first)
+	if !ok || !strings.HasPrefix(target, "/") {
+		return p
+	}
+	if rest == "" {
+		return cleanAbs(target)
+	}
+	return cleanAbs(target + "/" + rest)
+}
+
+// cleanAbs lexically cleans p into an absolute path.
+func cleanAbs(p string) string {
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	return path.Clean(p)
+}
+
+func isCleanAbs(p string) bool { return strings.HasPrefix(p, "/") && path.Clean(p) == p }
