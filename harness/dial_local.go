@@ -1,0 +1,70 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+
+	"github.com/coder/websocket"
+)
+
+// DialLocal connects to an executor's local WebSocket listener (the ws://IP:PORT line
+// `executor serve` and `codex exec-server` print) and starts a Client on it. The
+// handshake carries no Origin header (the executor refuses any). ctx bounds the dial only.
+// opts may be nil. The caller still has to call Initialize.
+func DialLocal(ctx context.Context, rawURL string, opts *Options) (*Client, error) {
+	o := opts.withDefaults()
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("parsing executor URL: %w", err)
+	}
+	if u.Scheme != "ws" && u.Scheme != "wss" {
+		return nil, fmt.Errorf("parsing executor URL: scheme %q, want ws or wss", u.Scheme)
+	}
+	c, resp, err := websocket.Dial(ctx, rawURL, &websocket.DialOptions{HTTPHeader: http.Header{}})
+	if resp != nil && resp.Body != nil {
+		resp.Body.Close()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("dialing executor: %w", err)
+	}
+	c.SetReadLimit(o.ReadLimit)
+	return Open(wsConn{c: c}, opts), nil
+}
+
+// wsConn adapts a coder/websocket connection to MessageConn: Text and Binary frames are
+// both read; messages are written as Text, as the executor expects.
+type wsConn struct{ c *websocket.Conn }
+
+func (w wsConn) ReadMessage(ctx context.Context) ([]byte, error) {
+	_, b, err := w.c.Read(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading websocket message: %w", err)
+	}
+	return b, nil
+}
+
+func (w wsConn) WriteMessage(ctx context.Context, msg []byte) error {
+	if err := w.c.Write(ctx, websocket.MessageText, msg); err != nil {
+		return fmt.Errorf("writing websocket message: %w", err)
+	}
+	return nil
+}
+
+// Close performs the close handshake (bounded by coder/websocket's own timeout, equal to
+// closeTimeout) and is idempotent.
+func (w wsConn) Close() error {
+	err := w.c.Close(websocket.StatusNormalClosure, "")
+	if err == nil || errors.Is(err, net.ErrClosed) {
+		return nil
+	}
+	// The peer may already be gone; that is not the caller's problem.
+	var ce websocket.CloseError
+	if errors.As(err, &ce) {
+		return nil
+	}
+	return err
+}

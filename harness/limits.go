@@ -1,0 +1,31 @@
+package harness
+
+import "time"
+
+// Wire constants (fixed by the reference, spec/jsonrpc.md).
+const (
+	// firstRequestID is the id of the first request on a connection; ids then count up
+	// (spec/jsonrpc.md "How to use": integer ids 1, 2, 3, …).
+	firstRequestID = 1
+	// malformedReplyID is the id the server uses for its reply to a message it could not
+	// parse (spec/jsonrpc.md §1.4). It never matches a pending call.
+	malformedReplyID = -1
+)
+
+// Implementation constants (our choice).
+const (
+	// DefaultNotificationBuffer is the capacity, in notifications, of the channel returned
+	// by Client.Notifications. 1024 covers 8 MiB of 8 KiB process/output chunks in flight,
+	// which keeps readLoop from stalling on consumer jitter.
+	DefaultNotificationBuffer = 1024
+
+	// DefaultReadLimit is the largest inbound WebSocket message DialLocal accepts, in
+	// bytes. The largest routine message is a full process/read (1 MiB retained output,
+	// base64 plus framing, about 1.4 MiB); fs/readFile has no cap on the wire, so the
+	// limit is generous. -1 in Options.ReadLimit disables it.
+	DefaultReadLimit = 64 << 20
+
+	// closeTimeout bounds the WebSocket close handshake Close performs, so a silent peer
+	// cannot hold Close. coder/websocket applies its own 5 s too; ours is the same.
+	closeTimeout = 5 * time.Second
+)

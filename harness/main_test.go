@@ -1,0 +1,144 @@
+package harness_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+// oursBin is the executor binary built by TestMain.
+var oursBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "harness-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	oursBin = filepath.Join(dir, "executor")
+	build := exec.Command("go", "build", "-o", oursBin, "github.com/execlab/executor/cmd/executor")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building executor:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// findReference locates the reference binary: $EXECUTOR_REFERENCE_BIN, else
+// scripts/install-reference.sh, else /work/shared/tools/reference-codex. With CI=true a
+// missing binary fails the test.
+func findReference(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv("EXECUTOR_REFERENCE_BIN"); p != "" {
+		return p
+	}
+	for _, c := range []string{"../scripts/install-reference.sh", "/work/shared/tools/reference-codex"} {
+		if _, err := os.Stat(c); err != nil {
+			continue
+		}
+		out, err := exec.Command(c).Output()
+		if p := strings.TrimSpace(string(out)); err == nil && p != "" {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("reference binary not found (set EXECUTOR_REFERENCE_BIN)")
+	}
+	t.Skip("reference binary not found; set EXECUTOR_REFERENCE_BIN, or CI=true to require it")
+	return ""
+}
+
+// server is one executor under test.
+type server struct {
+	name string
+	argv func(t testing.TB) []string
+}
+
+var servers = []server{
+	{"ours", func(testing.TB) []string { return []string{oursBin, "serve", "--listen", "ws://127.0.0.1:0"} }},
+	{"reference", func(t testing.TB) []string {
+		return []string{findReference(t), "exec-server", "--listen", "ws://127.0.0.1:0"}
+	}},
+}
+
+// startServer runs s with fresh CODEX_HOME and TMPDIR under /var/tmp and returns the URL
+// it prints. The process is killed and reaped at cleanup.
+func startServer(t testing.TB, s server) string {
+	t.Helper()
+	argv := s.argv(t)
+	home, err := os.MkdirTemp("/var/tmp", "harness-home-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	tmp := filepath.Join(home, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), "CODEX_HOME="+home, "TMPDIR="+tmp)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	urlCh := make(chan string, 1)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		sc := bufio.NewScanner(stdout)
+		sent := false
+		for sc.Scan() {
+			if line := strings.TrimSpace(sc.Text()); !sent && strings.HasPrefix(line, "ws://") {
+				urlCh <- line
+				sent = true
+			}
+		}
+		if !sent {
+			close(urlCh)
+		}
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		wg.Wait()
+		cmd.Wait()
+	})
+	select {
+	case u, ok := <-urlCh:
+		if !ok {
+			t.Fatalf("%s exited before printing its URL", s.name)
+		}
+		return u
+	case <-time.After(20 * time.Second):
+		t.Fatalf("%s did not print its URL within 20s", s.name)
+	}
+	return ""
+}
+
+func testCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}

@@ -1,0 +1,179 @@
+package harness
+
+// Server→client notifications (spec/jsonrpc.md §3.5, §3.7).
+//
+// process/output is decoded by hand (decodeOutputFast): it is the one message whose volume
+// scales with a child's output, and a generic decode would make the client, not the
+// executor, the bottleneck of a stdout stream. Anything the fast path does not expect
+// (escapes, unusual members, a non-integer seq) falls back to encoding/json, so the result
+// never depends on which path ran.
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/execlab/executor/executor/protocol"
+)
+
+// Notification is one server→client notification. Params is the raw JSON (nil when
+// absent); it is owned by the receiver and is not reused by the Client.
+type Notification struct {
+	Method string
+	Params json.RawMessage
+}
+
+// Unmarshal decodes Params into v with encoding/json.
+func (n Notification) Unmarshal(v any) error {
+	p := n.Params
+	if p == nil {
+		p = json.RawMessage("null")
+	}
+	if err := json.Unmarshal(p, v); err != nil {
+		return fmt.Errorf("decoding %s params: %w", n.Method, err)
+	}
+	return nil
+}
+
+// ProcessOutput decodes a process/output notification. The returned Chunk is freshly
+// allocated.
+func (n Notification) ProcessOutput() (protocol.ProcessOutputNotification, error) {
+	var out protocol.ProcessOutputNotification
+	if n.Method != protocol.MethodProcessOutput {
+		return out, fmt.Errorf("decoding process/output: notification is %s", n.Method)
+	}
+	if decodeOutputFast(n.Params, &out) {
+		return out, nil
+	}
+	out = protocol.ProcessOutputNotification{}
+	if err := n.Unmarshal(&out); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// ProcessExited decodes a process/exited notification. An absent or null sandboxDenied
+// decodes as false (old servers).
+func (n Notification) ProcessExited() (protocol.ProcessExitedNotification, error) {
+	var wire struct {
+		ProcessID     string `json:"processId"`
+		Seq           uint64 `json:"seq"`
+		ExitCode      int32  `json:"exitCode"`
+		SandboxDenied *bool  `json:"sandboxDenied"`
+	}
+	if n.Method != protocol.MethodProcessExited {
+		return protocol.ProcessExitedNotification{}, fmt.Errorf("decoding process/exited: notification is %s", n.Method)
+	}
+	if err := n.Unmarshal(&wire); err != nil {
+		return protocol.ProcessExitedNotification{}, err
+	}
+	return protocol.ProcessExitedNotification{
+		ProcessID:     wire.ProcessID,
+		Seq:           wire.Seq,
+		ExitCode:      wire.ExitCode,
+		SandboxDenied: wire.SandboxDenied != nil && *wire.SandboxDenied,
+	}, nil
+}
+
+// ProcessClosed decodes a process/closed notification.
+func (n Notification) ProcessClosed() (protocol.ProcessClosedNotification, error) {
+	var out protocol.ProcessClosedNotification
+	if n.Method != protocol.MethodProcessClosed {
+		return out, fmt.Errorf("decoding process/closed: notification is %s", n.Method)
+	}
+	err := n.Unmarshal(&out)
+	return out, err
+}
+
+// ProcessID returns the processId of a process/* notification without decoding the rest,
+// and false for other notifications or when it cannot be found cheaply.
+func (n Notification) ProcessID() (string, bool) {
+	switch n.Method {
+	case protocol.MethodProcessOutput, protocol.MethodProcessExited, protocol.MethodProcessClosed:
+	default:
+		return "", false
+	}
+	var id string
+	found := false
+	if len(n.Params) == 0 || n.Params[0] != '{' {
+		return "", false
+	}
+	err := forEachMember(n.Params, 0, func(key, val []byte) error {
+		if string(key) == "processId" {
+			s, ok := decodeString(val)
+			if !ok {
+				return errBadSyntax
+			}
+			id, found = s, true
+		}
+		return nil
+	})
+	return id, err == nil && found
+}
+
+// decodeOutputFast decodes the params of process/output when they have the expected
+// shape: exactly processId, seq, stream and chunk (any order), plain strings, an unsigned
+// integer seq and strict padded base64. It reports false otherwise, leaving out partly set.
+func decodeOutputFast(params []byte, out *protocol.ProcessOutputNotification) bool {
+	if len(params) == 0 || params[0] != '{' {
+		return false
+	}
+	var seen int
+	err := forEachMember(params, 0, func(key, val []byte) error {
+		switch string(key) {
+		case "processId":
+			s, ok := decodeString(val)
+			if !ok {
+				return errBadSyntax
+			}
+			out.ProcessID = s
+			seen |= 1
+		case "seq":
+			n, err := strconv.ParseUint(string(val), 10, 64)
+			if err != nil {
+				return errBadSyntax
+			}
+			out.Seq = n
+			seen |= 2
+		case "stream":
+			s, ok := decodeString(val)
+			if !ok {
+				return errBadSyntax
+			}
+			out.Stream = protocol.ExecOutputStream(s)
+			seen |= 4
+		case "chunk":
+			b, ok := decodeBase64Fast(val)
+			if !ok {
+				return errBadSyntax
+			}
+			out.Chunk = b
+			seen |= 8
+		default:
+			return errBadSyntax // unknown member: let encoding/json decide
+		}
+		return nil
+	})
+	return err == nil && seen == 15
+}
+
+// decodeBase64Fast decodes a raw JSON string of strict standard base64 with padding.
+func decodeBase64Fast(raw []byte) ([]byte, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return nil, false
+	}
+	body := raw[1 : len(raw)-1]
+	// The standard decoder skips '\r' and '\n'; JSON cannot carry them raw, and escapes
+	// (a backslash) are not base64, so both fall back to the slow path.
+	if bytes.IndexByte(body, '\\') >= 0 || bytes.IndexByte(body, '\n') >= 0 || bytes.IndexByte(body, '\r') >= 0 {
+		return nil, false
+	}
+	out := make([]byte, base64.StdEncoding.DecodedLen(len(body)))
+	n, err := base64.StdEncoding.Strict().Decode(out, body)
+	if err != nil {
+		return nil, false
+	}
+	return out[:n], true
+}
