@@ -21,6 +21,10 @@ type CipherState struct {
 	key  [KeyLen]byte
 	n    uint64
 	err  error // first failure; sticky
+
+	// nonce is scratch for the GCM nonce; kept here because a stack array passed to the
+	// AEAD interface escapes and would cost an allocation per record.
+	nonce [NonceLen]byte
 }
 
 // newCipherState keys a CipherState; the caller zeroes its own copy of k.
@@ -51,10 +55,9 @@ func (cs *CipherState) Encrypt(out, ad, plaintext []byte) ([]byte, error) {
 	if err := cs.usable(); err != nil {
 		return out, err
 	}
-	var nonce [NonceLen]byte
-	binary.BigEndian.PutUint64(nonce[4:], cs.n)
+	binary.BigEndian.PutUint64(cs.nonce[4:], cs.n)
 	cs.n++
-	return cs.aead.Seal(out, nonce[:], plaintext, ad), nil
+	return cs.aead.Seal(out, cs.nonce[:], plaintext, ad), nil
 }
 
 // Decrypt authenticates ciphertext with associated data ad and appends the plaintext to
@@ -69,9 +72,8 @@ func (cs *CipherState) Decrypt(out, ad, ciphertext []byte) ([]byte, error) {
 		cs.err = ErrShortMessage
 		return out, cs.err
 	}
-	var nonce [NonceLen]byte
-	binary.BigEndian.PutUint64(nonce[4:], cs.n)
-	res, err := cs.aead.Open(out, nonce[:], ciphertext, ad)
+	binary.BigEndian.PutUint64(cs.nonce[4:], cs.n)
+	res, err := cs.aead.Open(out, cs.nonce[:], ciphertext, ad)
 	if err != nil {
 		cs.err = ErrDecrypt
 		return out, cs.err

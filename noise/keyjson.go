@@ -84,21 +84,14 @@ func ParsePublicKeyJSON(data []byte) (PublicKey, error) {
 }
 
 func decodeKeyB64(dst []byte, s string, errInvalid, errLen error) error {
-	enc := base64.StdEncoding.Strict()
-	if len(s) != enc.EncodedLen(len(dst)) {
-		// Tell a well-formed key of the wrong size from garbage, as the reference does.
-		if n, err := enc.DecodeString(s); err == nil && len(n) != len(dst) {
-			return errLen
-		}
-		return errInvalid
-	}
-	n, err := enc.Decode(dst, []byte(s))
+	b, err := base64.StdEncoding.Strict().DecodeString(s)
 	if err != nil {
 		return errInvalid
 	}
-	if n != len(dst) {
+	if len(b) != len(dst) {
 		return errLen
 	}
+	copy(dst, b)
 	return nil
 }
 
