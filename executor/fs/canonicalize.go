@@ -1,0 +1,38 @@
+package fs
+
+import (
+	"context"
+	"os"
+	"strconv"
+
+	"github.com/execlab/executor/executor/protocol"
+	"golang.org/x/sys/unix"
+)
+
+// Canonicalize implements fs/canonicalize: every symlink and alias resolved, like realpath(3)
+// (missing path → -32004, link loop → "Symbolic link loop (os error 40)").
+func (s *Service) Canonicalize(ctx context.Context, p *protocol.FsCanonicalizeParams) (*protocol.FsCanonicalizeResult, error) {
+	if err := sandboxGate(p.Sandbox); err != nil {
+		return nil, err
+	}
+	native, err := nativePath(p.Path)
+	if err != nil {
+		return nil, err
+	}
+	real, err := realpath(native)
+	if err != nil {
+		return nil, rpcError(err)
+	}
+	return &protocol.FsCanonicalizeResult{Path: protocol.FromNative(real)}, nil
+}
+
+// realpath resolves p as musl's realpath does: open with O_PATH and read the kernel's name
+// for the descriptor, so errors are the kernel's errnos.
+func realpath(p string) (string, error) {
+	fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", &os.PathError{Op: "open", Path: p, Err: err}
+	}
+	defer unix.Close(fd)
+	return os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+}

@@ -1,0 +1,25 @@
+// Package fs implements the executor's filesystem methods (spec/jsonrpc.md §3.6): fs/readFile,
+// fs/writeFile, fs/createDirectory, fs/getMetadata, fs/canonicalize, fs/readDirectory, fs/walk,
+// fs/remove, fs/copy and the per-connection streaming reads fs/open, fs/readBlock, fs/close.
+//
+// Layers: above is the executor's method table (which decodes params with
+// executor/jsonrpc and binds these typed methods); below is the host filesystem through
+// package os and x/sys/unix. Paths arrive as protocol.PathURI and are converted with
+// PathURI.Native; a foreign-OS URI fails with -32600 `'<uri>' is invalid on 'linux'`.
+//
+// Errors: every method returns *jsonrpc.Error. OS errors carry the reference's musl text
+// and code mapping (executor/oserr): NotFound → -32004, PermissionDenied/InvalidInput →
+// -32600, else -32603.
+//
+// Sandbox: a non-null `sandbox` whose file_system profile is restricted needs the
+// sandboxed helper, which this package does not have yet; such requests fail closed in
+// sandboxGate (sandbox.go). `capabilities.sandboxedFileStreaming` must stay false.
+//
+// Documented deviations from codex 0.169.0: fs/readFile honours maxBytes (the reference
+// ignores it); fs/readDirectory sorts entries by name; fs/readFile of a FIFO or other
+// special file fails with ``path `<p>` is not a file`` instead of blocking.
+//
+// Concurrency: Service is stateless and safe for concurrent use. Handles (one per
+// connection) is safe for concurrent use; its table is guarded by one mutex, never held
+// across I/O. The package starts no goroutines.
+package fs

@@ -1,0 +1,71 @@
+package fs
+
+import (
+	"context"
+	"encoding/base64"
+	"io"
+	"os"
+	"syscall"
+
+	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/executor/protocol"
+	"golang.org/x/sys/unix"
+)
+
+// ReadFile implements fs/readFile: the whole file, or at most maxBytes when present (a
+// documented deviation: 0.169.0 ignores maxBytes).
+func (s *Service) ReadFile(ctx context.Context, p *protocol.FsReadFileParams) (*protocol.FsReadFileResult, error) {
+	if err := sandboxGate(p.Sandbox); err != nil {
+		return nil, err
+	}
+	native, err := nativePath(p.Path)
+	if err != nil {
+		return nil, err
+	}
+	var f *os.File
+	if follow(p.FollowSymlinks) {
+		// O_NONBLOCK: opening a FIFO must not wait for a writer.
+		f, err = os.OpenFile(native, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+		if err != nil {
+			return nil, rpcError(err)
+		}
+	} else {
+		par, err := openParentNoFollow(native)
+		if err != nil {
+			return nil, rpcError(err)
+		}
+		fd, err := unix.Openat(par.dirfd, nameOrDot(par.name), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		par.close()
+		if err != nil {
+			return nil, rpcError(&os.PathError{Op: "open", Path: native, Err: err})
+		}
+		f = os.NewFile(uintptr(fd), native)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, rpcError(err)
+	}
+	if !st.Mode().IsRegular() {
+		if follow(p.FollowSymlinks) {
+			return nil, jsonrpc.InvalidRequest("path `%s` is not a file", native)
+		}
+		return nil, jsonrpc.InvalidRequest("path is not a regular file")
+	}
+	var r io.Reader = f
+	if p.MaxBytes != nil {
+		r = io.LimitReader(f, int64(min(*p.MaxBytes, uint64(1)<<62)))
+	}
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, rpcError(err)
+	}
+	return &protocol.FsReadFileResult{DataBase64: base64.StdEncoding.EncodeToString(data)}, nil
+}
+
+func nameOrDot(name string) string {
+	if name == "" {
+		return "."
+	}
+	return name
+}

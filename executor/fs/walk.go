@@ -1,0 +1,202 @@
+package fs
+
+import (
+	"context"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/executor/oserr"
+	"github.com/execlab/executor/executor/protocol"
+)
+
+// Walk implements fs/walk: breadth-first from the root (depth 0), each directory's entries
+// sorted by name. Every entry counts against maxEntries; reaching it, or the estimated 4 MiB
+// response budget, sets truncated and stops; reaching maxDirectories sets truncated and stops
+// descending. Symlinks are skipped unless they lead to a directory and following is on
+// (loops detected by canonical path); other special files are skipped. Per-entry failures go
+// to errors. Entry URIs are built from lossy names with tabs dropped, as the reference does
+// (spec/jsonrpc.md §4), so such an entry lands in errors.
+func (s *Service) Walk(ctx context.Context, p *protocol.FsWalkParams) (*protocol.FsWalkResult, error) {
+	if err := sandboxGate(p.Sandbox); err != nil {
+		return nil, err
+	}
+	o := p.Options
+	if o.MaxDepth > MaxWalkDepth || o.MaxDirectories > MaxWalkDirectories || o.MaxEntries > MaxWalkEntries {
+		return nil, jsonrpc.InvalidRequest("filesystem walk limits exceed maximums: depth=%d, directories=%d, entries=%d",
+			MaxWalkDepth, MaxWalkDirectories, MaxWalkEntries)
+	}
+	if o.MaxDirectories == 0 || o.MaxEntries == 0 {
+		return nil, jsonrpc.InvalidRequest("filesystem walk limits must be greater than zero")
+	}
+	root, err := nativePath(p.Path)
+	if err != nil {
+		return nil, err
+	}
+	w := &walker{
+		ctx: ctx, opts: o,
+		res:     &protocol.FsWalkResult{Entries: []protocol.FsWalkEntry{}, Errors: []protocol.FsWalkError{}},
+		visited: map[string]bool{},
+	}
+	lst, err := os.Lstat(root)
+	if err != nil {
+		return nil, rpcError(err)
+	}
+	if lst.Mode()&os.ModeSymlink != 0 && !o.FollowDirectorySymlinks {
+		return w.res, nil
+	}
+	if st, err := os.Stat(root); err != nil || !st.IsDir() {
+		return w.res, nil
+	}
+	if real, err := realpath(root); err == nil {
+		w.visited[real] = true
+	}
+	w.run(walkDir{native: root, uri: string(protocol.FromNative(root)), depth: 0})
+	return w.res, nil
+}
+
+type walkDir struct {
+	native string
+	uri    string
+	depth  uint64
+}
+
+type walker struct {
+	ctx     context.Context
+	opts    protocol.FsWalkOptions
+	res     *protocol.FsWalkResult
+	visited map[string]bool // canonical paths of directories queued, for loop detection
+	budget  int
+	dirs    uint64
+}
+
+func (w *walker) run(root walkDir) {
+	queue := []walkDir{root}
+	w.dirs = 1
+	stopDescending := false
+	for len(queue) > 0 {
+		if w.ctx.Err() != nil {
+			w.res.Truncated = true
+			return
+		}
+		d := queue[0]
+		queue = queue[1:]
+		des, err := os.ReadDir(d.native)
+		if err != nil {
+			if !w.addError(d.uri, oserr.Text(err)) {
+				return
+			}
+			continue
+		}
+		names := make([]string, 0, len(des))
+		for _, de := range des {
+			names = append(names, de.Name())
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			uri := childURI(d.uri, name)
+			native, err := protocol.PathURI(uri).Native()
+			if err != nil {
+				if !w.addError(uri, err.Error()) {
+					return
+				}
+				continue
+			}
+			lst, err := os.Lstat(native)
+			if err != nil {
+				if !w.addError(uri, oserr.Text(err)) {
+					return
+				}
+				continue
+			}
+			isDir := lst.IsDir()
+			if lst.Mode()&os.ModeSymlink != 0 {
+				if !w.opts.FollowDirectorySymlinks {
+					continue
+				}
+				st, err := os.Stat(native)
+				if err != nil || !st.IsDir() {
+					continue
+				}
+				real, err := realpath(native)
+				if err != nil || w.visited[real] {
+					continue
+				}
+				isDir = true
+			} else if !isDir && !lst.Mode().IsRegular() {
+				continue
+			}
+			kind := protocol.FsWalkKindFile
+			if isDir {
+				kind = protocol.FsWalkKindDirectory
+			}
+			if !w.addEntry(uri, kind) {
+				return
+			}
+			if !isDir || d.depth+1 >= w.opts.MaxDepth+1 || stopDescending {
+				continue
+			}
+			if w.opts.PruneHiddenDirectories && strings.HasPrefix(name, ".") {
+				continue
+			}
+			if real, err := realpath(native); err == nil {
+				if w.visited[real] {
+					continue
+				}
+				w.visited[real] = true
+			}
+			if w.dirs >= w.opts.MaxDirectories {
+				w.res.Truncated = true
+				stopDescending = true
+				continue
+			}
+			w.dirs++
+			queue = append(queue, walkDir{native: native, uri: uri, depth: d.depth + 1})
+		}
+	}
+}
+
+// addEntry appends an entry; false means the walk must stop (truncated).
+func (w *walker) addEntry(uri, kind string) bool {
+	cost := len(uri) + walkEntryOverhead
+	if w.budget+cost > WalkResponseBudget {
+		w.res.Truncated = true
+		return false
+	}
+	w.budget += cost
+	w.res.Entries = append(w.res.Entries, protocol.FsWalkEntry{Path: protocol.PathURI(uri), Kind: kind})
+	if uint64(len(w.res.Entries)) >= w.opts.MaxEntries {
+		w.res.Truncated = true
+		return false
+	}
+	return true
+}
+
+// addError appends a per-entry failure; false means the budget is exhausted.
+func (w *walker) addError(uri, msg string) bool {
+	cost := len(uri) + len(msg) + walkEntryOverhead
+	if w.budget+cost > WalkResponseBudget {
+		w.res.Truncated = true
+		return false
+	}
+	w.budget += cost
+	w.res.Errors = append(w.res.Errors, protocol.FsWalkError{Path: protocol.PathURI(uri), Message: msg})
+	return true
+}
+
+// childURI joins a directory URI and a raw file name the way the reference's PathUri join
+// does: the name is made valid UTF-8 lossily and tabs, newlines and carriage returns are
+// dropped (URL parsing strips them) before percent-encoding.
+func childURI(dir, name string) string {
+	name = lossyUTF8(name)
+	if strings.ContainsAny(name, "\t\n\r") {
+		name = strings.NewReplacer("\t", "", "\n", "", "\r", "").Replace(name)
+	}
+	b := make([]byte, 0, len(dir)+1+len(name)+8)
+	b = append(b, dir...)
+	if !strings.HasSuffix(dir, "/") {
+		b = append(b, '/')
+	}
+	return string(protocol.AppendNativeSegment(b, name))
+}
