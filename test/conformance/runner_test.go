@@ -158,16 +158,21 @@ func run(t *testing.T, sc *Scenario, srv *server) []string {
 			}
 			transcript = append(transcript, got...)
 		case st.RecvUntil != "":
+			// Collected as a set: responses and process notifications race by nature
+			// (both servers); seq values inside the messages still pin event order.
+			var got []string
 			for {
 				m, err := recv()
 				if err != nil {
-					t.Fatalf("step %d (%s): %v\ntranscript so far:\n%s", i, st, err, strings.Join(transcript, "\n"))
+					t.Fatalf("step %d (%s): %v\ntranscript so far:\n%s", i, st, err, strings.Join(append(transcript, got...), "\n"))
 				}
-				transcript = append(transcript, normalize(m, srv, sc.Mask))
+				got = append(got, normalize(m, srv, sc.Mask))
 				if m["method"] == st.RecvUntil {
 					break
 				}
 			}
+			sort.Strings(got)
+			transcript = append(transcript, got...)
 		case st.ExpectClosed:
 			m, err := recv()
 			var ce websocket.CloseError

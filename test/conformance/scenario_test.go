@@ -20,7 +20,7 @@ import (
 //	   {"sendBinary": {...}},                   // a JSON message in a Binary frame
 //	   {"recv": 2},                             // receive 2 messages, compared in order
 //	   {"recvSet": 3},                          // receive 3 messages, compared as a multiset
-//	   {"recvUntil": "process/closed"},         // receive until a notification with that method
+//	   {"recvUntil": "process/closed"},         // receive until that notification; compared as a multiset
 //	   {"expectClosed": true},                  // the server closes the connection
 //	   {"sleep": 100},                          // milliseconds
 //	   {"reconnect": true},                     // close this socket, open a new one
@@ -28,8 +28,6 @@ import (
 //	 ],
 //	 "mask": ["result.sessionId"]}              // extra dotted paths masked in every message
 //
-// Within recvUntil, process/output chunks of one stream are concatenated so that read
-// boundaries do not matter.
 type Scenario struct {
 	Description string            `json:"description"`
 	Files       map[string]string `json:"files"`
