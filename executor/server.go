@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/execlab/executor/executor/fs"
 	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/executor/session"
@@ -68,6 +69,7 @@ type Server struct {
 	opts     Options
 	sessions *session.Registry[*sessionState]
 	info     *protocol.EnvironmentInfo // computed once: resume results must be identical
+	fs       *fs.Service
 
 	mu     sync.Mutex // guards closed and conns; held briefly
 	closed bool
@@ -81,6 +83,7 @@ func NewServer(opts *Options) *Server {
 		opts:     o,
 		sessions: session.NewRegistry[*sessionState](o.SessionTTL),
 		info:     detectEnvironment(),
+		fs:       fs.New(nil),
 	}
 }
 

@@ -3,6 +3,7 @@ package executor
 import (
 	"sync"
 
+	"github.com/execlab/executor/executor/fs"
 	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/process"
 )
@@ -49,30 +50,16 @@ func (st *sessionState) detach(c *conn) {
 // Close implements session.State: kills the session's processes.
 func (st *sessionState) Close() { st.procs.Close() }
 
-// connResources are owned by one connection and die with it.
+// connResources are owned by one connection and die with it (spec/jsonrpc.md §2.2):
+// fs/open handles and, later, streamed HTTP bodies.
 type connResources struct {
-	mu      sync.Mutex
-	closers []func()
+	fsHandles *fs.Handles
 }
 
-// connResourceFactories build per-connection components (fs handles, HTTP client);
-// method files register them. Each returns a close function.
-var connResourceFactories []func(s *Server, rpc *jsonrpc.Conn, r *connResources) func()
-
-func newConnResources(s *Server, rpc *jsonrpc.Conn) *connResources {
-	r := &connResources{}
-	for _, f := range connResourceFactories {
-		r.closers = append(r.closers, f(s, rpc, r))
-	}
-	return r
+func newConnResources(s *Server, _ *jsonrpc.Conn) *connResources {
+	return &connResources{fsHandles: s.fs.NewHandles()}
 }
 
 func (r *connResources) close() {
-	r.mu.Lock()
-	closers := r.closers
-	r.closers = nil
-	r.mu.Unlock()
-	for _, f := range closers {
-		f()
-	}
+	r.fsHandles.CloseAll()
 }
