@@ -43,4 +43,9 @@ const (
 	// process killed by process/terminate or Close before they stop, even if an
 	// escaped descendant still holds the pipes (§5.4: trailing output may be cut short).
 	terminateDrain = 100 * time.Millisecond
+	// exitDrainTimeout bounds how long the exit event waits for the pumps to take what
+	// the pipes held at exit, so that output written before the exit is numbered before
+	// it (spec/jsonrpc.md §5.3 example). It only runs out when a pump is stalled by a
+	// slow notifier.
+	exitDrainTimeout = 250 * time.Millisecond
 )

@@ -149,7 +149,7 @@ func (m *Manager) Close() {
 			if q != nil {
 				q.stop()
 			}
-			p.drainOutputs(0)
+			p.stopOutputs(0)
 		}
 	}
 	m.wg.Wait()

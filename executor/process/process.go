@@ -38,6 +38,11 @@ type proc struct {
 	killed      bool          // SIGKILL sent by terminate or Close
 	wake        chan struct{} // closed on every new event; nil until a reader waits
 	outputs     []*os.File    // output read ends, for drain deadlines; owned by the read routines
+	readers     int           // read routines still running
+	stopping    bool          // a stop deadline is set on outputs: a deadline error ends a pump
+	drainReq    bool          // the exit drain was requested (see requestExitDrainLocked)
+	drainLeft   int           // readers yet to acknowledge the exit drain
+	drainDone   chan struct{} // closed when drainLeft reaches 0
 	stdin       *stdinQueue   // nil unless tty or pipeStdin
 }
 
@@ -87,14 +92,47 @@ func (p *proc) signalGroupLocked(sig syscall.Signal) (bool, error) {
 	return true, nil
 }
 
-// drainOutputs makes the output pumps stop within d even if an escaped descendant keeps
+// stopOutputs makes the output pumps stop within d even if an escaped descendant keeps
 // the pipes open. A pump that already finished has closed its file; the error is moot.
-func (p *proc) drainOutputs(d time.Duration) {
+func (p *proc) stopOutputs(d time.Duration) {
 	p.mu.Lock()
-	outs := p.outputs
-	p.mu.Unlock()
+	defer p.mu.Unlock()
+	p.stopping = true
 	deadline := time.Now().Add(d)
-	for _, f := range outs {
+	for _, f := range p.outputs {
 		_ = f.SetReadDeadline(deadline)
+	}
+}
+
+// requestExitDrainLocked asks every running reader to read what the pipes already hold
+// and acknowledge, so output written before the exit gets seqs before the exit event.
+// It returns the channel closed once all have acknowledged, or nil if none runs.
+//
+// Mechanism: a read deadline of "now" makes a reader's Read return buffered data first
+// and then a deadline error, at which point the pipe is empty; the reader acknowledges,
+// clears the deadline and keeps reading (later output follows the exit).
+func (p *proc) requestExitDrainLocked() <-chan struct{} {
+	if p.readers == 0 || p.stopping || p.drainReq {
+		return nil
+	}
+	p.drainReq = true
+	p.drainLeft = p.readers
+	p.drainDone = make(chan struct{})
+	now := time.Now()
+	for _, f := range p.outputs {
+		_ = f.SetReadDeadline(now)
+	}
+	return p.drainDone
+}
+
+// ackExitDrainLocked records one reader's acknowledgement; acked is the reader's own flag.
+func (p *proc) ackExitDrainLocked(acked *bool) {
+	if !p.drainReq || *acked {
+		return
+	}
+	*acked = true
+	p.drainLeft--
+	if p.drainLeft == 0 {
+		close(p.drainDone)
 	}
 }

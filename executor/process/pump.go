@@ -1,6 +1,7 @@
 package process
 
 import (
+	"errors"
 	"os"
 	"syscall"
 	"time"
@@ -20,6 +21,7 @@ import (
 // routineRead pumps one output stream until EOF, a read error, or a drain deadline.
 func (m *Manager) routineRead(p *proc, f *os.File, stream protocol.ExecOutputStream) {
 	defer m.wg.Done()
+	acked := false // this reader acknowledged the exit drain
 	buf := make([]byte, readBufferSize)
 	for {
 		n, err := f.Read(buf)
@@ -34,12 +36,27 @@ func (m *Manager) routineRead(p *proc, f *os.File, stream protocol.ExecOutputStr
 			m.emitOutput(p, stream, data)
 		}
 		if err != nil {
-			// io.EOF (pipes), EIO (PTY: every slave fd closed), a drain deadline, or
-			// os.ErrClosed after Close: all end the stream.
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				p.mu.Lock()
+				if !p.stopping {
+					// Exit drain: the pipe is empty now. Acknowledge and go on.
+					p.ackExitDrainLocked(&acked)
+					_ = f.SetReadDeadline(time.Time{})
+					p.mu.Unlock()
+					continue
+				}
+				p.mu.Unlock()
+			}
+			// io.EOF (pipes), EIO (PTY: every slave fd closed), a stop deadline, or
+			// os.ErrClosed: all end the stream.
 			break
 		}
 	}
 	_ = f.Close()
+	p.mu.Lock()
+	p.readers--
+	p.ackExitDrainLocked(&acked)
+	p.mu.Unlock()
 	m.finishStream(p)
 }
 
@@ -53,11 +70,20 @@ func (m *Manager) routineWait(p *proc, child *os.Process) {
 	p.mu.Lock()
 	p.reaped = true
 	killed := p.killed
+	drained := p.requestExitDrainLocked()
 	p.mu.Unlock()
-	if killed {
-		p.drainOutputs(terminateDrain)
+	if drained != nil {
+		t := time.NewTimer(exitDrainTimeout)
+		select {
+		case <-drained:
+		case <-t.C:
+		}
+		t.Stop()
 	}
 	m.emitExit(p, code)
+	if killed {
+		p.stopOutputs(terminateDrain)
+	}
 }
 
 // exitCode maps a wait status to the wire exit code (spec/jsonrpc.md §5.4): the exit

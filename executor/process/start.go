@@ -56,6 +56,9 @@ func (m *Manager) Start(ctx context.Context, params *protocol.ProcessStartParams
 	m.procs[id] = p
 	m.mu.Unlock()
 
+	if testHookSpawning != nil {
+		testHookSpawning(id)
+	}
 	sp, err := spawn(&spawnSpec{
 		argv:      params.Argv,
 		arg0:      params.Arg0,
@@ -88,6 +91,7 @@ func (m *Manager) Start(ctx context.Context, params *protocol.ProcessStartParams
 	p.pgid = sp.proc.Pid
 	p.outputs = sp.outputs
 	p.openStreams = len(sp.outputs)
+	p.readers = len(sp.outputs)
 	if sp.stdin != nil {
 		p.stdin = newStdinQueue(sp.stdin)
 	}
@@ -112,6 +116,9 @@ func (m *Manager) Start(ctx context.Context, params *protocol.ProcessStartParams
 	m.log.Debug("process started", "process_id", id, "pid", sp.proc.Pid, "tty", params.Tty)
 	return &protocol.ProcessStartResult{ProcessID: id, SandboxType: sandboxType}, nil
 }
+
+// testHookSpawning, when set by tests, runs while the entry is Starting, before spawn.
+var testHookSpawning func(id string)
 
 // prepareSandbox is the single place where process/start meets sandbox intent. Until
 // sandbox enforcement is wired in, any non-null sandbox fails closed (sandbox.md: never

@@ -1,0 +1,44 @@
+package process
+
+import (
+	"github.com/execlab/executor/executor/protocol"
+)
+
+// SetSpawningHook installs f to run while a start is in the Starting state, before the
+// spawn; the returned func restores the previous hook. Not safe to use in parallel tests.
+func SetSpawningHook(f func(id string)) (restore func()) {
+	old := testHookSpawning
+	testHookSpawning = f
+	return func() { testHookSpawning = old }
+}
+
+// ChildEnv exposes childEnv with an injected server environment.
+func ChildEnv(env map[string]string, policy *protocol.ExecEnvPolicy, server []string) map[string]string {
+	return childEnv(env, policy, func() []string { return server })
+}
+
+// GlobMatchFold exposes the envPolicy pattern matcher.
+var GlobMatchFold = globMatchFold
+
+// OutputLog wraps outputLog for tests.
+type OutputLog struct{ l outputLog }
+
+func NewOutputLog(maxBytes, maxChunks int) *OutputLog {
+	return &OutputLog{l: newOutputLog(maxBytes, maxChunks)}
+}
+
+func (o *OutputLog) Push(seq uint64, data []byte) {
+	o.l.push(retainedChunk{seq: seq, stream: protocol.StreamStdout, data: data})
+}
+
+func (o *OutputLog) Collect(after uint64, maxBytes int64) []protocol.ProcessOutputChunk {
+	return o.l.collect(after, maxBytes)
+}
+
+func (o *OutputLog) Len() int   { return o.l.n }
+func (o *OutputLog) Bytes() int { return o.l.bytes }
+
+// ResolvePtyProgram exposes the PTY program resolution.
+func ResolvePtyProgram(name string, viaArg0 bool, cwd string, env map[string]string) (string, error) {
+	return resolvePtyProgram(name, viaArg0, cwd, env)
+}
