@@ -14,11 +14,9 @@ func decodeBase64(s string) ([]byte, string) {
 	if err == nil {
 		return data, ""
 	}
-	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 	isSym := func(c byte) bool {
 		return c < 0x80 && (c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/')
 	}
-	_ = alphabet
 	// Position of the first '=' (padding start).
 	pad := len(s)
 	for i := 0; i < len(s); i++ {
