@@ -84,6 +84,13 @@ func run(t *testing.T, sc *Scenario, srv *server) []string {
 			t.Fatal(err)
 		}
 	}
+	if sc.Setup != "" {
+		cmd := exec.Command("bash", "-c", sc.Setup)
+		cmd.Dir = srv.tmp
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("setup: %v: %s", err, out)
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	dial := func() *websocket.Conn {
@@ -219,6 +226,7 @@ func normalize(m map[string]any, srv *server, mask []string) string {
 		maskPath(m, strings.Split(path, "."))
 	}
 	v := scrub(m, srv)
+	sortDirectoryEntries(v)
 	b, _ := json.Marshal(v) // map keys are sorted: field order does not matter
 	return string(b)
 }
@@ -261,4 +269,29 @@ func scrub(v any, srv *server) any {
 		return s
 	}
 	return v
+}
+
+// sortDirectoryEntries orders fs/readDirectory entries by name: the reference emits raw
+// directory order, we emit sorted order (a documented deviation), so order is not compared.
+func sortDirectoryEntries(v any) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return
+	}
+	r, ok := m["result"].(map[string]any)
+	if !ok {
+		return
+	}
+	entries, ok := r["entries"].([]any)
+	if !ok || len(entries) == 0 {
+		return
+	}
+	if e, ok := entries[0].(map[string]any); !ok || e["fileName"] == nil {
+		return
+	}
+	sort.SliceStable(entries, func(i, j int) bool {
+		a, _ := entries[i].(map[string]any)["fileName"].(string)
+		b, _ := entries[j].(map[string]any)["fileName"].(string)
+		return a < b
+	})
 }

@@ -14,6 +14,7 @@ import (
 //
 //	{"description": "...",
 //	 "files": {"rel/path": "content"},          // created under ${TMP} before the run
+//	 "setup": "ln -s a b; mkfifo f",            // sh script run in ${TMP} after files
 //	 "steps": [
 //	   {"send": {...}},                         // a JSON message (Text frame); ${TMP}, ${SESSION} expanded
 //	   {"sendText": "not-json"},                // raw text (Text frame)
@@ -31,6 +32,7 @@ import (
 type Scenario struct {
 	Description string            `json:"description"`
 	Files       map[string]string `json:"files"`
+	Setup       string            `json:"setup"`
 	Steps       []Step            `json:"steps"`
 	Mask        []string          `json:"mask"`
 	Concurrent  int               `json:"concurrentRequests"`
