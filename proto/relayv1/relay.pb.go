@@ -73,8 +73,8 @@ type RelayMessageFrame struct {
 	//	*RelayMessageFrame_Heartbeat
 	//	*RelayMessageFrame_Handshake
 	Body isRelayMessageFrame_Body `protobuf_oneof:"body"`
-	// Cleartext W3C trace context of later reference revisions only. Tolerated on receipt,
-	// not emitted by default.
+	// Cleartext W3C trace context. Not emitted by released peers nor by default here; decoded
+	// as a string (so invalid UTF-8 is a decode error, observed from codex 0.169.0) and ignored.
 	Traceparent *string `protobuf:"bytes,11,opt,name=traceparent,proto3,oneof" json:"traceparent,omitempty"`
 	// As traceparent.
 	Tracestate    *string `protobuf:"bytes,12,opt,name=tracestate,proto3,oneof" json:"tracestate,omitempty"`

@@ -12,8 +12,10 @@ import (
 //   - a scalar field seen twice: the last value wins; uint32 keeps the low 32 bits of the varint;
 //   - the same body member seen twice: the second is merged into the first; a different member
 //     replaces it (oneof);
-//   - unknown field numbers (11 traceparent, 12 tracestate, later) are skipped, whatever their
-//     wire type;
+//   - 11 traceparent and 12 tracestate are known optional strings: checked (wire type, UTF-8)
+//     and discarded, as the released binary does (observed from codex 0.169.0: invalid UTF-8 in
+//     field 11 is a decode error there);
+//   - unknown field numbers (13 and later) are skipped, whatever their wire type;
 //   - a known field with the wrong wire type, a truncated field, field number 0 or invalid UTF-8
 //     in a string field is an error.
 
@@ -53,6 +55,10 @@ func Decode(f *Frame, b []byte) error {
 			f.Ack, n, err = consumeUint32(b, typ, "ack")
 		case fieldAckBits:
 			f.AckBits, n, err = consumeUint32(b, typ, "ack_bits")
+		case fieldTraceparent:
+			_, n, err = consumeString(b, typ, "traceparent")
+		case fieldTracestate:
+			_, n, err = consumeString(b, typ, "tracestate")
 		case fieldData, fieldAckFrame, fieldResume, fieldReset, fieldHeartbeat, fieldHandshake:
 			var msg []byte
 			msg, n, err = consumeMessage(b, typ, num)

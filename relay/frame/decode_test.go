@@ -36,6 +36,8 @@ func TestDecode_RejectsMalformed(t *testing.T) {
 		{"heartbeat garbage", "08 01 12 01 73 4a 02 0a 05"},
 		{"unknown field truncated", "08 01 12 01 73 5a 05 00"},
 		{"stray end group", "08 01 0c"},
+		{"traceparent invalid UTF-8", "08 01 12 01 73 3a 00 5a 01 ff"},
+		{"tracestate wrong wire type", "08 01 12 01 73 3a 00 60 01"},
 		{"unterminated group", "08 01 0b 08 01"},
 	}
 	for _, tt := range tests {

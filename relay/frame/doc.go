@@ -25,9 +25,11 @@
 //     rejects frames that fail Validate or exceed MaxMessageSize. EncodeUnvalidated skips
 //     Validate, for tests that must put invalid frames on the wire.
 //   - Decode parses without validating; callers run Validate next, as the reference does
-//     (decode failure = check 0, then checks 1-6 of spec §3). Unknown fields (11 traceparent, 12
-//     tracestate, anything later) are skipped; a wrong wire type on a known field, a truncated
-//     field, invalid UTF-8 in a string field or a message over MaxMessageSize are errors.
+//     (decode failure = check 0, then checks 1-6 of spec §3). Fields 11 traceparent and 12
+//     tracestate are checked like the reference's optional strings and discarded; unknown fields
+//     (13 and later) are skipped; a wrong wire type on a known field, a truncated field, invalid
+//     UTF-8 in a string field or a message over MaxMessageSize are errors. These rules and the
+//     validation texts are checked against the released binary by test/interop.
 //   - Decode aliases its input: Data.Payload and Handshake.Payload point into b. It reuses the
 //     Frame's current Body value when it has the same kind and keeps StreamID when the bytes are
 //     unchanged, so decoding a stream's data frames into one Frame allocates nothing. Use Clone to

@@ -10,7 +10,8 @@ import "bytes"
 //	3      ack        varint          Ack (released peers: 0, ignored)
 //	4      ack_bits   varint          AckBits (released peers: 0, ignored)
 //	5..10  body       oneof message   Body (nil = no body on the wire)
-//	11,12  traceparent/tracestate     not represented; skipped on decode, never emitted
+//	11,12  traceparent/tracestate     not represented: checked (string, UTF-8) and discarded on
+//	                                  decode, never emitted
 //
 // A Frame filled by Decode aliases the decoded message; see Decode and Clone.
 type Frame struct {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"testing"
 
-	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/execlab/executor/proto/relayv1"
@@ -18,9 +17,8 @@ import (
 //   - whatever decodes re-encodes to a canonical form that decodes to the same frame and is a
 //     fixed point of Decode→Encode;
 //   - protobuf-go with the generated structs accepts what Decode accepts and reads the same
-//     fields (Decode is at most stricter: it rejects wrong wire types on known fields). Fields
-//     11/12 are removed first: protobuf-go checks their UTF-8, while Decode skips them like the
-//     released reference, whose schema predates them;
+//     fields (Decode is at most stricter: like prost it rejects wrong wire types on known
+//     fields, where protobuf-go treats them as unknown);
 //   - Validate is deterministic on the decoded frame and Encode agrees with it.
 func FuzzDecode(f *testing.F) {
 	for _, fr := range allBodiesFrames() {
@@ -44,7 +42,7 @@ func FuzzDecode(f *testing.F) {
 			return
 		}
 		var m relayv1.RelayMessageFrame
-		if perr := proto.Unmarshal(withoutTraceFields(in), &m); perr != nil {
+		if perr := proto.Unmarshal(in, &m); perr != nil {
 			t.Fatalf("Decode accepted %x, protobuf-go refused it: %v", in, perr)
 		}
 		if pf := fromProto(&m); !equalFrames(&fr, &pf) {
@@ -77,24 +75,4 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("Encode %x differs from EncodeUnvalidated %x", checked, enc)
 		}
 	})
-}
-
-// withoutTraceFields drops top-level fields 11 and 12 from a message that Decode accepted.
-func withoutTraceFields(in []byte) []byte {
-	var out []byte
-	for b := in; len(b) > 0; {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return in
-		}
-		m := protowire.ConsumeFieldValue(num, typ, b[n:])
-		if m < 0 {
-			return in
-		}
-		if num != 11 && num != 12 {
-			out = append(out, b[:n+m]...)
-		}
-		b = b[n+m:]
-	}
-	return out
 }

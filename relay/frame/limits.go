@@ -24,17 +24,18 @@ const (
 
 // Protobuf field numbers of proto/codex/exec_server/relay/v1/relay.proto (wire).
 const (
-	fieldVersion   = 1  // RelayMessageFrame.version, uint32
-	fieldStreamID  = 2  // RelayMessageFrame.stream_id, string
-	fieldAck       = 3  // RelayMessageFrame.ack, uint32
-	fieldAckBits   = 4  // RelayMessageFrame.ack_bits, uint32
-	fieldData      = 5  // oneof body: RelayData
-	fieldAckFrame  = 6  // oneof body: RelayAck
-	fieldResume    = 7  // oneof body: RelayResume
-	fieldReset     = 8  // oneof body: RelayReset
-	fieldHeartbeat = 9  // oneof body: RelayHeartbeat
-	fieldHandshake = 10 // oneof body: RelayHandshake
-	// 11 traceparent and 12 tracestate (optional string) are skipped as unknown fields.
+	fieldVersion     = 1  // RelayMessageFrame.version, uint32
+	fieldStreamID    = 2  // RelayMessageFrame.stream_id, string
+	fieldAck         = 3  // RelayMessageFrame.ack, uint32
+	fieldAckBits     = 4  // RelayMessageFrame.ack_bits, uint32
+	fieldData        = 5  // oneof body: RelayData
+	fieldAckFrame    = 6  // oneof body: RelayAck
+	fieldResume      = 7  // oneof body: RelayResume
+	fieldReset       = 8  // oneof body: RelayReset
+	fieldHeartbeat   = 9  // oneof body: RelayHeartbeat
+	fieldHandshake   = 10 // oneof body: RelayHandshake
+	fieldTraceparent = 11 // optional string; checked and discarded on decode, never emitted
+	fieldTracestate  = 12 // optional string; as fieldTraceparent
 
 	fieldDataSeq          = 1 // RelayData.seq, uint32
 	fieldDataSegmentIndex = 2 // RelayData.segment_index, uint32

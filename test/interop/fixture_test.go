@@ -292,16 +292,43 @@ func envOr(k, def string) string {
 	return def
 }
 
-// lockedBuffer collects process output written from exec's copying goroutines.
+// lockedBuffer collects process output written from exec's copying goroutines and lets the test
+// wait for a substring without polling.
 type lockedBuffer struct {
-	mu  sync.Mutex // guards b: written by exec's goroutine, read by the test
-	buf bytes.Buffer
+	mu      sync.Mutex // guards buf and changed: written by exec's goroutine, read by the test
+	buf     bytes.Buffer
+	changed chan struct{} // closed and replaced on every Write
 }
 
 func (b *lockedBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.changed != nil {
+		close(b.changed)
+		b.changed = nil
+	}
 	return b.buf.Write(p)
+}
+
+// waitFor blocks until the output contains s (ANSI colour codes removed) or ctx is done.
+func (b *lockedBuffer) waitFor(ctx context.Context, s string) error {
+	for {
+		b.mu.Lock()
+		found := strings.Contains(ansiEscape.ReplaceAllString(b.buf.String(), ""), s)
+		if b.changed == nil {
+			b.changed = make(chan struct{})
+		}
+		ch := b.changed
+		b.mu.Unlock()
+		if found {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 func (b *lockedBuffer) String() string {
