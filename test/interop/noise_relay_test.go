@@ -7,6 +7,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -108,8 +110,35 @@ func TestNoiseRelay_GoHarnessAgainstReferenceExecutor(t *testing.T) {
 		t.Errorf("process output: got %q, want %q", got, "interop\n")
 	}
 
-	checkRoundTrip(t, rc.rawFrames())
-	checkUnknownStreamReset(ctx, t, rc)
+	frames := rc.rawFrames()
+	checkRoundTrip(t, frames)
+	reset := checkUnknownStreamReset(ctx, t, rc)
+	if dir := os.Getenv("EXECUTOR_INTEROP_GOLDEN_DIR"); dir != "" && !t.Failed() {
+		writeGolden(t, dir, frames, reset)
+	}
+}
+
+// writeGolden stores frames written by the binary as relay/frame golden vectors
+// (relay/frame/testdata/reference/regen.sh sets EXECUTOR_INTEROP_GOLDEN_DIR).
+func writeGolden(t *testing.T, dir string, frames []rawFrame, reset []byte) {
+	t.Helper()
+	old, _ := filepath.Glob(filepath.Join(dir, "*.bin"))
+	for _, f := range old {
+		if err := os.Remove(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write := func(i int, kind frame.Kind, b []byte) {
+		name := filepath.Join(dir, fmt.Sprintf("%02d-%s-%d.bin", i, kind, len(b)))
+		if err := os.WriteFile(name, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, rf := range frames {
+		write(i, frame.KindOf(rf.frame.Body), rf.bytes)
+	}
+	write(len(frames), frame.KindReset, reset)
+	t.Logf("wrote %d golden frames to %s", len(frames)+1, dir)
 }
 
 // checkUpgradeRequest: the rendezvous dial carries no authorization and a fresh request id
@@ -197,7 +226,7 @@ func checkRoundTrip(t *testing.T, frames []rawFrame) {
 
 // checkUnknownStreamReset: data on a stream the executor does not know is answered with a reset
 // (spec §12.1), whose bytes equal relay/frame's encoding of Reset{noise_relay_protocol_error}.
-func checkUnknownStreamReset(ctx context.Context, t *testing.T, rc *wsRecordConn) {
+func checkUnknownStreamReset(ctx context.Context, t *testing.T, rc *wsRecordConn) []byte {
 	t.Helper()
 	other := newUUID(t)
 	err := rc.writeFrame(ctx, &frame.Frame{Version: frame.Version, StreamID: other,
@@ -225,7 +254,7 @@ func checkUnknownStreamReset(ctx context.Context, t *testing.T, rc *wsRecordConn
 		if len(b) != resetFrameLen {
 			t.Errorf("reset frame: got %d bytes, want %d", len(b), resetFrameLen)
 		}
-		return
+		return b
 	}
 }
 
