@@ -110,8 +110,11 @@ func TestNoiseRelay_GoHarnessAgainstReferenceExecutor(t *testing.T) {
 		t.Errorf("process output: got %q, want %q", got, "interop\n")
 	}
 
+	checkLargeMessages(ctx, t, rpc)
+
 	frames := rc.rawFrames()
 	checkRoundTrip(t, frames)
+	checkFullRecordFrame(t, frames)
 	reset := checkUnknownStreamReset(ctx, t, rc)
 	if dir := os.Getenv("EXECUTOR_INTEROP_GOLDEN_DIR"); dir != "" && !t.Failed() {
 		writeGolden(t, dir, frames, reset)
@@ -134,11 +137,66 @@ func writeGolden(t *testing.T, dir string, frames []rawFrame, reset []byte) {
 			t.Fatal(err)
 		}
 	}
+	// Keep the repository small: every frame under 8 KiB plus the first full-record frame.
+	full := false
 	for i, rf := range frames {
-		write(i, frame.KindOf(rf.frame.Body), rf.bytes)
+		isFull := len(rf.bytes) == 61508
+		if len(rf.bytes) < 8<<10 || (isFull && !full) {
+			write(i, frame.KindOf(rf.frame.Body), rf.bytes)
+		}
+		full = full || isFull
 	}
 	write(len(frames), frame.KindReset, reset)
-	t.Logf("wrote %d golden frames to %s", len(frames)+1, dir)
+	t.Logf("wrote golden frames to %s", dir)
+}
+
+// largeFileLen makes both fs/writeFile's request and fs/readFile's response span several
+// 61440-byte records (base64 inflates by 4/3).
+const largeFileLen = 200 << 10
+
+// checkLargeMessages moves a JSON-RPC message of several records each way: fs/writeFile (our
+// channel splits, the reference reassembles) and fs/readFile (the reference splits into full
+// 61440-byte records, we reassemble).
+func checkLargeMessages(ctx context.Context, t *testing.T, rpc *rpcClient) {
+	t.Helper()
+	content := make([]byte, largeFileLen)
+	if _, err := rand.Read(content); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "large.bin")
+	uri := "file://" + path
+	b64 := base64.StdEncoding.EncodeToString(content)
+	rpc.call(ctx, "fs/writeFile", fmt.Sprintf(`{"path":%q,"dataBase64":%q}`, uri, b64))
+	onDisk, err := os.ReadFile(path)
+	if err != nil || !bytes.Equal(onDisk, content) {
+		t.Fatalf("fs/writeFile through the channel: file has %d bytes (err %v), want the %d bytes sent", len(onDisk), err, len(content))
+	}
+	res := rpc.call(ctx, "fs/readFile", fmt.Sprintf(`{"path":%q}`, uri))
+	var read struct {
+		DataBase64 string `json:"dataBase64"`
+	}
+	if err := json.Unmarshal(res, &read); err != nil {
+		t.Fatalf("fs/readFile result: %v", err)
+	}
+	if got, err := base64.StdEncoding.DecodeString(read.DataBase64); err != nil || !bytes.Equal(got, content) {
+		t.Errorf("fs/readFile through the channel: got %d bytes (err %v), want the %d bytes written", len(got), err, len(content))
+	}
+}
+
+// checkFullRecordFrame: a data frame carrying a full record (61440 plaintext bytes + 16-byte
+// tag) is 61508 bytes with a 36-byte stream id (spec §2.2).
+func checkFullRecordFrame(t *testing.T, frames []rawFrame) {
+	t.Helper()
+	const fullRecordFrameLen = 61508
+	for _, rf := range frames {
+		if d, ok := rf.frame.Body.(*frame.Data); ok && len(d.Payload) == 61440+16 {
+			if len(rf.bytes) != fullRecordFrameLen {
+				t.Errorf("full-record data frame: got %d bytes, want %d", len(rf.bytes), fullRecordFrameLen)
+			}
+			return
+		}
+	}
+	t.Errorf("no full-record data frame among %d frames from the binary", len(frames))
 }
 
 // checkUpgradeRequest: the rendezvous dial carries no authorization and a fresh request id
@@ -219,8 +277,8 @@ func checkRoundTrip(t *testing.T, frames []rawFrame) {
 		}
 	}
 	t.Logf("%d frames from the binary round-tripped byte-identically: %v", len(frames), kinds)
-	if kinds[frame.KindHandshake] != 1 || kinds[frame.KindData] < 2 {
-		t.Errorf("frames from the binary: got %v, want 1 handshake and at least 2 data", kinds)
+	if kinds[frame.KindHandshake] != 1 || kinds[frame.KindData] < 4 {
+		t.Errorf("frames from the binary: got %v, want 1 handshake and at least 4 data", kinds)
 	}
 }
 

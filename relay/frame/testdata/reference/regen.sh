@@ -2,7 +2,8 @@
 # Regenerates the golden frames in this directory: binary RelayMessageFrames written by the
 # released reference executor (codex exec-server 0.169.0) during test/interop's
 # TestNoiseRelay_GoHarnessAgainstReferenceExecutor — message 2 (handshake), the encrypted
-# JSON-RPC data records and the reset for an unknown stream. Ciphertexts differ on every run
+# JSON-RPC data records under 8 KiB plus one full 61440-byte record (61508-byte frame), and the
+# reset for an unknown stream. Files are <index>-<kind>-<size>.bin. Ciphertexts differ on every run
 # (ephemeral keys); the frame layout does not.
 #
 # Needs the reference binary (see test/interop: EXECUTOR_REFERENCE_BIN or
