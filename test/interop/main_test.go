@@ -5,6 +5,19 @@
 // Reference lookup: $EXECUTOR_REFERENCE_BIN, else scripts/install-reference.sh (prints the
 // path), else ../shared/tools/reference-codex relative to the repository root (prints the path).
 // When CI=true and none works the tests fail; elsewhere they skip with the reason.
+//
+// Fixture (fixture_test.go): an in-test registry on http://127.0.0.1 (register, validate) and an
+// in-test rendezvous websocket on ws://127.0.0.1; the test itself plays rendezvous and harness
+// on the executor's socket. The reference is started as
+//
+//	codex exec-server --remote http://127.0.0.1:PORT --environment-id env-interop --registration-bearer-stdin
+//
+// with the bearer as one line on stdin and CODEX_HOME (and HOME) a fresh dir under /var/tmp.
+// Observed from codex 0.169.0: a plain http:// loopback registry URL is accepted with
+// bearer-stdin auth (no https needed), and a ws:// rendezvous url from the register response is
+// dialed verbatim with its query, without an authorization header.
+//
+// Regenerate relay/frame's golden frames with relay/frame/testdata/reference/regen.sh.
 package interop_test
 
 import (
