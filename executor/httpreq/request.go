@@ -26,9 +26,22 @@ func (e *redirectError) Error() string { return e.msg }
 // streamResponse jsonrpc.Then(result, start), where start launches the body pump after the
 // response has been queued.
 func (c *Client) Request(ctx context.Context, p *protocol.HTTPRequestParams) (any, error) {
-	req, err := c.buildRequest(p)
+	result, start, err := c.request(ctx, p)
 	if err != nil {
 		return nil, err
+	}
+	if start != nil {
+		return jsonrpc.Then(result, start), nil
+	}
+	return result, nil
+}
+
+// request performs the exchange; start is non-nil for a streamed body and must be called
+// once the response has been queued.
+func (c *Client) request(ctx context.Context, p *protocol.HTTPRequestParams) (*protocol.HTTPRequestResult, func(), error) {
+	req, err := c.buildRequest(p)
+	if err != nil {
+		return nil, nil, err
 	}
 	// A streamed body outlives the request handler, so its exchange runs under the
 	// client's lifetime ctx; a buffered one under the request's.
@@ -50,17 +63,17 @@ func (c *Client) Request(ctx context.Context, p *protocol.HTTPRequestParams) (an
 		if err := c.reserve(p.RequestID, s); err != nil {
 			cancel()
 			if errors.Is(err, errClosed) {
-				return nil, jsonrpc.Internal("http/request failed: %s", err.Error())
+				return nil, nil, jsonrpc.Internal("http/request failed: %s", err.Error())
 			}
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	fail := func(e error) (any, error) {
+	fail := func(e error) (*protocol.HTTPRequestResult, func(), error) {
 		cancel()
 		if s != nil {
 			c.release(p.RequestID)
 		}
-		return nil, e
+		return nil, nil, e
 	}
 
 	hc := &http.Client{Transport: c.transport, CheckRedirect: checkRedirect(p.RedirectPolicy)}
@@ -74,13 +87,13 @@ func (c *Client) Request(ctx context.Context, p *protocol.HTTPRequestParams) (an
 		resp.Body.Close()
 		cancel()
 		if err != nil {
-			return nil, jsonrpc.Internal("failed to read http/request response body: %s", transportText(err))
+			return nil, nil, jsonrpc.Internal("failed to read http/request response body: %s", transportText(err))
 		}
 		result.BodyBase64 = base64.StdEncoding.EncodeToString(body)
-		return result, nil
+		return result, nil, nil
 	}
 	s.body = resp.Body
-	return jsonrpc.Then(result, s.start), nil
+	return result, s.start, nil
 }
 
 // buildRequest validates method, URL, headers and body (all -32602).
