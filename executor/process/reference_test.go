@@ -1,0 +1,159 @@
+package process_test
+
+// Differential check of spawn-failure texts against the reference binary
+// (`codex exec-server --listen stdio`). Binary lookup: $EXECUTOR_REFERENCE_BIN, else
+// scripts/install-reference.sh, else /work/shared/tools/reference-codex; with CI=true a
+// missing binary fails the test.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/executor/protocol"
+)
+
+func findReference(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("EXECUTOR_REFERENCE_BIN"); p != "" {
+		return p
+	}
+	for _, script := range []string{"../../scripts/install-reference.sh", "/work/shared/tools/reference-codex"} {
+		if _, err := os.Stat(script); err != nil {
+			continue
+		}
+		if out, err := exec.Command(script).Output(); err == nil {
+			if p := strings.TrimSpace(string(out)); p != "" {
+				return p
+			}
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("reference binary not found (set EXECUTOR_REFERENCE_BIN)")
+	}
+	t.Skip("reference binary not found; set EXECUTOR_REFERENCE_BIN, or CI=true to require it")
+	return ""
+}
+
+// stdioRef is the reference exec-server over stdio, handshake done.
+type stdioRef struct {
+	t    *testing.T
+	in   io.Writer
+	out  *bufio.Reader
+	next int
+}
+
+func startStdioReference(t *testing.T) *stdioRef {
+	t.Helper()
+	bin := findReference(t)
+	home, err := os.MkdirTemp("/var/tmp", "executor-process-ref-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin, "exec-server", "--listen", "stdio")
+	cmd.Env = append(os.Environ(), "CODEX_HOME="+home)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdin.Close(); cancel(); _ = cmd.Wait() })
+	r := &stdioRef{t: t, in: stdin, out: bufio.NewReaderSize(stdout, 1<<20), next: 1}
+	r.call("initialize", map[string]any{"clientName": "executor-process-test"})
+	fmt.Fprintln(r.in, `{"method":"initialized","params":{}}`)
+	return r
+}
+
+// call sends a request and returns its result or error, skipping notifications.
+func (r *stdioRef) call(method string, params any) (json.RawMessage, *jsonrpc.Error) {
+	r.t.Helper()
+	id := r.next
+	r.next++
+	b, err := json.Marshal(map[string]any{"id": id, "method": method, "params": params})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if _, err := r.in.Write(append(b, '\n')); err != nil {
+		r.t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		line, err := r.out.ReadBytes('\n')
+		if err != nil {
+			r.t.Fatalf("reading reference output: %v", err)
+		}
+		var msg struct {
+			ID     *int            `json:"id"`
+			Result json.RawMessage `json:"result"`
+			Error  *jsonrpc.Error  `json:"error"`
+		}
+		if err := json.Unmarshal(line, &msg); err != nil {
+			r.t.Fatalf("decoding reference line %q: %v", line, err)
+		}
+		if msg.ID != nil && *msg.ID == id {
+			return msg.Result, msg.Error
+		}
+	}
+	r.t.Fatalf("no reply to %s", method)
+	return nil, nil
+}
+
+func TestSpawnErrors_MatchReference(t *testing.T) {
+	ref := startStdioReference(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "noexec"), []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "adir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	home, _ := os.UserHomeDir()
+	m := newManager(t, nil)
+	for i, tt := range spawnErrorCases(dir, home) {
+		cwd := dir
+		if tt.cwd != "" {
+			cwd = tt.cwd
+		}
+		p := &protocol.ProcessStartParams{
+			ProcessID: fmt.Sprintf("ref-%d", i), Argv: tt.argv, Arg0: tt.arg0,
+			Cwd: protocol.FromNative(cwd), Env: tt.env, Tty: tt.tty,
+		}
+		_, refErr := ref.call(protocol.MethodProcessStart, p)
+		_, ourErr := m.Start(context.Background(), p)
+		if refErr == nil {
+			t.Errorf("%s: reference started the process, want a spawn failure", tt.name)
+			continue
+		}
+		var got *jsonrpc.Error
+		if ourErr == nil || !asRPC(ourErr, &got) {
+			t.Errorf("%s: got %v, want reference error %d %q", tt.name, ourErr, refErr.Code, refErr.Message)
+			continue
+		}
+		if got.Code != refErr.Code || got.Message != refErr.Message {
+			t.Errorf("%s: got %d %q, want reference %d %q", tt.name, got.Code, got.Message, refErr.Code, refErr.Message)
+		}
+	}
+}
+
+func asRPC(err error, out **jsonrpc.Error) bool {
+	e, ok := err.(*jsonrpc.Error)
+	*out = e
+	return ok
+}
