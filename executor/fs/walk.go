@@ -12,10 +12,11 @@ import (
 )
 
 // Walk implements fs/walk: breadth-first from the root (depth 0), each directory's entries
-// sorted by name. Every entry counts against maxEntries; reaching it, or the estimated 4 MiB
+// sorted by name. Every entry and per-entry error counts against maxEntries; reaching it, or the estimated 4 MiB
 // response budget, sets truncated and stops; reaching maxDirectories sets truncated and stops
-// descending. Symlinks are skipped unless they lead to a directory and following is on
-// (loops detected by canonical path); other special files are skipped. Per-entry failures go
+// descending. Symlinks are skipped unless they lead to a directory and following is on;
+// such links are always listed but a directory already visited (by canonical path) is not
+// descended again; other special files are skipped. Per-entry failures go
 // to errors. Entry URIs are built from lossy names with tabs dropped, as the reference does
 // (spec/jsonrpc.md §4), so such an entry lands in errors.
 func (s *Service) Walk(ctx context.Context, p *protocol.FsWalkParams) (*protocol.FsWalkResult, error) {
@@ -119,10 +120,6 @@ func (w *walker) run(root walkDir) {
 				if err != nil || !st.IsDir() {
 					continue
 				}
-				real, err := realpath(native)
-				if err != nil || w.visited[real] {
-					continue
-				}
 				isDir = true
 			} else if !isDir && !lst.Mode().IsRegular() {
 				continue
@@ -166,11 +163,7 @@ func (w *walker) addEntry(uri, kind string) bool {
 	}
 	w.budget += cost
 	w.res.Entries = append(w.res.Entries, protocol.FsWalkEntry{Path: protocol.PathURI(uri), Kind: kind})
-	if uint64(len(w.res.Entries)) >= w.opts.MaxEntries {
-		w.res.Truncated = true
-		return false
-	}
-	return true
+	return w.underEntryLimit()
 }
 
 // addError appends a per-entry failure; false means the budget is exhausted.
@@ -182,6 +175,16 @@ func (w *walker) addError(uri, msg string) bool {
 	}
 	w.budget += cost
 	w.res.Errors = append(w.res.Errors, protocol.FsWalkError{Path: protocol.PathURI(uri), Message: msg})
+	return w.underEntryLimit()
+}
+
+// underEntryLimit reports whether more items fit: entries and errors both count against
+// maxEntries (observed from codex 0.169.0); reaching it sets truncated.
+func (w *walker) underEntryLimit() bool {
+	if uint64(len(w.res.Entries)+len(w.res.Errors)) >= w.opts.MaxEntries {
+		w.res.Truncated = true
+		return false
+	}
 	return true
 }
 
