@@ -28,7 +28,6 @@ import (
 //	   {"use": 1}                               // switch to connection 1 (opened on first use; 0 is the first)
 //	 ],
 //	 "mask": ["result.sessionId"]}              // extra dotted paths masked in every message
-//
 type Scenario struct {
 	Description string            `json:"description"`
 	Files       map[string]string `json:"files"`
