@@ -1,0 +1,33 @@
+// Package sandbox enforces a resolved sandbox policy (package sandbox/policy) on Linux,
+// as spec/sandbox.md §3 describes: a launcher stage re-entered through /proc/self/exe
+// that either execs the command directly (with no_new_privs and a seccomp filter when
+// the network is restricted), runs it under bubblewrap (mount view, user/pid/ipc/net
+// namespaces, --cap-drop ALL, an inner stage that verifies zero capabilities, sets
+// no_new_privs, installs seccomp on its spawn thread and reaps as pid 1), or, as a
+// degraded fallback, under Landlock + seccomp + a capability drop.
+//
+// Layers: executor/process and executor/fs call Launcher.Wrap and spawn the returned
+// Command; cmd/executor's main calls MaybeRunStage first. This package imports no other
+// project package except sandbox/policy and knows nothing of JSON-RPC: errors that
+// reach the wire are *policy.Error values carrying their code.
+//
+// Integration contract:
+//   - main: `if ok, code := sandbox.MaybeRunStage(os.Args); ok { os.Exit(code) }`
+//     before anything else.
+//   - startup: `r := sandbox.Probe(ctx, &sandbox.ProbeOptions{Backend: flag})`; log
+//     r.LogLine(); serve r as sandboxSupport / `sandbox-info`; `l := sandbox.NewLauncher(r, nil)`.
+//   - per request: policy.Resolve(ctx, opts) then l.Wrap(&sandbox.Request{…}); a nil
+//     Command means "spawn directly, sandboxType none".
+//   - on exit: sandbox.Denied(…) computes sandboxDenied.
+//
+// Limits and deviations: managed (proxy-only) networking is refused (-32602) rather
+// than implemented; fd-backed read-only binds (--ro-bind-fd) and ancestor self-binds
+// against renames are not used; the protected-create monitor is not implemented (masks
+// are used instead, which the spec allows). bwrap is searched on the executor's PATH
+// only, never the request's.
+//
+// Concurrency: Launcher and Report are immutable values, safe for concurrent use.
+// Stage code runs in its own short-lived process; every goroutine it starts (signal
+// forwarders, the confined spawn goroutine) exits before the stage does or dies with
+// it. Confined threads are never unlocked, so the runtime discards them.
+package sandbox

@@ -1,0 +1,125 @@
+package sandbox_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/execlab/executor/sandbox"
+	"github.com/execlab/executor/sandbox/policy"
+)
+
+var (
+	probeOnce sync.Once
+	probed    sandbox.Report
+)
+
+func hostReport() sandbox.Report {
+	probeOnce.Do(func() { probed = sandbox.Probe(context.Background(), nil) })
+	return probed
+}
+
+// requireBwrap skips (locally) or fails (CI=true) when the full backend is unusable.
+func requireBwrap(t *testing.T) sandbox.Report {
+	t.Helper()
+	r := hostReport()
+	if r.Backend != sandbox.BackendBubblewrap {
+		msg := "bubblewrap backend unavailable: " + r.LogLine()
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return r
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+	cmd            *sandbox.Command
+}
+
+func decodeCtx(t *testing.T, ctxJSON string) *policy.Context {
+	t.Helper()
+	var c policy.Context
+	if err := json.Unmarshal([]byte(ctxJSON), &c); err != nil {
+		t.Fatalf("decoding context: %v", err)
+	}
+	return &c
+}
+
+// runSandboxed resolves ctxJSON for a process/start and runs argv through the launcher.
+func runSandboxed(t *testing.T, l *sandbox.Launcher, ctxJSON string, cwd string, env []string, argv ...string) result {
+	t.Helper()
+	c := decodeCtx(t, ctxJSON)
+	p, err := policy.Resolve(c, &policy.ResolveOptions{CommandCwd: cwd, TmpDir: envValue(env, "TMPDIR"),
+		RuntimeReadGrants: []string{l.Executable()}})
+	if err != nil {
+		t.Fatalf("resolving: %v", err)
+	}
+	return runPolicy(t, l, p, cwd, env, nil, argv...)
+}
+
+func runPolicy(t *testing.T, l *sandbox.Launcher, p *policy.Policy, cwd string, env []string, arg0 *string, argv ...string) result {
+	t.Helper()
+	cmd, err := l.Wrap(&sandbox.Request{Policy: p, Argv: argv, Cwd: cwd, Env: env, Arg0: arg0})
+	if err != nil {
+		t.Fatalf("wrapping: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := exec.CommandContext(ctx, cmd.Path)
+	c.Args, c.Env, c.Dir = cmd.Args, cmd.Env, cmd.Dir
+	var o, e bytes.Buffer
+	c.Stdout, c.Stderr = &o, &e
+	err = c.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+		if code < 0 {
+			code = 128 + int(ee.Sys().(interface{ Signal() os.Signal }).Signal().(interface{ String() string }).String()[0])
+		}
+	} else if err != nil {
+		t.Fatalf("running: %v", err)
+	}
+	return result{stdout: o.String(), stderr: e.String(), code: code, cmd: cmd}
+}
+
+func envValue(env []string, key string) string {
+	for _, kv := range env {
+		if len(kv) > len(key) && kv[:len(key)] == key && kv[len(key)] == '=' {
+			return kv[len(key)+1:]
+		}
+	}
+	return ""
+}
+
+func baseEnv() []string { return []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/root"} }
+
+func fileURI(p string) string { return policy.FromNative(p).String() }
+
+func entryJSON(pathJSON, access string) string {
+	return `{"path":` + pathJSON + `,"access":"` + access + `"}`
+}
+func specialJSON(kind string) string { return `{"type":"special","value":{"kind":"` + kind + `"}}` }
+func pathJSON(p string) string       { return `{"type":"path","path":"` + fileURI(p) + `"}` }
+func globJSON(p string) string       { return `{"type":"glob_pattern","pattern":"` + p + `"}` }
+
+func managedCtx(network string, entries ...string) string {
+	joined := ""
+	for i, e := range entries {
+		if i > 0 {
+			joined += ","
+		}
+		joined += e
+	}
+	return `{"permissions":{"type":"managed","network":"` + network + `","file_system":{"type":"restricted","entries":[` +
+		joined + `]}},"windowsSandboxLevel":"disabled"}`
+}

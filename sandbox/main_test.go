@@ -1,0 +1,19 @@
+package sandbox_test
+
+import (
+	"os"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/execlab/executor/sandbox"
+)
+
+// TestMain lets the test binary re-enter itself as the sandbox stages, exactly as
+// cmd/executor does, then runs the tests under a goroutine-leak gate.
+func TestMain(m *testing.M) {
+	if handled, code := sandbox.MaybeRunStage(os.Args); handled {
+		os.Exit(code)
+	}
+	goleak.VerifyTestMain(m)
+}

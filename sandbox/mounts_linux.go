@@ -1,0 +1,515 @@
+package sandbox
+
+// bwrap mount-argument construction (spec/sandbox.md §3.6). Runs in the launcher stage,
+// in host namespaces, right before bwrap starts: it inspects the filesystem (skip
+// entries, platform roots, deny-glob expansion, symlinks, protected metadata) and emits
+// the filesystem half of the bwrap argv plus the host mount targets bwrap would
+// otherwise create (they are pre-created and registered for inode-checked cleanup).
+//
+// Emission order: baseline (--ro-bind / /, --bind / / or --tmpfs /), --dev /dev, the
+// app-server socket mask, then every entry sorted by depth so deeper mounts override
+// shallower ones; --remount-ro of masking tmpfs mounts is deferred to the end so that
+// bwrap can still create mount points inside them.
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/execlab/executor/sandbox/policy"
+)
+
+type mountEntry struct {
+	path      string
+	access    policy.Access
+	protected bool // protected metadata name W/N
+}
+
+// hostTarget is a path bwrap mounts onto inside a host-writable root.
+type hostTarget struct {
+	path     string
+	dir      bool
+	existing bool // pre-existing empty inode: never deleted
+	dev, ino uint64
+}
+
+type mountPlan struct {
+	args    []string
+	dataFDs []int // /dev/null descriptors referenced by --ro-bind-data, left open over exec
+	targets []hostTarget
+}
+
+type buildError struct{ msg string }
+
+func (e *buildError) Error() string { return "Fatal error: " + e.msg }
+
+func fatalf(format string, args ...any) error { return &buildError{msg: fmt.Sprintf(format, args...)} }
+
+// buildMounts computes the mount arguments for p. registryDir is hidden read-only when
+// it lies inside a writable root.
+func buildMounts(p *policy.Policy, registryDir string) (*mountPlan, error) {
+	ents, err := launchEntries(p)
+	if err != nil {
+		return nil, err
+	}
+	b := &mountBuilder{ents: ents, fullWrite: p.FullWrite()}
+	return b.build(registryDir)
+}
+
+// launchEntries applies the launch-time, filesystem-dependent steps.
+func launchEntries(p *policy.Policy) ([]mountEntry, error) {
+	var ents []mountEntry
+	for _, e := range p.Entries {
+		if e.SkipIfMissing && !exists(e.Path) {
+			continue
+		}
+		ents = append(ents, mountEntry{path: e.Path, access: e.Access})
+	}
+	if p.PlatformDefaults() {
+		for _, r := range policy.PlatformReadRoots {
+			if exists(r) && !hasEntryAt(ents, r) && accessOf(ents, r) == policy.AccessDeny {
+				ents = append(ents, mountEntry{path: r, access: policy.AccessRead})
+			}
+		}
+	}
+	for _, g := range p.DenyGlobs {
+		matches, err := expandGlob(g, p.GlobScanMaxDepth)
+		if err != nil {
+			return nil, fatalf("unreadable glob `%s` cannot be safely expanded; use a pattern with a non-root directory prefix", g)
+		}
+		for _, m := range matches {
+			ents = append(ents, mountEntry{path: m, access: policy.AccessDeny})
+			if fi, err := os.Lstat(m); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+				if t, err := filepath.EvalSymlinks(m); err == nil {
+					ents = append(ents, mountEntry{path: t, access: policy.AccessDeny})
+				}
+			}
+		}
+	}
+	return ents, nil
+}
+
+func exists(p string) bool { _, err := os.Lstat(p); return err == nil }
+
+func hasEntryAt(ents []mountEntry, p string) bool {
+	for _, e := range ents {
+		if e.path == p {
+			return true
+		}
+	}
+	return false
+}
+
+// accessOf is the entry precedence (deepest, strongest on ties, none = deny).
+func accessOf(ents []mountEntry, p string) policy.Access {
+	a, _ := winner(ents, p)
+	return a
+}
+
+func winner(ents []mountEntry, p string) (policy.Access, string) {
+	best, bestDepth, bestPath := policy.Access(0), -1, ""
+	for _, e := range ents {
+		if !policy.IsWithin(p, e.path) {
+			continue
+		}
+		d := depthOf(e.path)
+		if d > bestDepth || d == bestDepth && e.access > best {
+			best, bestDepth, bestPath = e.access, d, e.path
+		}
+	}
+	if best == 0 {
+		return policy.AccessDeny, ""
+	}
+	return best, bestPath
+}
+
+func depthOf(p string) int {
+	if p == "/" {
+		return 0
+	}
+	return strings.Count(p, "/")
+}
+
+type mountBuilder struct {
+	ents      []mountEntry
+	fullWrite bool
+	canon     map[string]string // write root -> canonical target
+	plan      mountPlan
+	remount   []string
+	usedData  map[string]bool
+}
+
+func (b *mountBuilder) build(registryDir string) (*mountPlan, error) {
+	b.canon = map[string]string{}
+	b.usedData = map[string]bool{}
+	// Writable roots: canonical targets and protected metadata.
+	var extra []mountEntry
+	for _, e := range b.ents {
+		if e.access != policy.AccessWrite || accessOf(b.ents, e.path) != policy.AccessWrite {
+			continue
+		}
+		t, err := filepath.EvalSymlinks(e.path)
+		if err != nil {
+			continue // missing writable roots are skipped
+		}
+		b.canon[e.path] = t
+		if b.fullWrite {
+			continue
+		}
+		if fi, err := os.Stat(t); err != nil || !fi.IsDir() {
+			continue
+		}
+		for _, n := range protectedNames(b.ents, e.path) {
+			pn := path.Join(e.path, n)
+			if fi, err := os.Lstat(pn); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+				return nil, fatalf("cannot enforce sandbox read-only path %s because it crosses writable symlink %s", pn, pn)
+			}
+			extra = append(extra, mountEntry{path: pn, access: policy.AccessRead, protected: true})
+		}
+		if gd := gitdirTarget(e.path); gd != "" {
+			extra = append(extra, mountEntry{path: gd, access: policy.AccessRead})
+		}
+	}
+	b.ents = append(b.ents, extra...)
+	sort.SliceStable(b.ents, func(i, j int) bool {
+		di, dj := depthOf(b.ents[i].path), depthOf(b.ents[j].path)
+		if di != dj {
+			return di < dj
+		}
+		return b.ents[i].path < b.ents[j].path
+	})
+
+	root := accessOf(b.ents, "/")
+	if !hasEntryAt(b.ents, "/") {
+		root = policy.AccessDeny
+	}
+	switch root {
+	case policy.AccessWrite:
+		b.add("--bind", "/", "/")
+	case policy.AccessRead:
+		b.add("--ro-bind", "/", "/")
+	default:
+		b.add("--tmpfs", "/")
+	}
+	b.add("--dev", "/dev")
+	daemonDir := daemonDirPrefix + strconv.Itoa(os.Geteuid())
+	if root != policy.AccessDeny && exists(daemonDir) {
+		b.add("--perms", "000", "--tmpfs", daemonDir)
+		b.remount = append(b.remount, daemonDir)
+	}
+
+	done := map[string]bool{"/": true}
+	for i, e := range b.ents {
+		if done[e.path] {
+			continue
+		}
+		done[e.path] = true
+		acc, _ := winner(b.ents, e.path)
+		prot := false
+		for _, o := range b.ents {
+			if o.path == e.path && o.protected {
+				prot = true
+			}
+		}
+		if err := b.emit(e.path, acc, prot, b.ents[i+1:]); err != nil {
+			return nil, err
+		}
+	}
+	for _, r := range b.remount {
+		b.add("--remount-ro", r)
+	}
+	if registryDir != "" && exists(registryDir) && accessOf(b.ents, registryDir) == policy.AccessWrite {
+		b.add("--ro-bind", registryDir, registryDir)
+	}
+	return &b.plan, nil
+}
+
+func (b *mountBuilder) add(args ...string) { b.plan.args = append(b.plan.args, args...) }
+
+// protectedNames: metadata names under writable root w without a write entry at or
+// inside w/N (spec/sandbox.md §2.5).
+func protectedNames(ents []mountEntry, w string) []string {
+	var out []string
+	for _, n := range policy.ProtectedMetadataNames {
+		pn := path.Join(w, n)
+		covered := false
+		for _, e := range ents {
+			if e.access == policy.AccessWrite && policy.IsWithin(e.path, pn) {
+				covered = true
+			}
+		}
+		if !covered {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// gitdirTarget returns the existing target of a "gitdir: X" .git file inside w.
+func gitdirTarget(w string) string {
+	f, err := os.Open(path.Join(w, ".git"))
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	line, _ := bufio.NewReader(io.LimitReader(f, 4096)).ReadString('\n')
+	x, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
+	if !ok {
+		return ""
+	}
+	x = strings.TrimSpace(x)
+	if !strings.HasPrefix(x, "/") {
+		x = path.Join(w, x)
+	}
+	x = path.Clean(x)
+	if !exists(x) {
+		return ""
+	}
+	return x
+}
+
+// emit writes the mounts for one path whose effective entry access is acc.
+func (b *mountBuilder) emit(p string, acc policy.Access, protected bool, deeper []mountEntry) error {
+	parentAcc, parentPath := winner(b.ents, path.Dir(p))
+	if !hasAncestorEntry(b.ents, p) {
+		parentAcc = policy.AccessDeny
+	}
+	target := p
+	if parentAcc == policy.AccessWrite {
+		w := parentPath
+		if t, ok := b.canon[w]; ok && t != w {
+			target = t + strings.TrimPrefix(p, w)
+		}
+		if acc != policy.AccessWrite {
+			if err := checkNoSymlink(w, p, acc); err != nil {
+				return err
+			}
+		}
+	}
+	fi, statErr := os.Lstat(p)
+	switch acc {
+	case policy.AccessWrite:
+		t, ok := b.canon[p]
+		if !ok {
+			return nil // missing writable root: skipped
+		}
+		b.add("--bind", t, t)
+	case policy.AccessRead:
+		if statErr != nil {
+			if parentAcc == policy.AccessWrite {
+				return b.maskMissing(p, parentPath, protected)
+			}
+			return nil
+		}
+		if protected && parentAcc == policy.AccessWrite && isEmpty(target) {
+			return b.maskEmptyProtected(target, fi.IsDir())
+		}
+		if parentAcc == policy.AccessRead {
+			return nil
+		}
+		b.add("--ro-bind", target, target)
+	case policy.AccessDeny:
+		if statErr != nil {
+			if parentAcc == policy.AccessWrite {
+				return b.maskMissing(p, parentPath, false)
+			}
+			return nil
+		}
+		if parentAcc == policy.AccessDeny {
+			return nil
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return nil // the glob expansion also masks the canonical target
+		}
+		if fi.IsDir() {
+			perms := "000"
+			for _, d := range deeper {
+				if d.access != policy.AccessDeny && policy.IsWithin(d.path, p) && d.path != p {
+					perms = "111"
+				}
+			}
+			b.add("--perms", perms, "--tmpfs", target)
+			b.remount = append(b.remount, target)
+			return nil
+		}
+		b.add("--perms", "000")
+		b.roBindData(target)
+	}
+	return nil
+}
+
+func hasAncestorEntry(ents []mountEntry, p string) bool {
+	for _, e := range ents {
+		if e.path != p && policy.IsWithin(p, e.path) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkNoSymlink refuses a carve-out below writable root w whose path crosses a
+// symlink (spec/sandbox.md §2.10).
+func checkNoSymlink(w, p string, acc policy.Access) error {
+	rel := strings.TrimPrefix(strings.TrimPrefix(p, w), "/")
+	cur := w
+	for _, seg := range strings.Split(rel, "/") {
+		if seg == "" {
+			continue
+		}
+		cur = path.Join(cur, seg)
+		fi, err := os.Lstat(cur)
+		if err != nil {
+			return nil
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			kind := "read-only"
+			if acc == policy.AccessDeny {
+				kind = "deny-read"
+			}
+			return fatalf("cannot enforce sandbox %s path %s because it crosses writable symlink %s", kind, p, cur)
+		}
+	}
+	return nil
+}
+
+func isEmpty(p string) bool {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return false
+	}
+	if fi.Mode().IsRegular() {
+		return fi.Size() == 0
+	}
+	if !fi.IsDir() {
+		return false
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	names, _ := f.Readdirnames(1)
+	return len(names) == 0
+}
+
+// maskMissing keeps a missing carve-out below writable root w uncreatable. Protected
+// metadata becomes an empty read-only directory; anything else an empty read-only file
+// at its first missing component.
+func (b *mountBuilder) maskMissing(p, w string, protected bool) error {
+	target := p
+	if t, ok := b.canon[w]; ok && t != w {
+		target = t + strings.TrimPrefix(p, w)
+		w = t
+	}
+	if protected {
+		b.plan.targets = append(b.plan.targets, hostTarget{path: target, dir: true})
+		b.add("--perms", "555", "--tmpfs", target)
+		b.remount = append(b.remount, target)
+		return nil
+	}
+	q := w
+	for _, seg := range strings.Split(strings.TrimPrefix(strings.TrimPrefix(target, w), "/"), "/") {
+		q = path.Join(q, seg)
+		if !exists(q) {
+			break
+		}
+	}
+	if b.usedData[q] {
+		return nil
+	}
+	b.usedData[q] = true
+	b.plan.targets = append(b.plan.targets, hostTarget{path: q})
+	b.roBindData(q)
+	return nil
+}
+
+func (b *mountBuilder) maskEmptyProtected(p string, dir bool) error {
+	st, err := lstatIDs(p)
+	if err != nil {
+		return err
+	}
+	b.plan.targets = append(b.plan.targets, hostTarget{path: p, dir: dir, existing: true, dev: st.dev, ino: st.ino})
+	if dir {
+		b.add("--perms", "555", "--tmpfs", p)
+		b.remount = append(b.remount, p)
+		return nil
+	}
+	b.roBindData(p)
+	return nil
+}
+
+func (b *mountBuilder) roBindData(dest string) {
+	fd, err := unix.Open("/dev/null", unix.O_RDONLY, 0) // no O_CLOEXEC: bwrap inherits it
+	if err != nil {
+		// Fall back to an empty read-only tmpfs-free bind of /dev/null's content: an
+		// unopenable /dev/null means the host is broken; make the mount fail in bwrap.
+		fd = -1
+	}
+	b.plan.dataFDs = append(b.plan.dataFDs, fd)
+	b.add("--ro-bind-data", strconv.Itoa(fd), dest)
+}
+
+type inodeID struct{ dev, ino uint64 }
+
+func lstatIDs(p string) (inodeID, error) {
+	var st unix.Stat_t
+	if err := unix.Lstat(p, &st); err != nil {
+		return inodeID{}, fmt.Errorf("inspecting %s: %w", p, err)
+	}
+	return inodeID{dev: uint64(st.Dev), ino: st.Ino}, nil
+}
+
+// expandGlob lists existing paths matching an absolute deny pattern without following
+// symlinks, depth-capped by maxDepth (0 = none) below the static prefix.
+func expandGlob(pattern string, maxDepth int) ([]string, error) {
+	prefix, meta := policy.GlobStaticPrefix(pattern)
+	if !meta {
+		if exists(prefix) {
+			return []string{path.Clean(prefix)}, nil
+		}
+		return nil, nil
+	}
+	if prefix == "" || prefix == "/" {
+		return nil, errors.New("glob prefix too broad")
+	}
+	if _, err := os.Lstat(prefix); err != nil {
+		return nil, nil
+	}
+	base := depthOf(prefix)
+	var out []string
+	err := filepath.WalkDir(prefix, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if policy.MatchGlob(pattern, p) {
+			out = append(out, p)
+			if len(out) > maxGlobMatches {
+				return errors.New("too many glob matches")
+			}
+			if d.IsDir() && p != prefix {
+				return fs.SkipDir
+			}
+		}
+		if d.IsDir() && maxDepth > 0 && depthOf(p)-base >= maxDepth {
+			return fs.SkipDir
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -1,0 +1,298 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/execlab/executor/sandbox/policy"
+)
+
+// forwardedSignals are relayed from a supervising stage to its child (§3.7, §3.8).
+var forwardedSignals = []os.Signal{unix.SIGHUP, unix.SIGINT, unix.SIGQUIT, unix.SIGTERM}
+
+// stageFail prints msg as the stage's one-line diagnostic and returns code. The stage
+// is a separate process whose stderr is the command's stderr; this is the user-visible
+// output the reference produces too.
+func stageFail(code int, msg string) int {
+	if code == exitPanic {
+		msg = panicPrefix + msg
+	}
+	fmt.Fprintln(os.Stderr, msg)
+	return code
+}
+
+func runStage(args []string) int {
+	a, err := parseStageArgs(args)
+	if err != nil {
+		return stageFail(exitBuildFailure, err.Error())
+	}
+	if a.legacyLandlock && a.inner {
+		return stageFail(exitBuildFailure, "--use-legacy-landlock cannot be combined with --apply-seccomp-then-exec")
+	}
+	if !a.haveProfile {
+		return stageFail(exitBuildFailure, msgMissingProfile)
+	}
+	if len(a.command) == 0 {
+		return stageFail(exitBuildFailure, msgNoCommand)
+	}
+	p, err := policy.DecodePolicy(a.profile)
+	if err != nil {
+		return stageFail(exitBuildFailure, err.Error())
+	}
+	if a.inner {
+		return runInner(a, p)
+	}
+	if a.legacyLandlock && !p.FullWrite() {
+		return stageFail(exitPanic, msgLegacyLandlock)
+	}
+	plan := p.Plan(false)
+	switch a.backend {
+	case "plain", "":
+		return runPlain(a, plan.Seccomp)
+	case "bubblewrap":
+		return runBubblewrap(a, p, plan)
+	case "landlock":
+		return runLandlock(a, p, plan)
+	}
+	return stageFail(exitBuildFailure, fmt.Sprintf("unknown sandbox backend %q", a.backend))
+}
+
+// resolveCommand finds argv[0] on the stage's PATH (the request env) and applies arg0.
+func resolveCommand(a *stageArgs) (string, []string, error) {
+	bin, err := exec.LookPath(a.command[0])
+	if err != nil && !errors.Is(err, exec.ErrDot) {
+		return "", nil, fmt.Errorf("%s: No such file or directory", a.command[0])
+	}
+	argv := append([]string(nil), a.command...)
+	if a.haveArg0 {
+		argv[0] = a.arg0
+	}
+	return bin, argv, nil
+}
+
+// runPlain is §3.4 rows 1 and 3: NNP + seccomp (if any) on this locked thread, then
+// execve. Never returns on success.
+func runPlain(a *stageArgs, mode policy.SeccompMode) int {
+	runtime.LockOSThread() // never unlocked: the thread is confined and then replaced by execve
+	bin, argv, err := resolveCommand(a)
+	if err != nil {
+		return stageFail(127, err.Error())
+	}
+	if mode != policy.SeccompNone {
+		if err := installSeccomp(mode, SeccompOptions{}); err != nil {
+			return stageFail(exitBuildFailure, err.Error())
+		}
+	}
+	err = unix.Exec(bin, argv, os.Environ())
+	return stageFail(126, fmt.Sprintf("executing %s: %v", a.command[0], err))
+}
+
+// runInner is the inner stage (§3.8): check capabilities, then start the command on
+// a locked, confined thread and reap as pid 1.
+func runInner(a *stageArgs, p *policy.Policy) int {
+	if held, err := capsRetained(); err != nil || held {
+		return stageFail(exitBuildFailure, msgRetainedCaps)
+	}
+	bin, argv, err := resolveCommand(a)
+	if err != nil {
+		return stageFail(127, err.Error())
+	}
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, forwardedSignals...)
+	type started struct {
+		pid int
+		err error
+	}
+	ch := make(chan started, 1)
+	mode := p.Plan(false).Seccomp
+	// The spawn goroutine locks its thread and never unlocks it: when it returns, the
+	// runtime terminates the confined thread. Other threads stay unfiltered.
+	go func() {
+		runtime.LockOSThread()
+		if err := installSeccomp(mode, SeccompOptions{}); err != nil {
+			ch <- started{err: err}
+			return
+		}
+		proc, err := os.StartProcess(bin, argv, &os.ProcAttr{
+			Env:   os.Environ(),
+			Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
+		})
+		if err != nil {
+			ch <- started{err: err}
+			return
+		}
+		ch <- started{pid: proc.Pid}
+		proc.Release()
+	}()
+	s := <-ch
+	if s.err != nil {
+		return stageFail(exitBuildFailure, fmt.Sprintf("starting command: %v", s.err))
+	}
+	return reapAsInit(s.pid, sigs)
+}
+
+// reapAsInit forwards signals to pid and reaps every child until pid exits; returns
+// its exit code or 128+signal (pid 1 cannot re-raise).
+func reapAsInit(pid int, sigs chan os.Signal) int {
+	done := make(chan struct{})
+	defer close(done)
+	go func() { // forwarder; exits with the stage
+		for {
+			select {
+			case s := <-sigs:
+				unix.Kill(pid, s.(syscall.Signal))
+			case <-done:
+				return
+			}
+		}
+	}()
+	for {
+		var ws unix.WaitStatus
+		got, err := unix.Wait4(-1, &ws, 0, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return exitBuildFailure
+		}
+		if got != pid {
+			continue
+		}
+		switch {
+		case ws.Exited():
+			return ws.ExitStatus()
+		case ws.Signaled():
+			return 128 + int(ws.Signal())
+		}
+	}
+}
+
+// runBubblewrap builds the bwrap argv and execs or supervises it (§3.6, §3.7).
+func runBubblewrap(a *stageArgs, p *policy.Policy, plan policy.Plan) int {
+	regDir := registryPath()
+	if fi, err := os.Lstat(regDir); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		return stageFail(exitPanic, (&errRegistrySymlink{path: regDir}).Error())
+	}
+	mp, err := buildMounts(p, regDir)
+	if err != nil {
+		return stageFail(exitBuildFailure, msgBuildPrefix+err.Error())
+	}
+	exe, err := executablePath()
+	if err != nil {
+		return stageFail(exitBuildFailure, msgRuntimeUnavailable)
+	}
+	cwd := a.commandCwd
+	if cwd == "" {
+		cwd, _ = os.Getwd()
+	}
+	if c, err := filepath.EvalSymlinks(cwd); err == nil {
+		cwd = c
+	}
+	argv := []string{a.bwrap, "--as-pid-1", "--new-session", "--die-with-parent"}
+	argv = append(argv, mp.args...)
+	argv = append(argv, "--unshare-user", "--unshare-pid", "--unshare-ipc")
+	if plan.UnshareNet {
+		argv = append(argv, "--unshare-net")
+	}
+	if !a.noProc {
+		argv = append(argv, "--proc", "/proc")
+	}
+	argv = append(argv, "--chdir", cwd, "--cap-drop", "ALL")
+	if a.hasFeature("argv0") {
+		argv = append(argv, "--argv0", StageArgv0)
+	}
+	inner := &stageArgs{policyCwd: a.policyCwd, commandCwd: a.commandCwd, profile: a.profile,
+		haveProfile: true, arg0: a.arg0, haveArg0: a.haveArg0, inner: true, command: a.command}
+	argv = append(argv, "--", exe, StageFlag)
+	argv = append(argv, inner.encode()...)
+
+	if len(mp.targets) == 0 {
+		err := unix.Exec(a.bwrap, argv, os.Environ())
+		return stageFail(exitBuildFailure, fmt.Sprintf("executing bwrap: %v", err))
+	}
+	reg, err := openRegistry(regDir)
+	if err != nil {
+		var sym *errRegistrySymlink
+		if errors.As(err, &sym) {
+			return stageFail(exitPanic, err.Error())
+		}
+		return stageFail(exitBuildFailure, msgBuildPrefix+err.Error())
+	}
+	defer reg.close()
+	if err := reg.claim(mp.targets); err != nil {
+		reg.release(mp.targets)
+		return stageFail(exitBuildFailure, msgBuildPrefix+err.Error())
+	}
+	code := superviseBwrap(a.bwrap, argv)
+	reg.release(mp.targets)
+	if code < 0 { // terminated by a signal: re-raise it
+		sig := unix.Signal(-code)
+		signal.Reset(sig)
+		unix.Kill(os.Getpid(), sig)
+		return 128 + int(sig)
+	}
+	return code
+}
+
+// superviseBwrap runs bwrap in its own process group with Pdeathsig, forwarding the
+// four signals, and returns its exit code or -signal.
+func superviseBwrap(bin string, argv []string) int {
+	runtime.LockOSThread() // Pdeathsig is tied to the spawning thread; never unlocked
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, forwardedSignals...)
+	defer signal.Stop(sigs)
+	proc, err := os.StartProcess(bin, argv, &os.ProcAttr{
+		Env:   os.Environ(),
+		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
+		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM},
+	})
+	if err != nil {
+		return stageFail(exitBuildFailure, fmt.Sprintf("starting bwrap: %v", err))
+	}
+	done := make(chan struct{})
+	go func() { // forwarder, stopped below before returning
+		for {
+			select {
+			case s := <-sigs:
+				unix.Kill(proc.Pid, s.(syscall.Signal))
+				unix.Kill(-proc.Pid, s.(syscall.Signal))
+			case <-done:
+				return
+			}
+		}
+	}()
+	st, err := proc.Wait()
+	close(done)
+	if err != nil {
+		return exitBuildFailure
+	}
+	ws := st.Sys().(syscall.WaitStatus)
+	if ws.Signaled() {
+		return -int(ws.Signal())
+	}
+	return ws.ExitStatus()
+}
+
+// executablePath is the canonical path of this binary.
+func executablePath() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	exe, err = filepath.EvalSymlinks(exe)
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(exe); err != nil {
+		return "", err
+	}
+	return exe, nil
+}
