@@ -120,5 +120,5 @@ func passwdEntry(uid int) (passwd, bool) {
 
 // capabilities advertises only what this executor implements (spec/jsonrpc.md §3.8).
 func capabilities() protocol.Capabilities {
-	return protocol.Capabilities{HTTPHeaderEnvVars: false}
+	return protocol.Capabilities{HTTPHeaderEnvVars: true}
 }

@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/execlab/executor/executor/fs"
+	"github.com/execlab/executor/executor/httpreq"
 	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/process"
 )
@@ -51,15 +52,19 @@ func (st *sessionState) detach(c *conn) {
 func (st *sessionState) Close() { st.procs.Close() }
 
 // connResources are owned by one connection and die with it (spec/jsonrpc.md §2.2):
-// fs/open handles and, later, streamed HTTP bodies.
+// fs/open handles and streamed HTTP bodies.
 type connResources struct {
 	fsHandles *fs.Handles
+	http      *httpreq.Client
 }
 
-func newConnResources(s *Server, _ *jsonrpc.Conn) *connResources {
-	return &connResources{fsHandles: s.fs.NewHandles()}
+func newConnResources(s *Server, rpc *jsonrpc.Conn) *connResources {
+	return &connResources{fsHandles: s.fs.NewHandles(), http: httpreq.New(nil, rpc)}
 }
 
+// close cancels HTTP body streams and closes fs/open handles; it returns after the
+// streams' goroutines have exited.
 func (r *connResources) close() {
+	r.http.Close()
 	r.fsHandles.CloseAll()
 }
