@@ -1,0 +1,31 @@
+package mux
+
+import (
+	"context"
+	"errors"
+)
+
+// FrameConn is one physical relay connection as the Mux consumes it: a sequence of binary
+// websocket messages, each holding one encoded RelayMessageFrame. relay/wsconn provides the
+// production implementation; relay/relaytest provides in-memory pairs.
+//
+// Contract:
+//   - ReadFrame is called by one goroutine at a time. It returns the next binary message; the
+//     slice belongs to the caller from then on. An error wrapping ErrNonBinary means one
+//     non-binary (text) message was read and dropped: the connection stays usable. Any other
+//     error ends the connection; later calls keep failing.
+//   - WriteFrame is called by one goroutine at a time, possibly concurrently with ReadFrame. It
+//     sends b as one binary message and does not retain b. It must give up (and fail the
+//     connection) when ctx is done or its own write deadline passes.
+//   - Close drops the connection at once (no websocket close handshake, like the reference
+//     executor). It is safe from any goroutine, more than once, and unblocks ReadFrame and
+//     WriteFrame.
+type FrameConn interface {
+	ReadFrame(ctx context.Context) ([]byte, error)
+	WriteFrame(ctx context.Context, b []byte) error
+	Close() error
+}
+
+// ErrNonBinary is wrapped by FrameConn.ReadFrame errors that report a dropped non-binary
+// message (spec/relay-noise.md §12.1: "dropping non-binary Noise relay frame from harness").
+var ErrNonBinary = errors.New("relay: non-binary websocket message")

@@ -1,0 +1,220 @@
+package wsconn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/execlab/executor/relay/mux"
+)
+
+// Errors returned by Conn.
+var (
+	// ErrMessageTooLarge: a message over MaxMessageSize was read or offered for writing. On
+	// read it fails the connection (reason read_error).
+	ErrMessageTooLarge = errors.New("wsconn: websocket message exceeds 256 KiB")
+	// ErrPongTimeout: Keepalive dropped the connection because no Pong came back in time.
+	ErrPongTimeout = errors.New("wsconn: no pong within the pong deadline")
+	// ErrClosed: the Conn was closed locally.
+	ErrClosed = errors.New("wsconn: connection closed")
+)
+
+// Options tunes a Conn. Nil means defaults; it is never mutated. The defaults are the
+// released executor's values; tests shorten them.
+type Options struct {
+	// PingInterval is the Keepalive period. Default PingInterval (30 s).
+	PingInterval time.Duration
+	// PongTimeout is the Pong deadline after each Ping. Default PongTimeout (60 s).
+	PongTimeout time.Duration
+	// WriteTimeout bounds each WriteFrame. Default WriteTimeout (60 s).
+	WriteTimeout time.Duration
+	// Logger receives debug events (keepalive start/stop). Nil discards.
+	Logger *slog.Logger
+}
+
+func (o *Options) withDefaults() Options {
+	var c Options
+	if o != nil {
+		c = *o
+	}
+	if c.PingInterval <= 0 {
+		c.PingInterval = PingInterval
+	}
+	if c.PongTimeout <= 0 {
+		c.PongTimeout = PongTimeout
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = WriteTimeout
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Conn is one relay websocket. It implements mux.FrameConn.
+//
+// ReadFrame and WriteFrame may run concurrently with each other, each from one goroutine at a
+// time; Keepalive needs a concurrent ReadFrame loop to see Pongs. After any read or write
+// error, or Close, the connection is gone and Reason says why.
+type Conn struct {
+	ws   *websocket.Conn
+	opts Options
+
+	reason atomic.Uint32 // CloseReason; first one wins
+	closed chan struct{} // closed by fail/Close
+	once   sync.Once
+}
+
+var _ mux.FrameConn = (*Conn)(nil)
+
+// scratchPool holds read buffers of readScratchSize bytes; a Conn borrows one only while a
+// message is being read, so idle connections hold none.
+var scratchPool = sync.Pool{New: func() any { b := make([]byte, readScratchSize); return &b }}
+
+// New wraps an established websocket. It sets the read limit to MaxMessageSize and starts
+// nothing.
+func New(ws *websocket.Conn, opts *Options) *Conn {
+	ws.SetReadLimit(MaxMessageSize)
+	return &Conn{ws: ws, opts: opts.withDefaults(), closed: make(chan struct{})}
+}
+
+// ReadFrame returns the next binary message, exactly sized and owned by the caller. A text
+// message is drained and reported as an error wrapping mux.ErrNonBinary; the Conn stays
+// usable. Any other error fails the Conn (reason peer_close or read_error). A ctx error also
+// fails the Conn (coder/websocket cannot abandon a read halfway).
+func (c *Conn) ReadFrame(ctx context.Context) ([]byte, error) {
+	typ, r, err := c.ws.Reader(ctx)
+	if err != nil {
+		return nil, c.readFailed(err)
+	}
+	if typ != websocket.MessageBinary {
+		if _, err := io.Copy(io.Discard, io.LimitReader(r, discardLimit)); err != nil {
+			return nil, c.readFailed(err)
+		}
+		return nil, fmt.Errorf("reading websocket message: %w", mux.ErrNonBinary)
+	}
+	bp := scratchPool.Get().(*[]byte)
+	defer scratchPool.Put(bp)
+	buf := *bp
+	n := 0
+	for {
+		m, err := r.Read(buf[n:])
+		n += m
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, c.readFailed(err)
+		}
+		if n > MaxMessageSize {
+			c.fail(ReasonReadError)
+			return nil, ErrMessageTooLarge
+		}
+	}
+	if n > MaxMessageSize {
+		c.fail(ReasonReadError)
+		return nil, ErrMessageTooLarge
+	}
+	out := make([]byte, n)
+	copy(out, buf[:n])
+	return out, nil
+}
+
+func (c *Conn) readFailed(err error) error {
+	switch {
+	case websocket.CloseStatus(err) != -1:
+		c.fail(ReasonPeerClose)
+	case errors.Is(err, websocket.ErrMessageTooBig):
+		c.fail(ReasonReadError)
+		return ErrMessageTooLarge
+	default:
+		c.fail(ReasonReadError)
+	}
+	if c.Reason() == ReasonLocalShutdown {
+		return ErrClosed
+	}
+	return fmt.Errorf("reading websocket message: %w", err)
+}
+
+// WriteFrame sends b as one binary message within WriteTimeout (and ctx). A failure fails the
+// Conn (reason write_error): a partial websocket frame may be on the wire.
+func (c *Conn) WriteFrame(ctx context.Context, b []byte) error {
+	if len(b) > MaxMessageSize {
+		return ErrMessageTooLarge
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.opts.WriteTimeout)
+	defer cancel()
+	if err := c.ws.Write(ctx, websocket.MessageBinary, b); err != nil {
+		c.fail(ReasonWriteError)
+		if c.Reason() == ReasonLocalShutdown {
+			return ErrClosed
+		}
+		return fmt.Errorf("writing websocket message: %w", err)
+	}
+	return nil
+}
+
+// Keepalive sends a Ping every PingInterval, one at a time, and drops the connection when its
+// Pong does not arrive within PongTimeout (returning ErrPongTimeout). It returns nil when ctx
+// is done or the Conn ends for another reason. Pongs are only seen while a ReadFrame loop runs.
+func (c *Conn) Keepalive(ctx context.Context) error {
+	c.opts.Logger.Debug("keepalive started", "component", "wsconn")
+	defer c.opts.Logger.Debug("keepalive stopped", "component", "wsconn")
+	t := time.NewTicker(c.opts.PingInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-c.closed:
+			return nil
+		case <-t.C:
+		}
+		pctx, cancel := context.WithTimeout(ctx, c.opts.PongTimeout)
+		err := c.ws.Ping(pctx)
+		timedOut := errors.Is(pctx.Err(), context.DeadlineExceeded)
+		cancel()
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			return nil
+		case timedOut:
+			c.fail(ReasonPongTimeout)
+			return ErrPongTimeout
+		default:
+			// The ping write failed, or the conn ended meanwhile.
+			c.fail(ReasonWriteError)
+			return nil
+		}
+	}
+}
+
+// Close drops the connection without a close handshake (reason local_shutdown unless another
+// reason came first). It is safe to call more than once and from any goroutine.
+func (c *Conn) Close() error {
+	c.fail(ReasonLocalShutdown)
+	return nil
+}
+
+// Done is closed once the Conn has failed or been closed.
+func (c *Conn) Done() <-chan struct{} { return c.closed }
+
+// Reason reports why the Conn ended, or ReasonNone while it is open.
+func (c *Conn) Reason() CloseReason { return CloseReason(c.reason.Load()) }
+
+// fail records r (first reason wins) and drops the TCP connection.
+func (c *Conn) fail(r CloseReason) {
+	c.reason.CompareAndSwap(uint32(ReasonNone), uint32(r))
+	c.once.Do(func() {
+		close(c.closed)
+		_ = c.ws.CloseNow()
+	})
+}

@@ -1,0 +1,38 @@
+// Package wsconn adapts a github.com/coder/websocket connection to the relay's frame
+// connection (mux.FrameConn): one binary websocket message = one encoded RelayMessageFrame.
+// It is the only relay package that imports a websocket library (spec/relay-noise.md §9–§11,
+// spec/registry-auth.md §10).
+//
+// Layers: below relay/mux (which defines FrameConn) and registry/rendezvous; above
+// coder/websocket and TCP. It never decodes frames: messages are opaque bytes.
+//
+// What it owns:
+//
+//   - Conn: ReadFrame (binary only; a text message is read, dropped and reported with an error
+//     wrapping mux.ErrNonBinary, the conn stays usable), WriteFrame (bounded by WriteTimeout;
+//     a stuck write fails the conn), Close (drops TCP without a close frame, as the reference
+//     executor does), Keepalive (Ping every 30 s, only one outstanding; no Pong within 60 s
+//     drops the conn with reason pong_timeout), Reason (typed close reason).
+//   - Dial: the executor's rendezvous dial: the URL verbatim (its sig= query is the
+//     credential), extra headers (x-request-id, traceparent) from the caller, no
+//     authorization/origin/subprotocol, TCP_NODELAY, 10 s for TCP + upgrade. A rejected
+//     upgrade is a *DialError carrying the HTTP status so callers can tell 4xx (re-register)
+//     from 5xx/network (redial the same URL).
+//   - Accept: the server side for a rendezvous, with the same limits.
+//   - Backoff: the reconnect delay schedule (1 s doubling to 30 s, uniform in [base/2, base]
+//     by default; other spreads for the registry retry and the harness).
+//   - RedactURL: scheme://host/path of a URL, for logs and errors; the query (sig=) and
+//     userinfo never appear in anything this package prints or returns.
+//
+// Limits (limits.go): 256 KiB per message (larger messages fail the conn: read_error), ping
+// 30 s, pong deadline 60 s, write deadline 60 s, dial 10 s.
+//
+// Concurrency: ReadFrame is called by one goroutine at a time; WriteFrame by one goroutine at
+// a time (concurrently with ReadFrame); Keepalive by one goroutine, concurrently with a running
+// ReadFrame loop (Pongs are read by ReadFrame). Close and Reason are safe from any goroutine.
+// The package starts no goroutines of its own beyond those coder/websocket starts per
+// connection (stopped by Close); Keepalive runs on its caller's goroutine.
+//
+// Memory: an idle Conn holds no read buffer; a 256 KiB scratch buffer is taken from a pool
+// only while a message is being read, and the returned slice is exactly sized.
+package wsconn
