@@ -12,50 +12,12 @@ package protocol
 //	← {"method":"process/closed","params":{"processId":"p","seq":3}}
 
 import (
-	"encoding/base64"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/execlab/executor/executor/jsonrpc"
 )
-
-// ChunkBytes is a byte string that travels as standard base64 with padding
-// (spec/jsonrpc.md §1.5). Unpadded input, embedded whitespace and the URL-safe alphabet
-// are rejected.
-//
-// TEMPORARY: to become an alias of jsonrpc.Bytes once that type lands.
-type ChunkBytes []byte
-
-// MarshalJSON encodes b as a base64 JSON string.
-func (b ChunkBytes) MarshalJSON() ([]byte, error) {
-	out := make([]byte, 0, base64.StdEncoding.EncodedLen(len(b))+2)
-	return appendProcessBase64(out, b), nil
-}
-
-// UnmarshalJSON decodes a base64 JSON string strictly.
-func (b *ChunkBytes) UnmarshalJSON(data []byte) error {
-	var s string
-	if err := json.Unmarshal(data, &s); err != nil {
-		return err
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !isProcessBase64Symbol(c) && c != '=' {
-			return fmt.Errorf("Invalid symbol %d, offset %d.", c, i)
-		}
-	}
-	out, err := base64.StdEncoding.Strict().DecodeString(s)
-	if err != nil {
-		return errors.New("Invalid padding")
-	}
-	*b = out
-	return nil
-}
-
-func isProcessBase64Symbol(c byte) bool {
-	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/'
-}
 
 // ExecOutputStream labels an output chunk: "stdout" and "stderr" with pipes, "pty" with a PTY.
 type ExecOutputStream string
@@ -75,19 +37,8 @@ const (
 	EnvInheritNone EnvInherit = "none"
 )
 
-// UnmarshalJSON accepts only the three variants, with serde's error text otherwise.
-func (e *EnvInherit) UnmarshalJSON(data []byte) error {
-	var s string
-	if err := json.Unmarshal(data, &s); err != nil {
-		return err
-	}
-	switch EnvInherit(s) {
-	case EnvInheritAll, EnvInheritCore, EnvInheritNone:
-		*e = EnvInherit(s)
-		return nil
-	}
-	return fmt.Errorf("unknown variant `%s`, expected one of `all`, `core`, `none`", s)
-}
+// Variants makes EnvInherit a serde-style enum for jsonrpc.UnmarshalParams.
+func (EnvInherit) Variants() []string { return []string{"all", "core", "none"} }
 
 // ExecEnvPolicy computes a child environment from the server's (spec/jsonrpc.md §5.5).
 // All five members are required and none may be null.
@@ -146,7 +97,7 @@ type ProcessReadParams struct {
 type ProcessOutputChunk struct {
 	Seq    uint64           `json:"seq"`
 	Stream ExecOutputStream `json:"stream"`
-	Chunk  ChunkBytes       `json:"chunk"`
+	Chunk  jsonrpc.Bytes    `json:"chunk"`
 }
 
 // ProcessReadResult is the result of process/read. Failure is always null from the server.
@@ -174,7 +125,7 @@ func (r *ProcessReadResult) AppendJSON(b []byte) []byte {
 		b = append(b, `,"stream":`...)
 		b = appendProcessJSONString(b, string(c.Stream))
 		b = append(b, `,"chunk":`...)
-		b = appendProcessBase64(b, c.Chunk)
+		b = c.Chunk.AppendJSON(b)
 		b = append(b, '}')
 	}
 	b = append(b, `],"nextSeq":`...)
@@ -212,9 +163,9 @@ const (
 
 // ProcessWriteParams are the params of process/write (spec/jsonrpc.md §3.3).
 type ProcessWriteParams struct {
-	ProcessID string     `json:"processId"`
-	Chunk     ChunkBytes `json:"chunk"`
-	WriteID   string     `json:"writeId"`
+	ProcessID string        `json:"processId"`
+	Chunk     jsonrpc.Bytes `json:"chunk"`
+	WriteID   string        `json:"writeId"`
 }
 
 // ProcessWriteResult is the result of process/write.
@@ -228,18 +179,8 @@ type ProcessSignal string
 // SignalInterrupt is SIGINT to the process group on unix.
 const SignalInterrupt ProcessSignal = "interrupt"
 
-// UnmarshalJSON accepts only "interrupt", with serde's error text otherwise.
-func (s *ProcessSignal) UnmarshalJSON(data []byte) error {
-	var v string
-	if err := json.Unmarshal(data, &v); err != nil {
-		return err
-	}
-	if ProcessSignal(v) != SignalInterrupt {
-		return fmt.Errorf("unknown variant `%s`, expected `interrupt`", v)
-	}
-	*s = SignalInterrupt
-	return nil
-}
+// Variants makes ProcessSignal a serde-style enum for jsonrpc.UnmarshalParams.
+func (ProcessSignal) Variants() []string { return []string{"interrupt"} }
 
 // ProcessSignalParams are the params of process/signal (spec/jsonrpc.md §3.4).
 type ProcessSignalParams struct {
@@ -266,7 +207,7 @@ type ProcessOutputNotification struct {
 	ProcessID string           `json:"processId"`
 	Seq       uint64           `json:"seq"`
 	Stream    ExecOutputStream `json:"stream"`
-	Chunk     ChunkBytes       `json:"chunk"`
+	Chunk     jsonrpc.Bytes    `json:"chunk"`
 }
 
 // AppendJSON appends {"processId":…,"seq":…,"stream":…,"chunk":…} to b.
@@ -278,7 +219,7 @@ func (n *ProcessOutputNotification) AppendJSON(b []byte) []byte {
 	b = append(b, `,"stream":`...)
 	b = appendProcessJSONString(b, string(n.Stream))
 	b = append(b, `,"chunk":`...)
-	b = appendProcessBase64(b, n.Chunk)
+	b = n.Chunk.AppendJSON(b)
 	return append(b, '}')
 }
 
@@ -295,13 +236,6 @@ type ProcessExitedNotification struct {
 type ProcessClosedNotification struct {
 	ProcessID string `json:"processId"`
 	Seq       uint64 `json:"seq"`
-}
-
-// appendProcessBase64 appends src as a quoted standard-base64 JSON string.
-func appendProcessBase64(b, src []byte) []byte {
-	b = append(b, '"')
-	b = base64.StdEncoding.AppendEncode(b, src)
-	return append(b, '"')
 }
 
 // appendProcessJSONString appends s as a JSON string escaped as serde_json does: only '"', '\\'

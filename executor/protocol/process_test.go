@@ -1,57 +1,64 @@
 package protocol_test
 
 import (
-	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"testing"
+
+	"github.com/execlab/executor/executor/jsonrpc"
 
 	"github.com/execlab/executor/executor/protocol"
 )
 
-func TestChunkBytes_Decode(t *testing.T) {
+// Params decode with serde semantics through jsonrpc.UnmarshalParams (spec/jsonrpc.md §1.5).
+func TestProcessParams_SerdeDecoding(t *testing.T) {
+	start := func(extra string) string {
+		return `{"processId":"p","argv":["true"],"cwd":"file:///tmp","env":{},"tty":false` + extra + `}`
+	}
 	tests := []struct {
+		name    string
+		target  func() any
 		in      string
-		want    string
 		wantErr string
 	}{
-		{`"aGkK"`, "hi\n", ""},
-		{`""`, "", ""},
-		{`"aGk="`, "hi", ""},
-		{`"aGk"`, "", "Invalid padding"},
-		{`"aG=k"`, "", "Invalid padding"},
-		{`"aGk=\n"`, "", "Invalid symbol 10, offset 4."},
-		{`"a-k_"`, "", "Invalid symbol 45, offset 1."},
-		{`"a k="`, "", "Invalid symbol 32, offset 1."},
+		{"minimal start", newStart, start(""), ""},
+		{"nullable members", newStart, start(`,"arg0":null,"envPolicy":null,"sandbox":null,"networkProxy":null,"metadata":null`), ""},
+		{"missing env", newStart, `{"processId":"p","argv":["true"],"cwd":"file:///tmp","tty":false}`, "missing field `env`"},
+		{"missing tty", newStart, `{"processId":"p","argv":["true"],"cwd":"file:///tmp","env":{}}`, "missing field `tty`"},
+		{"null pipeStdin", newStart, start(`,"pipeStdin":null`), "invalid type: null, expected a boolean"},
+		{"null enforceManagedNetwork", newStart, start(`,"enforceManagedNetwork":null`), "invalid type: null, expected a boolean"},
+		{"native cwd", newStart, `{"processId":"p","argv":["true"],"cwd":"/tmp","env":{},"tty":false}`, "invalid URI: relative URL without a base"},
+		{"envPolicy complete", newStart, start(`,"envPolicy":{"inherit":"core","ignoreDefaultExcludes":false,"exclude":[],"set":{},"includeOnly":[]}`), ""},
+		{"envPolicy missing member", newStart, start(`,"envPolicy":{"inherit":"core","exclude":[],"set":{},"includeOnly":[]}`), "missing field `ignoreDefaultExcludes`"},
+		{"envPolicy null member", newStart, start(`,"envPolicy":{"inherit":"core","ignoreDefaultExcludes":null,"exclude":[],"set":{},"includeOnly":[]}`), "invalid type: null, expected a boolean"},
+		{"envPolicy bad inherit", newStart, start(`,"envPolicy":{"inherit":"x","ignoreDefaultExcludes":false,"exclude":[],"set":{},"includeOnly":[]}`), "unknown variant `x`, expected one of `all`, `core`, `none`"},
+		{"read defaults", func() any { return new(protocol.ProcessReadParams) }, `{"processId":"p","afterSeq":null,"maxBytes":null,"waitMs":null}`, ""},
+		{"read fraction", func() any { return new(protocol.ProcessReadParams) }, `{"processId":"p","afterSeq":1.5}`, "invalid number"},
+		{"write bad base64", func() any { return new(protocol.ProcessWriteParams) }, `{"processId":"p","chunk":"aGk","writeId":"w"}`, "Invalid padding"},
+		{"write missing writeId", func() any { return new(protocol.ProcessWriteParams) }, `{"processId":"p","chunk":"aGk="}`, "missing field `writeId`"},
+		{"signal interrupt", func() any { return new(protocol.ProcessSignalParams) }, `{"processId":"p","signal":"interrupt"}`, ""},
+		{"signal unknown", func() any { return new(protocol.ProcessSignalParams) }, `{"processId":"p","signal":"kill"}`, "unknown variant `kill`, expected `interrupt`"},
+		{"terminate", func() any { return new(protocol.ProcessTerminateParams) }, `{"processId":"p"}`, ""},
 	}
 	for _, tt := range tests {
-		var b protocol.ChunkBytes
-		err := json.Unmarshal([]byte(tt.in), &b)
-		if tt.wantErr != "" {
-			if err == nil || err.Error() != tt.wantErr {
-				t.Errorf("decode %s: got err %v, want %q", tt.in, err, tt.wantErr)
+		t.Run(tt.name, func(t *testing.T) {
+			err := jsonrpc.UnmarshalParams(json.RawMessage(tt.in), tt.target())
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("got error %v, want success", err)
+				}
+				return
 			}
-			continue
-		}
-		if err != nil || string(b) != tt.want {
-			t.Errorf("decode %s = %q, %v; want %q", tt.in, b, err, tt.want)
-		}
+			var re *jsonrpc.Error
+			if !errors.As(err, &re) || re.Code != jsonrpc.CodeInvalidParams || re.Message != tt.wantErr {
+				t.Fatalf("got error %v, want -32602 %q", err, tt.wantErr)
+			}
+		})
 	}
 }
 
-func TestEnums_RejectUnknownVariants(t *testing.T) {
-	var inh protocol.EnvInherit
-	if err := json.Unmarshal([]byte(`"some"`), &inh); err == nil || err.Error() != "unknown variant `some`, expected one of `all`, `core`, `none`" {
-		t.Errorf("EnvInherit error = %v", err)
-	}
-	var sig protocol.ProcessSignal
-	if err := json.Unmarshal([]byte(`"kill"`), &sig); err == nil || err.Error() != "unknown variant `kill`, expected `interrupt`" {
-		t.Errorf("ProcessSignal error = %v", err)
-	}
-	if err := json.Unmarshal([]byte(`"interrupt"`), &sig); err != nil || sig != protocol.SignalInterrupt {
-		t.Errorf("ProcessSignal(interrupt) = %q, %v", sig, err)
-	}
-}
+func newStart() any { return new(protocol.ProcessStartParams) }
 
 // The hand-written encoders produce JSON equal (as values) to encoding/json's.
 func TestAppendJSON_MatchesEncodingJSON(t *testing.T) {
@@ -91,39 +98,31 @@ func TestAppendJSON_SerdeEscaping(t *testing.T) {
 	}
 }
 
-func TestProcessParams_Decode(t *testing.T) {
-	var p protocol.ProcessStartParams
-	in := `{"processId":"proc-1","argv":["true"],"cwd":"file:///tmp","env":{},"tty":false,"arg0":null,"envPolicy":null,"sandbox":null,"unknown":1}`
-	if err := json.Unmarshal([]byte(in), &p); err != nil {
-		t.Fatal(err)
-	}
-	if p.ProcessID != "proc-1" || p.Cwd != "file:///tmp" || p.Arg0 != nil || p.EnvPolicy != nil || p.PipeStdin {
-		t.Fatalf("decoded %+v", p)
-	}
-}
-
-func FuzzChunkBytes(f *testing.F) {
-	for _, s := range []string{`"aGkK"`, `""`, `"aGk"`, `"a-k_"`, `"aGk=\n"`, `null`, `1`} {
-		f.Add([]byte(s))
-	}
+func FuzzProcessStartParams(f *testing.F) {
+	f.Add([]byte(`{"processId":"p","argv":["true"],"cwd":"file:///tmp","env":{},"tty":false}`))
+	f.Add([]byte(`{"processId":"p","argv":[],"cwd":"file://h/x","env":{"A":"b"},"tty":true,"pipeStdin":true,"arg0":"x"}`))
+	f.Add([]byte(`{"processId":"p","argv":["a"],"cwd":"file:///","env":{},"tty":false,"envPolicy":{"inherit":"all","ignoreDefaultExcludes":true,"exclude":["*"],"set":{"k":"v"},"includeOnly":[]}}`))
+	f.Add([]byte(`{"processId":1}`))
+	f.Add([]byte(`null`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var b protocol.ChunkBytes
-		if err := json.Unmarshal(data, &b); err != nil {
+		var p protocol.ProcessStartParams
+		if err := jsonrpc.UnmarshalParams(json.RawMessage(data), &p); err != nil {
+			var re *jsonrpc.Error
+			if !errors.As(err, &re) || re.Code != jsonrpc.CodeInvalidParams {
+				t.Fatalf("decode error %v is not a -32602 *jsonrpc.Error", err)
+			}
 			return
 		}
-		// Whatever decodes re-encodes to the canonical padded form and round-trips.
-		enc, err := json.Marshal(b)
-		if err != nil {
-			t.Fatal(err)
+		// Whatever decodes has a canonical cwd that re-parses to itself.
+		if again, err := protocol.ParsePathURI(string(p.Cwd)); err != nil || again != p.Cwd {
+			t.Fatalf("cwd %q re-parses to %q, %v", p.Cwd, again, err)
 		}
-		var back protocol.ChunkBytes
-		if err := json.Unmarshal(enc, &back); err != nil || string(back) != string(b) {
-			t.Fatalf("round trip of %q: %q, %v", b, back, err)
-		}
-		var s string
-		_ = json.Unmarshal(enc, &s)
-		if _, err := base64.StdEncoding.Strict().DecodeString(s); err != nil {
-			t.Fatalf("encoding %q is not strict base64: %v", s, err)
+		if p.EnvPolicy != nil {
+			switch p.EnvPolicy.Inherit {
+			case protocol.EnvInheritAll, protocol.EnvInheritCore, protocol.EnvInheritNone:
+			default:
+				t.Fatalf("decoded unknown inherit %q", p.EnvPolicy.Inherit)
+			}
 		}
 	})
 }
