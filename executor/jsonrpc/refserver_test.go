@@ -1,0 +1,225 @@
+package jsonrpc_test
+
+// A live reference exec-server for differential tests: started once per test binary,
+// spoken to over a loopback WebSocket.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// referenceBinary finds the reference codex binary: $EXECUTOR_REFERENCE_BIN, else the
+// repository's scripts/install-reference.sh, else /work/shared/tools/reference-codex.
+// It fails the test under CI=true when none works, and skips otherwise.
+func referenceBinary(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("EXECUTOR_REFERENCE_BIN"); p != "" {
+		return p
+	}
+	var tried []string
+	for _, tool := range []string{"../../scripts/install-reference.sh", "/work/shared/tools/reference-codex"} {
+		if _, err := os.Stat(tool); err != nil {
+			tried = append(tried, tool+": "+err.Error())
+			continue
+		}
+		out, err := exec.Command(tool).Output()
+		if err != nil {
+			tried = append(tried, tool+": "+err.Error())
+			continue
+		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if p := strings.TrimSpace(lines[len(lines)-1]); p != "" {
+			if _, err := os.Stat(p); err == nil {
+				return p
+			}
+		}
+		tried = append(tried, tool+": printed no usable path")
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("reference binary not found (CI=true): %s", strings.Join(tried, "; "))
+	}
+	t.Skipf("reference binary not found: %s", strings.Join(tried, "; "))
+	return ""
+}
+
+// refServer is one running `codex exec-server --listen ws://127.0.0.1:0`.
+type refServer struct {
+	url    string
+	cmd    *exec.Cmd
+	home   string
+	reader chan struct{} // closed when the stdout reader goroutine has exited
+}
+
+var (
+	refOnce sync.Once
+	refSrv  *refServer
+	refErr  error
+)
+
+// reference returns the shared reference server, starting it on first use. It is
+// stopped by TestMain.
+func reference(t *testing.T) *refServer {
+	t.Helper()
+	bin := referenceBinary(t)
+	refOnce.Do(func() { refSrv, refErr = startReference(bin) })
+	if refErr != nil {
+		t.Fatalf("starting reference: %v", refErr)
+	}
+	return refSrv
+}
+
+func startReference(bin string) (*refServer, error) {
+	// CODEX_HOME must live outside /tmp and $TMPDIR (scripts/install-reference.sh).
+	home, err := os.MkdirTemp("/var/tmp", "jsonrpc-ref-")
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "exec-server", "--listen", "ws://127.0.0.1:0")
+	cmd.Env = append(os.Environ(), "CODEX_HOME="+home, "TMPDIR="+filepath.Join(home))
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout = pw
+	if err := cmd.Start(); err != nil {
+		pr.Close()
+		pw.Close()
+		os.RemoveAll(home)
+		return nil, err
+	}
+	pw.Close()
+	srv := &refServer{cmd: cmd, home: home, reader: make(chan struct{})}
+	found := make(chan string, 1)
+	go func() { // owned by srv; ends at the process's stdout EOF, awaited by stop
+		defer close(srv.reader)
+		defer pr.Close()
+		sc := bufio.NewScanner(pr)
+		sent := false
+		for sc.Scan() {
+			if line := strings.TrimSpace(sc.Text()); !sent && strings.HasPrefix(line, "ws://") {
+				found <- line
+				sent = true
+			}
+		}
+		if !sent {
+			close(found)
+		}
+	}()
+	select {
+	case url, ok := <-found:
+		if !ok {
+			srv.stop()
+			return nil, errors.New("reference exited without printing its URL")
+		}
+		srv.url = url
+		return srv, nil
+	case <-time.After(20 * time.Second):
+		srv.stop()
+		return nil, errors.New("reference did not print its URL within 20s")
+	}
+}
+
+func (s *refServer) stop() {
+	if s == nil {
+		return
+	}
+	_ = s.cmd.Process.Kill()
+	_ = s.cmd.Wait()
+	<-s.reader
+	os.RemoveAll(s.home)
+}
+
+// refClient sends one message at a time and reads the reply, redialling after the
+// server closes the connection (which it does for unexpected notifications and
+// responses).
+type refClient struct {
+	t    *testing.T
+	url  string
+	conn *websocket.Conn
+}
+
+func (s *refServer) client(t *testing.T) *refClient {
+	c := &refClient{t: t, url: s.url}
+	t.Cleanup(func() {
+		if c.conn != nil {
+			c.conn.Close(websocket.StatusNormalClosure, "")
+		}
+	})
+	return c
+}
+
+// refReply is the reference's answer to one message.
+type refReply struct {
+	closed  bool // the server closed the connection instead of replying
+	id      json.RawMessage
+	code    int
+	message string
+	result  json.RawMessage
+}
+
+func (c *refClient) send(msg []byte, binary bool) refReply {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if c.conn == nil {
+		conn, _, err := websocket.Dial(ctx, c.url, nil)
+		if err != nil {
+			c.t.Fatalf("dialling reference: %v", err)
+		}
+		conn.SetReadLimit(-1)
+		c.conn = conn
+	}
+	typ := websocket.MessageText
+	if binary {
+		typ = websocket.MessageBinary
+	}
+	if err := c.conn.Write(ctx, typ, msg); err != nil {
+		c.conn = nil
+		return refReply{closed: true}
+	}
+	_, data, err := c.conn.Read(ctx)
+	if err != nil {
+		c.conn.CloseNow()
+		c.conn = nil
+		return refReply{closed: true}
+	}
+	var env struct {
+		ID     json.RawMessage `json:"id"`
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(data, &env); err != nil {
+		c.t.Fatalf("reference sent undecodable reply %q: %v", data, err)
+	}
+	rep := refReply{id: env.ID, result: env.Result}
+	if env.Error != nil {
+		rep.code, rep.message = env.Error.Code, env.Error.Message
+	}
+	return rep
+}
+
+const refParsePrefix = "failed to parse websocket JSON-RPC message from exec-server websocket "
+
+// parseDetail returns the decoder detail if rep reports a malformed message.
+func (rep refReply) parseDetail() (string, bool) {
+	if rep.closed || rep.code != -32600 || string(rep.id) != "-1" || !strings.HasPrefix(rep.message, refParsePrefix) {
+		return "", false
+	}
+	rest := rep.message[len(refParsePrefix):] // "127.0.0.1:PORT: detail"
+	_, detail, ok := strings.Cut(rest, ": ")
+	return detail, ok
+}

@@ -1,0 +1,711 @@
+package jsonrpc
+
+// Token-level pre-pass over one inbound JSON text (spec/jsonrpc.md §1.3, §9 item 19).
+//
+// Protocol flow: the scanner walks the first JSON value of a message exactly once, left
+// to right, with an explicit container stack (no recursion, so 100k nested brackets cost
+// nothing but the error). In that single pass it
+//
+//   - validates the syntax and reports the first error with the reference's serde_json
+//     text and position ("expected ident at line 1 column 2");
+//   - counts every value (root and containers included, keys excluded) against MaxValues;
+//   - rejects a repeated key in any object ("duplicate JSON object key `k`");
+//   - stops at serde_json's recursion limit (MaxDepth containers);
+//   - optionally records where the root object's envelope members sit, so Parse can
+//     classify the message without a second walk.
+//
+// Positions follow serde_json: line is 1 + the number of '\n' before the offset, column
+// the number of bytes between the last '\n' and the offset. Errors raised "at the current
+// index" use the offset of the next unread byte; errors raised "at the peeked byte" use
+// that offset + 1 (capped at the input length). Strings are checked for UTF-8 only when
+// they close, so an invalid byte is reported after the closing quote and loses to any
+// escape or control-character error inside the same string (observed from codex 0.169.0).
+
+import (
+	"encoding/binary"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// synCode names one serde_json-style decoder error.
+type synCode uint8
+
+const (
+	errEOFValue synCode = iota + 1
+	errEOFList
+	errEOFObject
+	errEOFString
+	errExpectedColon
+	errExpectedListCommaOrEnd
+	errExpectedObjectCommaOrEnd
+	errExpectedIdent
+	errExpectedValue
+	errInvalidEscape
+	errInvalidNumber
+	errInvalidUnicode
+	errControlChar
+	errKeyMustBeString
+	errLoneLeadingSurrogate
+	errTrailingComma
+	errTrailingChars
+	errUnexpectedEndOfHex
+	errRecursion
+	errBudget
+	errDuplicateKey
+)
+
+// synText is the message of each code, as serde_json (and the reference's budget and
+// duplicate-key checks) word it.
+var synText = [...]string{
+	errEOFValue:                 "EOF while parsing a value",
+	errEOFList:                  "EOF while parsing a list",
+	errEOFObject:                "EOF while parsing an object",
+	errEOFString:                "EOF while parsing a string",
+	errExpectedColon:            "expected `:`",
+	errExpectedListCommaOrEnd:   "expected `,` or `]`",
+	errExpectedObjectCommaOrEnd: "expected `,` or `}`",
+	errExpectedIdent:            "expected ident",
+	errExpectedValue:            "expected value",
+	errInvalidEscape:            "invalid escape",
+	errInvalidNumber:            "invalid number",
+	errInvalidUnicode:           "invalid unicode code point",
+	errControlChar:              "control character (\\u0000-\\u001F) found while parsing a string",
+	errKeyMustBeString:          "key must be a string",
+	errLoneLeadingSurrogate:     "lone leading surrogate in hex escape",
+	errTrailingComma:            "trailing comma",
+	errTrailingChars:            "trailing characters",
+	errUnexpectedEndOfHex:       "unexpected end of hex escape",
+	errRecursion:                "recursion limit exceeded",
+	errBudget:                   "JSON-RPC message exceeds the limit of " + strconv.Itoa(MaxValues) + " JSON values",
+	errDuplicateKey:             "duplicate JSON object key",
+}
+
+// SyntaxError is a malformed JSON text: bad syntax, a value budget overrun, a duplicate
+// key or too deep nesting. Error returns the reference's detail text, e.g.
+// "expected ident at line 1 column 2".
+type SyntaxError struct {
+	code   synCode
+	key    string // the repeated key, for errDuplicateKey
+	Line   int    // 1-based line of the error
+	Column int    // serde_json column: bytes between the line start and the offset
+}
+
+func (e *SyntaxError) Error() string {
+	var b strings.Builder
+	b.WriteString(synText[e.code])
+	if e.code == errDuplicateKey {
+		b.WriteString(" `")
+		b.WriteString(e.key)
+		b.WriteString("`")
+	}
+	b.WriteString(" at line ")
+	b.WriteString(strconv.Itoa(e.Line))
+	b.WriteString(" column ")
+	b.WriteString(strconv.Itoa(e.Column))
+	return b.String()
+}
+
+// newSyntaxError positions code at byte offset off of data.
+func newSyntaxError(data []byte, code synCode, off int) *SyntaxError {
+	line, start := 1, 0
+	for i := 0; i < off; i++ {
+		if data[i] == '\n' {
+			line++
+			start = i + 1
+		}
+	}
+	return &SyntaxError{code: code, Line: line, Column: off - start}
+}
+
+// Envelope member names Parse cares about, indexed by memberID.
+const (
+	memID = iota
+	memMethod
+	memParams
+	memResult
+	memError
+	memTrace
+	numMembers
+)
+
+var memberNames = [numMembers]string{"id", "method", "params", "result", "error", "trace"}
+
+// member locates one envelope member of the root object: its value is data[start:end].
+type member struct {
+	id         int
+	start, end int
+}
+
+// frame is one open container on the scanner's stack.
+type frame struct {
+	obj        bool
+	keysStart  int                 // first key of this object in scanner.keys
+	scratchLen int                 // len(scanner.scratch) when the object opened
+	set        map[string]struct{} // keys of a large object; nil while it is small
+}
+
+// keySpan locates a decoded object key: in data, or in scratch when it had escapes.
+type keySpan struct {
+	inScratch  bool
+	start, end int
+}
+
+// scanner holds the state of one pass. The zero value is ready after reset.
+type scanner struct {
+	data    []byte
+	pos     int
+	values  int
+	frames  []frame
+	keys    []keySpan
+	scratch []byte // unescaped keys
+
+	// Root capture (Parse only).
+	capture    bool
+	rootObject bool
+	members    [numMembers]member
+	nmembers   int
+	pending    int // index into members of the root value being scanned, or -1
+}
+
+func (s *scanner) reset(data []byte, capture bool) {
+	s.data = data
+	s.pos = 0
+	s.values = 0
+	s.frames = s.frames[:0]
+	s.keys = s.keys[:0]
+	s.scratch = s.scratch[:0]
+	s.capture = capture
+	s.rootObject = false
+	s.nmembers = 0
+	s.pending = -1
+}
+
+// errAt reports code at the current index (serde_json's Deserializer::error).
+func (s *scanner) errAt(code synCode) *SyntaxError {
+	return newSyntaxError(s.data, code, s.pos)
+}
+
+// errPeek reports code at the byte after the current index (serde_json's peek_error).
+func (s *scanner) errPeek(code synCode) *SyntaxError {
+	off := s.pos + 1
+	if off > len(s.data) {
+		off = len(s.data)
+	}
+	return newSyntaxError(s.data, code, off)
+}
+
+func (s *scanner) skipWS() {
+	for s.pos < len(s.data) {
+		switch s.data[s.pos] {
+		case ' ', '\n', '\t', '\r':
+			s.pos++
+		default:
+			return
+		}
+	}
+}
+
+// count charges one value against the budget. The reference reports an overrun at the
+// offset of the value's first byte, after whitespace.
+func (s *scanner) count() error {
+	s.values++
+	if s.values > MaxValues {
+		return newSyntaxError(s.data, errBudget, s.pos)
+	}
+	return nil
+}
+
+type scanState uint8
+
+const (
+	stValue    scanState = iota // at the first byte of a value (whitespace skipped, counted)
+	stAfter                     // a value just ended
+	stArrFirst                  // just after '['
+	stArrNext                   // after an array element
+	stObjFirst                  // just after '{'
+	stObjNext                   // after an object member's value
+	stKey                       // at the opening quote of a key
+)
+
+// scan checks the first JSON value in s.data and leaves s.pos just after it. Trailing
+// bytes are the caller's business.
+func (s *scanner) scan() error {
+	s.skipWS()
+	if err := s.count(); err != nil {
+		return err
+	}
+	data := s.data
+	st := stValue
+	for {
+		switch st {
+		case stValue:
+			if s.pos >= len(data) {
+				return s.errPeek(errEOFValue)
+			}
+			switch c := data[s.pos]; {
+			case c == '"':
+				s.pos++
+				if _, err := s.scanString(); err != nil {
+					return err
+				}
+				st = stAfter
+			case c == '{' || c == '[':
+				if len(s.frames)+1 >= MaxDepth {
+					return s.errPeek(errRecursion)
+				}
+				s.pos++
+				s.frames = append(s.frames, frame{obj: c == '{', keysStart: len(s.keys), scratchLen: len(s.scratch)})
+				if c == '{' {
+					if len(s.frames) == 1 {
+						s.rootObject = true
+					}
+					st = stObjFirst
+				} else {
+					st = stArrFirst
+				}
+			case c == 't':
+				if err := s.scanIdent("true"); err != nil {
+					return err
+				}
+				st = stAfter
+			case c == 'f':
+				if err := s.scanIdent("false"); err != nil {
+					return err
+				}
+				st = stAfter
+			case c == 'n':
+				if err := s.scanIdent("null"); err != nil {
+					return err
+				}
+				st = stAfter
+			case c == '-' || c >= '0' && c <= '9':
+				if err := s.scanNumber(); err != nil {
+					return err
+				}
+				st = stAfter
+			default:
+				return s.errPeek(errExpectedValue)
+			}
+
+		case stAfter:
+			n := len(s.frames)
+			if n == 0 {
+				return nil
+			}
+			if n == 1 && s.pending >= 0 {
+				s.members[s.pending].end = s.pos
+				s.pending = -1
+			}
+			if s.frames[n-1].obj {
+				st = stObjNext
+			} else {
+				st = stArrNext
+			}
+
+		case stArrFirst, stArrNext:
+			s.skipWS()
+			if s.pos >= len(data) {
+				return s.errPeek(errEOFList)
+			}
+			c := data[s.pos]
+			if c == ']' {
+				s.pos++
+				s.pop()
+				st = stAfter
+				continue
+			}
+			if st == stArrNext {
+				if c != ',' {
+					return s.errPeek(errExpectedListCommaOrEnd)
+				}
+				s.pos++
+				s.skipWS()
+				if s.pos >= len(data) {
+					return s.errPeek(errEOFValue)
+				}
+				if data[s.pos] == ']' {
+					return s.errPeek(errTrailingComma)
+				}
+			}
+			if err := s.count(); err != nil {
+				return err
+			}
+			st = stValue
+
+		case stObjFirst, stObjNext:
+			s.skipWS()
+			if s.pos >= len(data) {
+				return s.errPeek(errEOFObject)
+			}
+			c := data[s.pos]
+			if c == '}' {
+				s.pos++
+				s.pop()
+				st = stAfter
+				continue
+			}
+			if st == stObjNext {
+				if c != ',' {
+					return s.errPeek(errExpectedObjectCommaOrEnd)
+				}
+				s.pos++
+				s.skipWS()
+				if s.pos >= len(data) {
+					return s.errPeek(errEOFValue)
+				}
+				c = data[s.pos]
+				if c == '}' {
+					return s.errPeek(errTrailingComma)
+				}
+			}
+			if c != '"' {
+				return s.errPeek(errKeyMustBeString)
+			}
+			st = stKey
+
+		case stKey:
+			if err := s.scanKey(); err != nil {
+				return err
+			}
+			s.skipWS()
+			if s.pos >= len(data) {
+				return s.errPeek(errEOFObject)
+			}
+			if data[s.pos] != ':' {
+				return s.errPeek(errExpectedColon)
+			}
+			s.pos++
+			s.skipWS()
+			if err := s.count(); err != nil {
+				return err
+			}
+			if s.pending >= 0 && len(s.frames) == 1 {
+				s.members[s.pending].start = s.pos
+			}
+			st = stValue
+		}
+	}
+}
+
+func (s *scanner) pop() {
+	f := &s.frames[len(s.frames)-1]
+	if f.obj {
+		s.keys = s.keys[:f.keysStart]
+		s.scratch = s.scratch[:f.scratchLen]
+	}
+	f.set = nil
+	s.frames = s.frames[:len(s.frames)-1]
+}
+
+// scanKey reads the key at s.pos (an opening quote), rejects a repeat within the
+// current object and, at the root, notes envelope members.
+func (s *scanner) scanKey() error {
+	s.pos++
+	start := s.pos
+	escaped, err := s.scanString()
+	if err != nil {
+		return err
+	}
+	end := s.pos - 1
+	span := keySpan{start: start, end: end}
+	if escaped {
+		ss := len(s.scratch)
+		s.scratch = appendUnescaped(s.scratch, s.data[start:end])
+		span = keySpan{inScratch: true, start: ss, end: len(s.scratch)}
+	}
+	key := s.keyBytes(span)
+	f := &s.frames[len(s.frames)-1]
+	if s.isDuplicate(f, key) {
+		// The reference raises this from its map visitor; serde_json then finishes the
+		// object's end check (whitespace, and a '}' if one follows) before positioning
+		// the error.
+		k := string(key)
+		s.skipWS()
+		if s.pos < len(s.data) && s.data[s.pos] == '}' {
+			s.pos++
+		}
+		e := s.errAt(errDuplicateKey)
+		e.key = k
+		return e
+	}
+	s.keys = append(s.keys, span)
+	if s.capture && len(s.frames) == 1 {
+		for id, name := range memberNames {
+			if string(key) == name {
+				s.members[s.nmembers] = member{id: id}
+				s.pending = s.nmembers
+				s.nmembers++
+				break
+			}
+		}
+	}
+	return nil
+}
+
+func (s *scanner) keyBytes(k keySpan) []byte {
+	if k.inScratch {
+		return s.scratch[k.start:k.end]
+	}
+	return s.data[k.start:k.end]
+}
+
+// isDuplicate reports whether key already occurred in f. Small objects are searched
+// linearly; past linearKeys keys the object switches to a set.
+func (s *scanner) isDuplicate(f *frame, key []byte) bool {
+	if f.set != nil {
+		if _, ok := f.set[string(key)]; ok {
+			return true
+		}
+		f.set[string(key)] = struct{}{}
+		return false
+	}
+	keys := s.keys[f.keysStart:]
+	for _, k := range keys {
+		if string(s.keyBytes(k)) == string(key) {
+			return true
+		}
+	}
+	if len(keys)+1 > linearKeys {
+		f.set = make(map[string]struct{}, 2*linearKeys)
+		for _, k := range keys {
+			f.set[string(s.keyBytes(k))] = struct{}{}
+		}
+		f.set[string(key)] = struct{}{}
+	}
+	return false
+}
+
+// scanIdent checks the literal word at s.pos, whose first byte already matched.
+func (s *scanner) scanIdent(word string) error {
+	s.pos++
+	for i := 1; i < len(word); i++ {
+		if s.pos >= len(s.data) {
+			return s.errAt(errEOFValue)
+		}
+		c := s.data[s.pos]
+		s.pos++
+		if c != word[i] {
+			return s.errAt(errExpectedIdent)
+		}
+	}
+	return nil
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// scanNumber checks a number with serde_json's grammar and error sites. Its magnitude is
+// never converted: out-of-range numbers are valid here (spec/jsonrpc.md §1.3).
+func (s *scanner) scanNumber() error {
+	data := s.data
+	if data[s.pos] == '-' {
+		s.pos++
+	}
+	if s.pos >= len(data) {
+		return s.errAt(errEOFValue)
+	}
+	c := data[s.pos]
+	s.pos++
+	switch {
+	case c == '0':
+		if s.pos < len(data) && isDigit(data[s.pos]) {
+			return s.errPeek(errInvalidNumber)
+		}
+	case c >= '1' && c <= '9':
+		for s.pos < len(data) && isDigit(data[s.pos]) {
+			s.pos++
+		}
+	default:
+		return s.errAt(errInvalidNumber)
+	}
+	if s.pos < len(data) && data[s.pos] == '.' {
+		s.pos++
+		if s.pos >= len(data) {
+			return s.errPeek(errEOFValue)
+		}
+		if !isDigit(data[s.pos]) {
+			return s.errPeek(errInvalidNumber)
+		}
+		for s.pos < len(data) && isDigit(data[s.pos]) {
+			s.pos++
+		}
+	}
+	if s.pos < len(data) && (data[s.pos] == 'e' || data[s.pos] == 'E') {
+		s.pos++
+		if s.pos < len(data) && (data[s.pos] == '+' || data[s.pos] == '-') {
+			s.pos++
+		}
+		if s.pos >= len(data) {
+			return s.errAt(errEOFValue)
+		}
+		c := data[s.pos]
+		s.pos++
+		if !isDigit(c) {
+			return s.errAt(errInvalidNumber)
+		}
+		for s.pos < len(data) && isDigit(data[s.pos]) {
+			s.pos++
+		}
+	}
+	return nil
+}
+
+// SWAR constants: one byte lane per bit pattern.
+const (
+	lanes01 = 0x0101010101010101
+	lanes80 = 0x8080808080808080
+)
+
+// plainString8 reports whether none of the 8 bytes in x ends or complicates a string
+// scan: no '"', no '\\', no control byte, no non-ASCII byte.
+func plainString8(x uint64) bool {
+	quote := x ^ (lanes01 * '"')
+	bslash := x ^ (lanes01 * '\\')
+	t := (x - lanes01*0x20) | (quote - lanes01) | (bslash - lanes01) | x
+	return t&lanes80 == 0
+}
+
+// scanString checks the string whose opening quote was just consumed and leaves s.pos
+// after the closing quote. It reports whether the string contains escapes.
+func (s *scanner) scanString() (escaped bool, err error) {
+	data := s.data
+	i := s.pos
+	badUTF8 := false
+	for {
+		for i+8 <= len(data) && plainString8(binary.LittleEndian.Uint64(data[i:])) {
+			i += 8
+		}
+		if i >= len(data) {
+			s.pos = len(data)
+			return escaped, s.errAt(errEOFString)
+		}
+		c := data[i]
+		switch {
+		case c == '"':
+			s.pos = i + 1
+			if badUTF8 {
+				return escaped, s.errAt(errInvalidUnicode)
+			}
+			return escaped, nil
+		case c == '\\':
+			escaped = true
+			s.pos = i + 1
+			if err := s.scanEscape(); err != nil {
+				return escaped, err
+			}
+			i = s.pos
+		case c < 0x20:
+			s.pos = i + 1
+			return escaped, s.errAt(errControlChar)
+		case c >= utf8.RuneSelf:
+			r, size := utf8.DecodeRune(data[i:])
+			if r == utf8.RuneError && size == 1 {
+				badUTF8 = true
+			}
+			i += size
+		default:
+			i++
+		}
+	}
+}
+
+// scanEscape checks the escape whose backslash was just consumed.
+func (s *scanner) scanEscape() error {
+	data := s.data
+	if s.pos >= len(data) {
+		return s.errAt(errEOFString)
+	}
+	c := data[s.pos]
+	s.pos++
+	switch c {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return nil
+	case 'u':
+	default:
+		return s.errAt(errInvalidEscape)
+	}
+	n, err := s.hex4()
+	if err != nil {
+		return err
+	}
+	switch {
+	case n >= 0xDC00 && n <= 0xDFFF:
+		return s.errAt(errLoneLeadingSurrogate)
+	case n < 0xD800 || n > 0xDBFF:
+		return nil
+	}
+	// A leading surrogate must be followed by an escaped trailing one.
+	if s.pos >= len(data) {
+		return s.errAt(errEOFString)
+	}
+	if data[s.pos] != '\\' {
+		s.pos++
+		return s.errAt(errUnexpectedEndOfHex)
+	}
+	s.pos++
+	if s.pos >= len(data) {
+		return s.errAt(errEOFString)
+	}
+	if data[s.pos] != 'u' {
+		s.pos++
+		return s.errAt(errUnexpectedEndOfHex)
+	}
+	s.pos++
+	n2, err := s.hex4()
+	if err != nil {
+		return err
+	}
+	if n2 < 0xDC00 || n2 > 0xDFFF {
+		return s.errAt(errLoneLeadingSurrogate)
+	}
+	return nil
+}
+
+// hex4 reads the four hex digits of a \u escape.
+func (s *scanner) hex4() (rune, error) {
+	if len(s.data)-s.pos < 4 {
+		s.pos = len(s.data)
+		return 0, s.errAt(errEOFString)
+	}
+	n, ok := decodeHex4(s.data[s.pos:])
+	s.pos += 4
+	if !ok {
+		return 0, s.errAt(errInvalidEscape)
+	}
+	return n, nil
+}
+
+func decodeHex4(b []byte) (rune, bool) {
+	var n rune
+	for _, c := range b[:4] {
+		var d byte
+		switch {
+		case c >= '0' && c <= '9':
+			d = c - '0'
+		case c >= 'a' && c <= 'f':
+			d = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			d = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		n = n<<4 | rune(d)
+	}
+	return n, true
+}
+
+// Validate checks that data is exactly one JSON value (surrounding whitespace allowed)
+// within the value budget, without duplicate keys or excessive nesting. The error, if
+// any, is a *SyntaxError.
+func Validate(data []byte) error {
+	s := getScanner(data, false)
+	defer putScanner(s)
+	if err := s.scan(); err != nil {
+		return err
+	}
+	s.skipWS()
+	if s.pos < len(data) {
+		return s.errPeek(errTrailingChars)
+	}
+	return nil
+}
