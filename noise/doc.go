@@ -47,6 +47,19 @@
 // private keys inside crypto/ecdh and crypto/mlkem values cannot be zeroed from outside,
 // so Clear drops the references to them instead.
 //
+// # Invariants
+//
+//   - Message 1 is exactly Message1Overhead+n bytes, message 2 Message2Overhead+p; both
+//     ≤ MaxMessageLen, checked before any work on read.
+//   - The hashed protocol name is ProtocolName ("25519"); the JSON suite is SuiteLabel
+//     ("X25519"). They are never interchanged.
+//   - No AEAD key is used with a repeated nonce; MaxNonce is never used.
+//   - A state that failed once never succeeds again.
+//   - Nothing in this package logs, and no error text contains secret or peer bytes.
+//
+// Verified against the released reference (test/interop): message 2 read in the order
+// ekem, skem, e, ee, se authenticates, and transport records interoperate both ways.
+//
 // # Concurrency
 //
 // HandshakeState and CipherState are not safe for concurrent use; callers serialise

@@ -22,6 +22,9 @@
 //	                                              ErrExecutorCredentialsRejected (registry 401)
 //	  Packet{Seq: 0, 1, …} <-> Packet{Seq: 0, 1, …}   per-direction seq from 0
 //
+// Responder reads message 1 from the RecordConn itself; RespondTo takes a message 1
+// the caller already holds (a relay read loop that inspects the first frame).
+//
 // Message framing inside the record stream (§7):
 //
 //	message := u32be(len) ‖ bytes           1 ≤ len ≤ 64 MiB
@@ -33,6 +36,16 @@
 // Record plaintext 61440 B; message 1…64 MiB; reassembly buffer ≤ 4 + 64 MiB;
 // reorder window 64 records and 1 MiB of pending ciphertext per direction; seq never
 // wraps (the sender fails before using 2^32−1); authorization ≤ 4096 B UTF-8.
+//
+// # Invariants
+//
+//   - Message 2 is never sent before Authorize returned nil (or, for the rejection
+//     variant, an error wrapping ErrExecutorCredentialsRejected).
+//   - Authorize never sees an authorization over MaxAuthorizationLen or not UTF-8.
+//   - No record is decrypted twice, out of order, or after a failure.
+//   - Each outbound message starts a fresh record; seqs are consecutive from 0 and
+//     2^32−1 is never sent.
+//   - Buffered inbound bytes stay ≤ MaxPendingBytes (reorder) + MaxReassemblyLen.
 //
 // # Failure
 //
