@@ -81,7 +81,7 @@ func (c *Client) request(ctx context.Context, p *protocol.HTTPRequestParams) (*p
 	if err != nil {
 		return fail(jsonrpc.Internal("http/request failed: %s", transportText(err)))
 	}
-	result := &protocol.HTTPRequestResult{Status: uint16(resp.StatusCode), Headers: responseHeaders(resp.Header)}
+	result := &protocol.HTTPRequestResult{Status: uint16(resp.StatusCode), Headers: responseHeaders(resp)}
 	if s == nil {
 		body, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
@@ -210,8 +210,15 @@ func urlErrText(err error) string {
 }
 
 // responseHeaders returns the headers with lower-case names (as hyper reports them), sorted
-// by name, values of one name in received order; non-UTF-8 values are dropped.
-func responseHeaders(h http.Header) []protocol.HTTPResponseHeader {
+// by name, values of one name in received order; non-UTF-8 values are dropped. net/http
+// moves Transfer-Encoding out of the header map; it is put back, as the reference reports
+// it. (The reference keeps wire order; net/http cannot: a documented deviation.)
+func responseHeaders(resp *http.Response) []protocol.HTTPResponseHeader {
+	h := resp.Header
+	if len(resp.TransferEncoding) > 0 && h.Get("Transfer-Encoding") == "" {
+		h = h.Clone()
+		h.Set("Transfer-Encoding", strings.Join(resp.TransferEncoding, ", "))
+	}
 	names := make([]string, 0, len(h))
 	for k := range h {
 		names = append(names, k)

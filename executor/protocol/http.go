@@ -76,5 +76,5 @@ type HTTPBodyDelta struct {
 	Seq         uint64  `json:"seq"`
 	DeltaBase64 string  `json:"deltaBase64"`
 	Done        bool    `json:"done"`
-	Error       *string `json:"error,omitempty"`
+	Error       *string `json:"error"`
 }

@@ -9,7 +9,10 @@ import (
 	"github.com/execlab/executor/test/internal/refbin"
 )
 
-var ourBin string
+var (
+	ourBin  string
+	httpURL string // base URL of the loopback HTTP fixture, ${HTTP} in scenarios
+)
 
 func TestMain(m *testing.M) {
 	if err := os.MkdirAll("/var/tmp/executor-tests", 0o755); err != nil {
@@ -23,7 +26,10 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic("building executor: " + err.Error())
 	}
+	hs := newHTTPFixture()
+	httpURL = hs.URL
 	code := m.Run()
+	hs.Close()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -3,6 +3,7 @@ package conformance_test
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,7 +38,8 @@ func startServer(t *testing.T, bin string, args []string, codexHome string) *ser
 	}
 	t.Cleanup(func() { os.RemoveAll(tmp) })
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "CODEX_HOME="+codexHome, "TMPDIR="+tmp, "RUST_LOG=off")
+	cmd.Env = append(os.Environ(), "CODEX_HOME="+codexHome, "TMPDIR="+tmp, "RUST_LOG=off",
+		"CONFORMANCE_HDR=from-env", "CONFORMANCE_EMPTY=")
 	cmd.Dir = tmp
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -110,7 +112,7 @@ func run(t *testing.T, sc *Scenario, srv *server) []string {
 		}
 	}()
 	var transcript []string
-	vars := map[string]string{"${TMP}": srv.tmp, "${TMPURI}": "file://" + (&url.URL{Path: srv.tmp}).EscapedPath()}
+	vars := map[string]string{"${TMP}": srv.tmp, "${TMPURI}": "file://" + (&url.URL{Path: srv.tmp}).EscapedPath(), "${HTTP}": httpURL}
 	recv := func() (map[string]any, error) {
 		rctx, rcancel := context.WithTimeout(ctx, recvTimeout)
 		defer rcancel()
@@ -168,15 +170,23 @@ func run(t *testing.T, sc *Scenario, srv *server) []string {
 			// Collected as a set: responses and process notifications race by nature
 			// (both servers); seq values inside the messages still pin event order.
 			var got []string
+			var deltas []map[string]any
 			for {
 				m, err := recv()
 				if err != nil {
 					t.Fatalf("step %d (%s): %v\ntranscript so far:\n%s", i, st, err, strings.Join(append(transcript, got...), "\n"))
 				}
-				got = append(got, normalize(m, srv, sc.Mask))
-				if m["method"] == st.RecvUntil {
+				if m["method"] == "http/request/bodyDelta" {
+					deltas = append(deltas, m)
+				} else {
+					got = append(got, normalize(m, srv, sc.Mask))
+				}
+				if untilMatches(m, st.RecvUntil) {
 					break
 				}
+			}
+			if len(deltas) > 0 {
+				got = append(got, normalize(mergeDeltas(t, deltas), srv, sc.Mask))
 			}
 			sort.Strings(got)
 			transcript = append(transcript, got...)
@@ -215,6 +225,7 @@ func run(t *testing.T, sc *Scenario, srv *server) []string {
 var (
 	uuidRE = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 	peerRE = regexp.MustCompile(`127\.0\.0\.1:[0-9]+`)
+	dateRE = regexp.MustCompile(`^[A-Z][a-z]{2}, [0-9]{2} [A-Z][a-z]{2} [0-9]{4} [0-9:]{8} GMT$`)
 )
 
 // deliberate lists the environment details we intentionally do not report (README,
@@ -227,6 +238,7 @@ func normalize(m map[string]any, srv *server, mask []string) string {
 	}
 	v := scrub(m, srv)
 	sortDirectoryEntries(v)
+	sortResponseHeaders(v)
 	b, _ := json.Marshal(v) // map keys are sorted: field order does not matter
 	return string(b)
 }
@@ -266,6 +278,7 @@ func scrub(v any, srv *server) any {
 		s = strings.ReplaceAll(s, (&url.URL{Path: srv.tmp}).EscapedPath(), "<TMP>")
 		s = uuidRE.ReplaceAllString(s, "<UUID>")
 		s = peerRE.ReplaceAllString(s, "127.0.0.1:<PORT>")
+		s = dateRE.ReplaceAllString(s, "<DATE>")
 		return s
 	}
 	return v
@@ -292,6 +305,62 @@ func sortDirectoryEntries(v any) {
 	sort.SliceStable(entries, func(i, j int) bool {
 		a, _ := entries[i].(map[string]any)["fileName"].(string)
 		b, _ := entries[j].(map[string]any)["fileName"].(string)
+		return a < b
+	})
+}
+
+// untilMatches reports whether m ends a recvUntil step: "method", or
+// "http/request/bodyDelta:done" for the terminal body frame.
+func untilMatches(m map[string]any, until string) bool {
+	method, done := strings.CutSuffix(until, ":done")
+	if m["method"] != method {
+		return false
+	}
+	if !done {
+		return true
+	}
+	p, _ := m["params"].(map[string]any)
+	return p["done"] == true
+}
+
+// mergeDeltas checks that body deltas have contiguous seqs from 1 and that only the last
+// is done, then folds them into one message so that chunk boundaries are not compared.
+func mergeDeltas(t *testing.T, deltas []map[string]any) map[string]any {
+	t.Helper()
+	var body []byte
+	var last map[string]any
+	for i, d := range deltas {
+		p, _ := d["params"].(map[string]any)
+		if seq, _ := p["seq"].(float64); int(seq) != i+1 {
+			t.Fatalf("bodyDelta %d has seq %v, want %d", i, p["seq"], i+1)
+		}
+		if done, _ := p["done"].(bool); done != (i == len(deltas)-1) {
+			t.Fatalf("bodyDelta %d has done=%v", i, done)
+		}
+		b, err := base64.StdEncoding.DecodeString(p["deltaBase64"].(string))
+		if err != nil {
+			t.Fatalf("bodyDelta %d: %v", i, err)
+		}
+		body = append(body, b...)
+		last = p
+	}
+	return map[string]any{"method": "http/request/bodyDelta(merged)", "params": map[string]any{
+		"requestId": last["requestId"], "body": string(body), "error": last["error"]}}
+}
+
+// sortResponseHeaders orders http/request response headers by name (stable): Go's
+// net/http does not keep the wire order of response headers, the reference does (a
+// documented deviation); values of one name keep their order.
+func sortResponseHeaders(v any) {
+	m, _ := v.(map[string]any)
+	r, _ := m["result"].(map[string]any)
+	hs, ok := r["headers"].([]any)
+	if !ok {
+		return
+	}
+	sort.SliceStable(hs, func(i, j int) bool {
+		a, _ := hs[i].(map[string]any)["name"].(string)
+		b, _ := hs[j].(map[string]any)["name"].(string)
 		return a < b
 	})
 }
