@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"unicode/utf8"
 )
 
 // messageKind classifies an inbound message; first match wins (spec/jsonrpc.md §1.2).
@@ -258,7 +259,7 @@ func decodeString(raw []byte) (string, bool) {
 		return "", false
 	}
 	body := raw[1 : len(raw)-1]
-	if bytes.IndexByte(body, '\\') < 0 && validPlain(body) {
+	if bytes.IndexByte(body, '\\') < 0 && validPlain(body) && utf8.Valid(body) {
 		return string(body), true
 	}
 	var s string
@@ -269,8 +270,7 @@ func decodeString(raw []byte) (string, bool) {
 }
 
 // validPlain reports whether an unescaped string body has no control characters or
-// quotes, which JSON forbids raw (invalid UTF-8 is left to the consumer, as serde would
-// never send it).
+// quotes, which JSON forbids raw.
 func validPlain(body []byte) bool {
 	for _, c := range body {
 		if c < 0x20 || c == '"' {
@@ -286,5 +286,20 @@ func parseIntID(raw []byte) (int64, bool) {
 		return 0, false
 	}
 	n, err := strconv.ParseInt(string(raw), 10, 64)
+	return n, err == nil
+}
+
+// parseJSONUint parses a raw JSON number that is a plain unsigned integer (no sign,
+// fraction, exponent or leading zero).
+func parseJSONUint(raw []byte) (uint64, bool) {
+	if len(raw) == 0 || (raw[0] == '0' && len(raw) > 1) {
+		return 0, false
+	}
+	for _, c := range raw {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseUint(string(raw), 10, 64)
 	return n, err == nil
 }

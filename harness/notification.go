@@ -13,7 +13,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"strconv"
 
 	"github.com/execlab/executor/executor/protocol"
 )
@@ -131,18 +130,28 @@ func decodeOutputFast(params []byte, out *protocol.ProcessOutputNotification) bo
 			out.ProcessID = s
 			seen |= 1
 		case "seq":
-			n, err := strconv.ParseUint(string(val), 10, 64)
-			if err != nil {
+			n, ok := parseJSONUint(val)
+			if !ok {
 				return errBadSyntax
 			}
 			out.Seq = n
 			seen |= 2
 		case "stream":
-			s, ok := decodeString(val)
-			if !ok {
-				return errBadSyntax
+			// The three known labels are interned: no allocation per chunk.
+			switch string(val) {
+			case `"stdout"`:
+				out.Stream = protocol.StreamStdout
+			case `"stderr"`:
+				out.Stream = protocol.StreamStderr
+			case `"pty"`:
+				out.Stream = protocol.StreamPty
+			default:
+				s, ok := decodeString(val)
+				if !ok {
+					return errBadSyntax
+				}
+				out.Stream = protocol.ExecOutputStream(s)
 			}
-			out.Stream = protocol.ExecOutputStream(s)
 			seen |= 4
 		case "chunk":
 			b, ok := decodeBase64Fast(val)

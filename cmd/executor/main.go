@@ -44,6 +44,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "serve":
 		err = runServe(ctx, args[1:], stdin, stdout, stderr)
+	case "bench":
+		err = runBench(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

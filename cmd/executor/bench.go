@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/execlab/executor/cmd/executor/internal/bench"
+)
+
+// runBench is `executor bench`: the performance scoreboard against the reference.
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("executor bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	reference := fs.String("reference", envOr("EXECUTOR_REFERENCE_BIN", ""),
+		"reference codex binary (env EXECUTOR_REFERENCE_BIN; default: the scripts/install-reference.sh cache)")
+	ours := fs.String("ours", "", "executor binary to measure (default: this binary)")
+	jsonPath := fs.String("json", "", "also write the rows as JSON to this file")
+	quick := fs.Bool("quick", false, "small sizes and 2 runs per side (CI: checks numbers and data, seconds not minutes)")
+	runs := fs.Int("runs", 0, fmt.Sprintf("measured samples per side and row (default %d, --quick %d)", bench.DefaultRuns, bench.QuickRuns))
+	var only []string
+	fs.Func("only", "run only these rows (repeatable, comma-separated; further arguments add rows): "+
+		strings.Join(bench.RowNames(), ", "), func(v string) error {
+		only = append(only, v)
+		return nil
+	})
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		if len(only) == 0 {
+			return fmt.Errorf("%w: unexpected argument %q (rows go after --only)", errUsage, fs.Arg(0))
+		}
+		only = append(only, fs.Args()...)
+	}
+	oursBin := *ours
+	if oursBin == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("finding this binary: %w", err)
+		}
+		oursBin = exe
+	}
+	cfg := bench.Config{
+		Ours:     bench.Target{Name: "ours", Argv: []string{oursBin, "serve", "--listen", "ws://127.0.0.1:0"}},
+		Only:     only,
+		Quick:    *quick,
+		Runs:     *runs,
+		Progress: stderr,
+	}
+	refBin := *reference
+	if refBin == "" {
+		refBin = cachedReference()
+	}
+	if refBin != "" {
+		cfg.Reference = &bench.Target{Name: "reference", Argv: []string{refBin, "exec-server", "--listen", "ws://127.0.0.1:0"}}
+	} else {
+		fmt.Fprintln(stderr, "bench: no reference binary (use --reference or scripts/install-reference.sh); measuring ours only")
+	}
+	rep, err := bench.Run(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if err := bench.WriteTable(stdout, rep); err != nil {
+		return err
+	}
+	if *jsonPath != "" {
+		f, err := os.Create(*jsonPath)
+		if err != nil {
+			return fmt.Errorf("writing JSON report: %w", err)
+		}
+		werr := bench.WriteJSON(f, rep)
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			return fmt.Errorf("writing JSON report: %w", werr)
+		}
+	}
+	if failed := rep.Failed(); len(failed) > 0 {
+		names := make([]string, len(failed))
+		for i, r := range failed {
+			names[i] = r.Row
+		}
+		return fmt.Errorf("bench: %d row(s) failed: %s", len(failed), strings.Join(names, ", "))
+	}
+	if ctx.Err() != nil {
+		return errors.New("bench: interrupted")
+	}
+	return nil
+}
+
+// cachedReference finds the binary scripts/install-reference.sh installs (its default
+// cache, pinned version), or returns "".
+func cachedReference() string {
+	version := envOr("REFERENCE_CODEX_VERSION", "0.169.0")
+	dir := os.Getenv("REFERENCE_CODEX_DIR")
+	if dir == "" {
+		cache := os.Getenv("XDG_CACHE_HOME")
+		if cache == "" {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return ""
+			}
+			cache = filepath.Join(home, ".cache")
+		}
+		dir = filepath.Join(cache, "reference-codex", version)
+	}
+	matches, _ := filepath.Glob(filepath.Join(dir, "node_modules", "@openai", "*", "vendor", "*", "bin", "codex"))
+	for _, m := range matches {
+		if st, err := os.Stat(m); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+			return m
+		}
+	}
+	return ""
+}

@@ -1,0 +1,228 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+// oursBin is the executor binary built by TestMain.
+var oursBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "bench-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	oursBin = filepath.Join(dir, "executor")
+	build := exec.Command("go", "build", "-o", oursBin, "github.com/execlab/executor/cmd/executor")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building executor:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// findReference locates the reference binary: $EXECUTOR_REFERENCE_BIN, else
+// scripts/install-reference.sh (which installs it when missing). With CI=true a missing
+// binary fails the test.
+func findReference(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("EXECUTOR_REFERENCE_BIN"); p != "" {
+		return p
+	}
+	for _, c := range []string{"../../../../scripts/install-reference.sh", "/work/shared/tools/reference-codex"} {
+		if _, err := os.Stat(c); err != nil {
+			continue
+		}
+		out, err := exec.Command(c).Output()
+		if p := strings.TrimSpace(string(out)); err == nil && p != "" {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("reference binary not found (set EXECUTOR_REFERENCE_BIN)")
+	}
+	t.Skip("reference binary not found; set EXECUTOR_REFERENCE_BIN, or CI=true to require it")
+	return ""
+}
+
+func targets(t *testing.T) (Target, *Target) {
+	ours := Target{Name: "ours", Argv: []string{oursBin, "serve", "--listen", "ws://127.0.0.1:0"}}
+	ref := Target{Name: "reference", Argv: []string{findReference(t), "exec-server", "--listen", "ws://127.0.0.1:0"}}
+	return ours, &ref
+}
+
+// TestRun_QuickProducesNumbersForEveryAvailableRow is the CI check of issue 7: every
+// available row yields numbers for both sides and no bytes are lost. No timing assertions.
+func TestRun_QuickProducesNumbersForEveryAvailableRow(t *testing.T) {
+	ours, ref := targets(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var progress bytes.Buffer
+	rep, err := Run(ctx, Config{Ours: ours, Reference: ref, Quick: true, Progress: &progress})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Rows) != len(Rows()) {
+		t.Errorf("got %d rows, want every registered row (%d)", len(rep.Rows), len(Rows()))
+	}
+	available := 0
+	for _, row := range rep.Rows {
+		r := registry[row.Row]
+		if r.Measure == nil {
+			if row.Status != StatusUnavailable || row.Ours != nil || row.Reference != nil {
+				t.Errorf("%s: got status %q with numbers %v/%v, want %q and none", row.Row, row.Status, row.Ours, row.Reference, StatusUnavailable)
+			}
+			continue
+		}
+		available++
+		if row.Status != StatusOK {
+			t.Errorf("%s: got status %q (%s), want ok", row.Row, row.Status, row.Error)
+			continue
+		}
+		for side, st := range map[string]*Stats{"ours": row.Ours, "reference": row.Reference} {
+			if st == nil || len(st.Samples) != QuickRuns {
+				t.Errorf("%s %s: got stats %+v, want %d samples", row.Row, side, st, QuickRuns)
+				continue
+			}
+			if !(st.Min > 0 && st.Min <= st.Median && st.Median <= st.Max) {
+				t.Errorf("%s %s: got min %v median %v max %v, want 0 < min ≤ median ≤ max", row.Row, side, st.Min, st.Median, st.Max)
+			}
+		}
+		if row.Ratio == nil || *row.Ratio <= 0 {
+			t.Errorf("%s: got ratio %v, want a positive number", row.Row, row.Ratio)
+		}
+	}
+	if available < 3 {
+		t.Errorf("got %d available rows, want at least oneshot_local, stdout_local, rss_idle", available)
+	}
+	if failed := rep.Failed(); len(failed) > 0 {
+		t.Errorf("got failed rows %+v, want none", failed)
+	}
+	// One progress line per sample: (warm-up + runs) × 2 sides per available row.
+	if got, want := strings.Count(progress.String(), "\n"), available*(QuickRuns+1)*2; got != want {
+		t.Errorf("got %d progress lines, want %d:\n%s", got, want, progress.String())
+	}
+
+	var js bytes.Buffer
+	if err := WriteJSON(&js, rep); err != nil {
+		t.Fatal(err)
+	}
+	var decoded []map[string]any
+	if err := json.Unmarshal(js.Bytes(), &decoded); err != nil {
+		t.Fatalf("decoding JSON report: %v", err)
+	}
+	for _, row := range decoded {
+		for _, k := range []string{"row", "unit", "ours", "reference", "ratio", "goal", "met"} {
+			if _, ok := row[k]; !ok {
+				t.Errorf("JSON row %v: missing %q", row["row"], k)
+			}
+		}
+	}
+	var table bytes.Buffer
+	if err := WriteTable(&table, rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range rep.Rows {
+		if !strings.Contains(table.String(), row.Row) {
+			t.Errorf("table lacks row %s:\n%s", row.Row, table.String())
+		}
+	}
+	t.Logf("\n%s", table.String())
+}
+
+func TestRun_OnlySelectsRows(t *testing.T) {
+	ours := Target{Name: "ours", Argv: []string{oursBin, "serve", "--listen", "ws://127.0.0.1:0"}}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rep, err := Run(ctx, Config{Ours: ours, Only: []string{"oneshot_local,walk_local"}, Quick: true, Runs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rep.Rows {
+		got = append(got, r.Row+"="+r.Status)
+	}
+	if want := "[oneshot_local=ok walk_local=not yet available]"; fmt.Sprint(got) != want {
+		t.Errorf("got rows %v, want %s", got, want)
+	}
+	row := rep.Rows[0]
+	if row.Reference != nil || row.Ratio != nil || row.Met {
+		t.Errorf("got reference %v ratio %v met %v without a reference, want nil, nil, false", row.Reference, row.Ratio, row.Met)
+	}
+	if _, err := Run(ctx, Config{Ours: ours, Only: []string{"nope"}}); err == nil || !strings.Contains(err.Error(), `unknown row "nope"`) {
+		t.Errorf("got %v for an unknown row, want an unknown-row error", err)
+	}
+}
+
+func TestGoal_Met(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	tests := []struct {
+		goal     Goal
+		ours     float64
+		ratio    *float64
+		met, dec bool
+	}{
+		{Goal{RatioAtMost, 0.1}, 1, f(0.05), true, true},
+		{Goal{RatioAtMost, 0.1}, 1, f(0.5), false, true},
+		{Goal{RatioAtLeast, 5}, 1, f(5), true, true},
+		{Goal{RatioAtLeast, 5}, 1, f(1.2), false, true},
+		{Goal{RatioAtLeast, 5}, 1, nil, false, false},
+		{Goal{OursAtMost, 20}, 9.5, nil, true, true},
+		{Goal{OursAtMost, 20}, 21, f(0.5), false, true},
+	}
+	for _, tc := range tests {
+		met, dec := tc.goal.met(Stats{Median: tc.ours}, tc.ratio)
+		if met != tc.met || dec != tc.dec {
+			t.Errorf("%s with ours %v ratio %v: got (%v, %v), want (%v, %v)", tc.goal, tc.ours, tc.ratio, met, dec, tc.met, tc.dec)
+		}
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	tests := []struct {
+		in            []float64
+		med, min, max float64
+	}{
+		{[]float64{3}, 3, 3, 3},
+		{[]float64{3, 1}, 2, 1, 3},
+		{[]float64{5, 1, 3}, 3, 1, 5},
+	}
+	for _, tc := range tests {
+		s := summarize(tc.in)
+		if s.Median != tc.med || s.Min != tc.min || s.Max != tc.max {
+			t.Errorf("summarize(%v): got %v/%v/%v, want %v/%v/%v", tc.in, s.Median, s.Min, s.Max, tc.med, tc.min, tc.max)
+		}
+	}
+}
+
+func TestVmRSS_Self(t *testing.T) {
+	kib, err := vmRSS(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kib <= 0 {
+		t.Errorf("got VmRSS %d KiB for this process, want > 0", kib)
+	}
+}

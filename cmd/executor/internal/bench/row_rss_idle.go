@@ -1,0 +1,78 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// rss_idle: resident memory of a freshly started executor holding one initialized, idle
+// connection, from /proc/PID/status VmRSS, in MiB. Each sample starts its own executor.
+// Goal: ours ≤ 20 MiB (absolute; the reference is shown for comparison).
+func init() {
+	register(Row{
+		Name:     "rss_idle",
+		Unit:     "MiB",
+		Goal:     Goal{Kind: OursAtMost, Value: 20},
+		Describe: "VmRSS of a fresh executor with one initialized idle connection",
+		Measure:  measureRSSIdle,
+	})
+}
+
+func measureRSSIdle(ctx context.Context, e *Env, side *Side) (float64, error) {
+	inst, err := startInstance(ctx, side.Target)
+	if err != nil {
+		return 0, err
+	}
+	defer inst.stop()
+	sess, err := openSession(ctx, inst.url)
+	if err != nil {
+		return 0, fmt.Errorf("connecting: %w%s", err, inst.stderr.suffix())
+	}
+	defer sess.close()
+	settle := rssSettle
+	if e.Quick {
+		settle = rssSettleQuick
+	}
+	t := time.NewTimer(settle)
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		t.Stop()
+		return 0, ctx.Err()
+	}
+	kib, err := vmRSS(inst.pid())
+	if err != nil {
+		return 0, err
+	}
+	return float64(kib) / 1024, nil
+}
+
+// vmRSS reads VmRSS (KiB) from /proc/PID/status.
+func vmRSS(pid int) (int64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, fmt.Errorf("reading VmRSS: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:")
+		if !ok {
+			continue
+		}
+		fields := strings.Fields(rest)
+		if len(fields) != 2 || fields[1] != "kB" {
+			return 0, fmt.Errorf("reading VmRSS: unexpected line %q", sc.Text())
+		}
+		return strconv.ParseInt(fields[0], 10, 64)
+	}
+	if err := sc.Err(); err != nil {
+		return 0, fmt.Errorf("reading VmRSS: %w", err)
+	}
+	return 0, fmt.Errorf("reading VmRSS: no VmRSS line for pid %d", pid)
+}

@@ -1,0 +1,73 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/execlab/executor/executor/protocol"
+)
+
+// stdout_local: throughput of `head -c N /dev/zero` with pipes, every byte received as
+// process/output over a local WebSocket, counted and checked to be zero. MiB/s; N is
+// 256 MiB (16 MiB with --quick). Goal: ≥ 5× the reference.
+func init() {
+	register(Row{
+		Name:     "stdout_local",
+		Unit:     "MiB/s",
+		Goal:     Goal{Kind: RatioAtLeast, Value: 5},
+		Describe: "head -c 256MiB /dev/zero (pipes), every byte received via process/output and verified",
+		Measure:  measureStdoutLocal,
+	})
+}
+
+// zeros is compared against each chunk; chunks longer than it are compared piecewise.
+var zeros = make([]byte, 64<<10)
+
+func measureStdoutLocal(ctx context.Context, e *Env, side *Side) (float64, error) {
+	if e.headPath == "" {
+		return 0, errors.New("head(1) not found on PATH")
+	}
+	sess, err := side.shared(ctx)
+	if err != nil {
+		return 0, err
+	}
+	size := int64(stdoutBytes)
+	if e.Quick {
+		size = stdoutBytesQuick
+	}
+	ctx, cancel := context.WithTimeout(ctx, streamTimeout)
+	defer cancel()
+	var got int64
+	out, err := sess.runProcess(ctx, protocol.ProcessStartParams{
+		ProcessID: side.processID("stdout"),
+		Argv:      []string{e.headPath, "-c", strconv.FormatInt(size, 10), "/dev/zero"},
+		Cwd:       "file:///",
+		Env:       map[string]string{},
+	}, func(o protocol.ProcessOutputNotification) error {
+		if o.Stream != protocol.StreamStdout {
+			return fmt.Errorf("%w: %d bytes on %s", errDataLoss, len(o.Chunk), o.Stream)
+		}
+		for b := []byte(o.Chunk); len(b) > 0; {
+			k := min(len(b), len(zeros))
+			if !bytes.Equal(b[:k], zeros[:k]) {
+				return fmt.Errorf("%w: non-zero byte near offset %d", errDataLoss, got)
+			}
+			b = b[k:]
+		}
+		got += int64(len(o.Chunk))
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	if out.exitCode != 0 {
+		return 0, fmt.Errorf("head exited %d", out.exitCode)
+	}
+	if got != size {
+		return 0, fmt.Errorf("%w: received %d of %d bytes", errDataLoss, got, size)
+	}
+	return float64(size) / mebibyte / out.elapsed.Seconds(), nil
+}

@@ -1,0 +1,187 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/harness"
+)
+
+// session is one initialized harness connection to an instance, with process
+// notifications routed to per-process handlers.
+type session struct {
+	client *harness.Client
+
+	// mu guards procs: handlers are registered by the measuring goroutine and looked up
+	// on the client's read loop.
+	mu    sync.Mutex
+	procs map[string]func(harness.Notification) // guarded by mu
+}
+
+// openSession dials url and completes the handshake.
+func openSession(ctx context.Context, url string) (*session, error) {
+	s := &session{procs: map[string]func(harness.Notification){}}
+	c, err := harness.DialLocal(ctx, url, &harness.Options{OnNotification: s.route})
+	if err != nil {
+		return nil, err
+	}
+	s.client = c
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	if _, err := c.Initialize(cctx, "executor-bench", ""); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *session) close() { s.client.Close() }
+
+// route runs on the client's read loop: it must not block. Notifications of processes
+// nobody waits for are ignored.
+func (s *session) route(n harness.Notification) {
+	id, ok := n.ProcessID()
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	h := s.procs[id]
+	s.mu.Unlock()
+	if h != nil {
+		h(n)
+	}
+}
+
+// processOutcome is what one process run produced.
+type processOutcome struct {
+	exitCode int32
+	lastSeq  uint64 // seq of process/closed
+	elapsed  time.Duration
+	// reordered counts events that arrived after an event with a higher seq. The
+	// reference assigns seqs under its process lock but sends from separate tasks, so its
+	// process/exited can trail later output (observed from codex 0.169.0).
+	reordered int
+}
+
+// errDataLoss marks a sample whose events were missing, duplicated or wrong.
+var errDataLoss = errors.New("lost or corrupted data")
+
+// runProcess starts p and waits until it has seen process/closed and every seq from 1 to
+// the close seq exactly once (output, exit and close share one counter, spec/jsonrpc.md
+// §5.3). Events may arrive out of seq order; a duplicate, a seq past the close, or a gap
+// that is still open when ctx ends is data loss. onOutput (run on the client's read loop,
+// must not block) sees each output chunk; an error from it fails the run. elapsed runs
+// from just before process/start is sent to the arrival of the last missing event.
+func (s *session) runProcess(ctx context.Context, p protocol.ProcessStartParams, onOutput func(protocol.ProcessOutputNotification) error) (processOutcome, error) {
+	var (
+		out      processOutcome
+		firstErr error
+		seen     = map[uint64]bool{}
+		maxSeq   uint64
+		exited   bool
+		closeSeq uint64
+		finished bool
+		done     = make(chan struct{})
+		doneAt   time.Time
+	)
+	fail := func(err error) {
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	// The handler runs only on the read loop, one notification at a time; the variables
+	// it writes are read by this goroutine after done is closed.
+	handler := func(n harness.Notification) {
+		if finished {
+			fail(fmt.Errorf("%w: %s after the process was complete", errDataLoss, n.Method))
+			return
+		}
+		var seq uint64
+		switch n.Method {
+		case protocol.MethodProcessOutput:
+			o, err := n.ProcessOutput()
+			if err != nil {
+				fail(err)
+				return
+			}
+			seq = o.Seq
+			if onOutput != nil {
+				if err := onOutput(o); err != nil {
+					fail(err)
+				}
+			}
+		case protocol.MethodProcessExited:
+			x, err := n.ProcessExited()
+			if err != nil {
+				fail(err)
+				return
+			}
+			seq, exited, out.exitCode = x.Seq, true, x.ExitCode
+		case protocol.MethodProcessClosed:
+			x, err := n.ProcessClosed()
+			if err != nil {
+				fail(err)
+				return
+			}
+			seq, closeSeq = x.Seq, x.Seq
+		default:
+			return
+		}
+		switch {
+		case seq == 0 || seen[seq]:
+			fail(fmt.Errorf("%w: %s repeats seq %d", errDataLoss, n.Method, seq))
+		case closeSeq != 0 && seq > closeSeq:
+			fail(fmt.Errorf("%w: %s seq %d after close seq %d", errDataLoss, n.Method, seq, closeSeq))
+		}
+		seen[seq] = true
+		if seq < maxSeq {
+			out.reordered++
+		}
+		maxSeq = max(maxSeq, seq)
+		if closeSeq != 0 && uint64(len(seen)) == closeSeq {
+			if !exited {
+				fail(fmt.Errorf("%w: closed without exit", errDataLoss))
+			}
+			out.lastSeq = closeSeq
+			doneAt = time.Now()
+			finished = true
+			close(done)
+		}
+	}
+	s.mu.Lock()
+	if _, dup := s.procs[p.ProcessID]; dup {
+		s.mu.Unlock()
+		return out, fmt.Errorf("process id %q already in use", p.ProcessID)
+	}
+	s.procs[p.ProcessID] = handler
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.procs, p.ProcessID)
+		s.mu.Unlock()
+	}()
+
+	start := time.Now()
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	_, err := s.client.StartProcess(cctx, p)
+	cancel()
+	if err != nil {
+		return out, fmt.Errorf("starting %s: %w", p.ProcessID, err)
+	}
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return out, fmt.Errorf("waiting for all events of %s: %w", p.ProcessID, ctx.Err())
+	case <-s.client.Done():
+		return out, fmt.Errorf("waiting for all events of %s: connection ended: %w", p.ProcessID, s.client.Err())
+	}
+	out.elapsed = doneAt.Sub(start)
+	if firstErr != nil {
+		return out, fmt.Errorf("process %s: %w", p.ProcessID, firstErr)
+	}
+	return out, nil
+}

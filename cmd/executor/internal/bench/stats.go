@@ -1,0 +1,34 @@
+package bench
+
+import (
+	"math"
+	"sort"
+)
+
+// Stats summarises the samples of one side of one row.
+type Stats struct {
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+	// Samples are the measured values in run order (warm-up excluded).
+	Samples []float64 `json:"samples"`
+}
+
+// summarize returns the stats of samples (which must not be empty).
+func summarize(samples []float64) Stats {
+	s := append([]float64(nil), samples...)
+	sort.Float64s(s)
+	return Stats{Median: median(s), Min: s[0], Max: s[len(s)-1], Samples: samples}
+}
+
+// median of sorted values; the mean of the middle two for an even count.
+func median(sorted []float64) float64 {
+	n := len(sorted)
+	if n == 0 {
+		return math.NaN()
+	}
+	if n%2 == 1 {
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
+}
