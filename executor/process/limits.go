@@ -31,6 +31,10 @@ const (
 	// read becomes one chunk (the reference reads ~8 KiB; larger reads keep
 	// notification overhead low at high throughput, §5.1).
 	readBufferSize = 64 << 10
+	// initialReadSize is the first read size of each stream; it doubles after every
+	// read that fills the buffer, up to readBufferSize, so short-lived or quiet
+	// processes do not pay for 64 KiB buffers.
+	initialReadSize = 8 << 10
 	// compactBelow: a read shorter than readBufferSize/compactBelow is copied into an
 	// exact-size slice before being retained, so retention memory stays within about
 	// twice MaxRetainedBytes even for many tiny chunks.

@@ -22,16 +22,20 @@ import (
 func (m *Manager) routineRead(p *proc, f *os.File, stream protocol.ExecOutputStream) {
 	defer m.wg.Done()
 	acked := false // this reader acknowledged the exit drain
-	buf := make([]byte, readBufferSize)
+	size := initialReadSize
+	buf := make([]byte, size)
 	for {
 		n, err := f.Read(buf)
 		if n > 0 {
 			var data []byte
-			if n < readBufferSize/compactBelow {
+			if n < len(buf)/compactBelow {
 				data = append([]byte(nil), buf[:n]...) // buf is reused
 			} else {
 				data = buf[:n:n] // retained as is; the next read gets a fresh buffer
-				buf = make([]byte, readBufferSize)
+				if n == len(buf) && size < readBufferSize {
+					size *= 2 // a full read: the child writes fast, read more at once
+				}
+				buf = make([]byte, size)
 			}
 			m.emitOutput(p, stream, data)
 		}
