@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -83,8 +84,8 @@ func runPolicy(t *testing.T, l *sandbox.Launcher, p *policy.Policy, cwd string, 
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		code = ee.ExitCode()
-		if code < 0 {
-			code = 128 + int(ee.Sys().(interface{ Signal() os.Signal }).Signal().(interface{ String() string }).String()[0])
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			code = 128 + int(ws.Signal())
 		}
 	} else if err != nil {
 		t.Fatalf("running: %v", err)
@@ -122,4 +123,21 @@ func managedCtx(network string, entries ...string) string {
 	}
 	return `{"permissions":{"type":"managed","network":"` + network + `","file_system":{"type":"restricted","entries":[` +
 		joined + `]}},"windowsSandboxLevel":"disabled"}`
+}
+
+func runRaw(t *testing.T, bin string, args []string) result {
+	t.Helper()
+	c := exec.Command(bin, args...)
+	c.Env = baseEnv()
+	var o, e bytes.Buffer
+	c.Stdout, c.Stderr = &o, &e
+	err := c.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running %s: %v", bin, err)
+	}
+	return result{stdout: o.String(), stderr: e.String(), code: code}
 }

@@ -10,10 +10,14 @@ import (
 )
 
 // TestMain lets the test binary re-enter itself as the sandbox stages, exactly as
-// cmd/executor does, then runs the tests under a goroutine-leak gate.
+// cmd/executor does, and act as the in-sandbox probe program, then runs the tests
+// under a goroutine-leak gate.
 func TestMain(m *testing.M) {
 	if handled, code := sandbox.MaybeRunStage(os.Args); handled {
 		os.Exit(code)
+	}
+	if name := os.Getenv(probeEnv); name != "" {
+		os.Exit(runProbeProgram(name, os.Args[1:]))
 	}
 	goleak.VerifyTestMain(m)
 }
