@@ -14,8 +14,8 @@ import (
 )
 
 var (
-	errHandleIDTooLong = jsonrpc.InvalidRequest("file read handle ID must not exceed %d bytes", MaxHandleIDLen)
-	errTooManyHandles  = jsonrpc.InvalidRequest("at most %d file reads may be open per connection", MaxOpenHandles)
+	errHandleIDTooLong = jsonrpc.InvalidRequest("file handle ID must not exceed %d bytes", MaxHandleIDLen)
+	errTooManyHandles  = jsonrpc.InvalidRequest("at most %d file handles may be open per connection", MaxOpenHandles)
 	errBlockLen        = jsonrpc.InvalidRequest("file read block length must be between 1 and %d", MaxReadBlockLen)
 )
 
@@ -73,7 +73,7 @@ func (h *Handles) reserve(id string) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if _, ok := h.files[id]; ok {
-		return jsonrpc.InvalidRequest("file read handle `%s` already exists", id)
+		return jsonrpc.InvalidRequest("file handle `%s` already exists", id)
 	}
 	if len(h.files) >= MaxOpenHandles {
 		return errTooManyHandles
@@ -114,7 +114,7 @@ func (h *Handles) ReadBlock(ctx context.Context, p *protocol.FsReadBlockParams) 
 	f := h.files[p.HandleID]
 	h.mu.Unlock()
 	if f == nil {
-		return nil, jsonrpc.NotFound("unknown file read handle `%s`", p.HandleID)
+		return nil, jsonrpc.NotFound("unknown file handle `%s`", p.HandleID)
 	}
 	buf := make([]byte, p.Len)
 	n, err := f.ReadAt(buf, int64(min(p.Offset, 1<<63-1)))

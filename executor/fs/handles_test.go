@@ -70,7 +70,7 @@ func TestOpen_Limits(t *testing.T) {
 	h := fs.New(nil).NewHandles()
 	defer h.CloseAll()
 	_, err := h.Open(ctx, &protocol.FsOpenParams{HandleID: strings.Repeat("a", 33), Path: uri(p)})
-	wantErr(t, "33-byte id", err, jsonrpc.CodeInvalidRequest, "file read handle ID must not exceed 32 bytes")
+	wantErr(t, "33-byte id", err, jsonrpc.CodeInvalidRequest, "file handle ID must not exceed 32 bytes")
 	if _, err := h.Open(ctx, &protocol.FsOpenParams{HandleID: strings.Repeat("a", 32), Path: uri(p)}); err != nil {
 		t.Fatalf("32-byte id: %v", err)
 	}
@@ -81,9 +81,9 @@ func TestOpen_Limits(t *testing.T) {
 		}
 	}
 	_, err = h.Open(ctx, &protocol.FsOpenParams{HandleID: "0", Path: uri(p)})
-	wantErr(t, "duplicate", err, jsonrpc.CodeInvalidRequest, "file read handle `0` already exists")
+	wantErr(t, "duplicate", err, jsonrpc.CodeInvalidRequest, "file handle `0` already exists")
 	_, err = h.Open(ctx, &protocol.FsOpenParams{HandleID: "129th", Path: uri(p)})
-	wantErr(t, "129th", err, jsonrpc.CodeInvalidRequest, "at most 128 file reads may be open per connection")
+	wantErr(t, "129th", err, jsonrpc.CodeInvalidRequest, "at most 128 file handles may be open per connection")
 	h.Close(ctx, &protocol.FsCloseParams{HandleID: "5"})
 	h.Close(ctx, &protocol.FsCloseParams{HandleID: "5"}) // idempotent
 	if _, err := h.Open(ctx, &protocol.FsOpenParams{HandleID: "129th", Path: uri(p)}); err != nil {
@@ -94,7 +94,7 @@ func TestOpen_Limits(t *testing.T) {
 		wantErr(t, fmt.Sprint("len ", n), err, jsonrpc.CodeInvalidRequest, "file read block length must be between 1 and 1048576")
 	}
 	_, err = h.ReadBlock(ctx, &protocol.FsReadBlockParams{HandleID: "nope", Len: 1})
-	wantErr(t, "unknown", err, jsonrpc.CodeNotFound, "unknown file read handle `nope`")
+	wantErr(t, "unknown", err, jsonrpc.CodeNotFound, "unknown file handle `nope`")
 }
 
 func TestOpen_ReleasesCapacity(t *testing.T) {

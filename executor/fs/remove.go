@@ -12,8 +12,9 @@ import (
 )
 
 // Remove implements fs/remove. recursive and force default to true. A symlink is removed,
-// never its target. force turns a missing path (also a missing parent, or a parent that is a
-// file) into success. recursive:false removes files, symlinks and empty directories only.
+// never its target. force turns a missing path (also a missing parent) into success; a
+// parent that is a file is still an error, -32603 "Not a directory" (observed from codex
+// 0.169.0, contrary to an earlier reading of the spec). recursive:false removes files, symlinks and empty directories only.
 func (s *Service) Remove(ctx context.Context, p *protocol.FsRemoveParams) (*protocol.FsEmptyResult, error) {
 	if err := sandboxGate(p.Sandbox); err != nil {
 		return nil, err
@@ -41,7 +42,7 @@ func (s *Service) Remove(ctx context.Context, p *protocol.FsRemoveParams) (*prot
 }
 
 func isMissing(err error) bool {
-	return errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENOTDIR)
+	return errors.Is(err, syscall.ENOENT)
 }
 
 func removePath(p string, recursive bool) error {
