@@ -116,14 +116,16 @@ func classify(data []byte, members []member) (*Message, error) {
 			m.Params = raw
 		case mem.id == memTrace && call:
 			var tc traceContext
-			if err := traceDecoder(&r, reflect.ValueOf(&tc).Elem()); err != nil {
+			tr := reader{data: raw} // escapes through the func value; allocate only here
+			if err := traceDecoder(&tr, reflect.ValueOf(&tc).Elem()); err != nil {
 				return nil, err
 			}
 		case mem.id == memResult && m.Kind == KindResponse:
 			m.Result = raw
 		case mem.id == memError && m.Kind == KindError:
 			var eo errorObject
-			if err := errorObjectDecoder(&r, reflect.ValueOf(&eo).Elem()); err != nil {
+			er := reader{data: raw}
+			if err := errorObjectDecoder(&er, reflect.ValueOf(&eo).Elem()); err != nil {
 				return nil, err
 			}
 			m.Error = &Error{Code: int(eo.Code), Message: eo.Message}

@@ -4,6 +4,7 @@ package jsonrpc_test
 // UnmarshalParams, and the decoder detail must match byte for byte.
 
 import (
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -25,9 +26,9 @@ func (refInitializeParams) RustName() string { return "InitializeParams" }
 
 type refReadParams struct {
 	ProcessID string  `json:"processId"`
-	AfterSeq  *uint64 `json:"afterSeq,omitempty"`
-	MaxBytes  *uint   `json:"maxBytes,omitempty"`
-	WaitMs    *uint64 `json:"waitMs,omitempty"`
+	AfterSeq  *uint64 `json:"afterSeq"`
+	MaxBytes  *uint   `json:"maxBytes"`
+	WaitMs    *uint64 `json:"waitMs"`
 }
 
 func (refReadParams) RustName() string { return "ReadParams" }
@@ -55,22 +56,28 @@ type refRedirectPolicy string
 
 func (refRedirectPolicy) Variants() []string { return []string{"follow", "stop"} }
 
+func (refHeader) RustName() string { return "HttpHeader" }
+
 type refHeader struct {
 	Name        string  `json:"name"`
 	Value       string  `json:"value"`
 	ValueEnvVar *string `json:"valueEnvVar,omitempty"`
 }
 
+func (refHTTPParams) RustName() string { return "HttpRequestParams" }
+
 type refHTTPParams struct {
-	Method         string             `json:"method"`
-	URL            string             `json:"url"`
-	Headers        []refHeader        `json:"headers,omitempty"`
-	BodyBase64     *jsonrpc.Bytes     `json:"bodyBase64,omitempty"`
-	TimeoutMs      *uint64            `json:"timeoutMs,omitempty"`
-	RedirectPolicy *refRedirectPolicy `json:"redirectPolicy,omitempty"`
-	RequestID      string             `json:"requestId"`
-	StreamResponse bool               `json:"streamResponse,omitempty"`
+	Method         string            `json:"method"`
+	URL            string            `json:"url"`
+	Headers        []refHeader       `json:"headers,omitempty"`
+	BodyBase64     *jsonrpc.Bytes    `json:"bodyBase64,omitempty"`
+	TimeoutMs      *uint64           `json:"timeoutMs,omitempty"`
+	RedirectPolicy refRedirectPolicy `json:"redirectPolicy,omitempty"`
+	RequestID      string            `json:"requestId"`
+	StreamResponse bool              `json:"streamResponse,omitempty"`
 }
+
+func (refStartParams) RustName() string { return "WireExecParams" }
 
 type refStartParams struct {
 	ProcessID string            `json:"processId"`
@@ -91,6 +98,8 @@ type refWalkOptions struct {
 }
 
 func (refWalkOptions) RustName() string { return "WalkOptions" }
+
+func (refWalkParams) RustName() string { return "WireFsWalkParams" }
 
 type refWalkParams struct {
 	Path    string         `json:"path"`
@@ -256,18 +265,33 @@ func referenceCases() []string {
 	return cases
 }
 
+// binaryCases carry invalid UTF-8, which can only arrive in binary frames.
+var binaryCases = []string{
+	"{\"id\":1,\"method\":\"zz\",\"x\":\"\xff\"}", "{\"id\":1,\"method\":\"zz\",\"x\xff\":1}",
+	"{\"id\":1,\"method\":\"zz\",\"x\":\"\xff\\q\"}", "{\"id\":1,\"method\":\"zz\",\"x\":\"\xed\xa0\x80\"}",
+	"{\"id\":1,\"method\":\"zz\"}\xff", "{\"id\":1,\"method\":\"zz\",\"x\":\"\xff",
+	"{\"id\":1,\"method\":\"zz\",\"x\":\"\xc0\xaf\"}", "{\"id\":1,\"method\":\"zz\",\"x\":\"\xf4\x90\x80\x80\"}",
+}
+
+var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/reference_golden.json from the reference binary")
+
 func TestReference_Cases(t *testing.T) {
 	c := reference(t).client(t)
-	for _, msg := range referenceCases() {
-		compareWithReference(t, c, []byte(msg), false)
+	var golden []goldenCase
+	run := func(msg string, binary bool) {
+		compareWithReference(t, c, []byte(msg), binary)
+		if *updateGolden && len(msg) <= maxGoldenInput {
+			golden = append(golden, recordGolden(t, c, msg, binary))
+		}
 	}
-	// Invalid UTF-8 can only arrive in binary frames.
-	for _, msg := range []string{
-		"{\"id\":1,\"method\":\"zz\",\"x\":\"\xff\"}", "{\"id\":1,\"method\":\"zz\",\"x\xff\":1}",
-		"{\"id\":1,\"method\":\"zz\",\"x\":\"\xff\\q\"}", "{\"id\":1,\"method\":\"zz\",\"x\":\"\xed\xa0\x80\"}",
-		"{\"id\":1,\"method\":\"zz\"}\xff", "{\"id\":1,\"method\":\"zz\",\"x\":\"\xff",
-	} {
-		compareWithReference(t, c, []byte(msg), true)
+	for _, msg := range referenceCases() {
+		run(msg, false)
+	}
+	for _, msg := range binaryCases {
+		run(msg, true)
+	}
+	if *updateGolden {
+		writeGolden(t, goldenPath, golden)
 	}
 }
 
@@ -324,6 +348,7 @@ func TestReference_Mutations(t *testing.T) {
 		n = v
 	}
 	var malformed, requests int
+	var golden []goldenCase
 	for i := 0; i < n; i++ {
 		msg := mutate(rng, []byte(corpus[rng.IntN(len(corpus))]))
 		if strings.Contains(string(msg), `"initialize"`) && !strings.Contains(string(msg), `"method":"initialize"`) {
@@ -335,6 +360,12 @@ func TestReference_Mutations(t *testing.T) {
 			requests++
 		}
 		compareWithReference(t, c, msg, true)
+		if *updateGolden && len(golden) < mutationsGoldenSize {
+			golden = append(golden, recordGolden(t, c, string(msg), true))
+		}
 	}
 	t.Logf("%d malformed, %d well-formed", malformed, requests)
+	if *updateGolden {
+		writeGolden(t, mutationsGoldenPath, golden)
+	}
 }
