@@ -13,6 +13,7 @@ import (
 func WriteTable(w io.Writer, r *Report) error {
 	fmt.Fprintf(w, "executor bench: %s, %d runs per side%s, took %s\n", r.Started.UTC().Format("2006-01-02 15:04:05 UTC"),
 		r.Runs, map[bool]string{true: " (--quick sizes)", false: ""}[r.Quick], r.Duration.Round(100_000_000))
+	fmt.Fprintf(w, "machine:   %s\n", r.Machine)
 	fmt.Fprintf(w, "ours:      %s\n", r.Ours)
 	if r.Reference != "" {
 		fmt.Fprintf(w, "reference: %s\n", r.Reference)

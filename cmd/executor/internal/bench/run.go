@@ -112,6 +112,7 @@ type Report struct {
 	Duration  time.Duration
 	Quick     bool
 	Runs      int
+	Machine   string // CPU model, CPU count, memory
 	Ours      string // argv of our executor
 	Reference string // argv of the reference, "" when none
 	Rows      []RowResult
@@ -150,7 +151,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if p, err := exec.LookPath("head"); err == nil {
 		env.headPath = p
 	}
-	rep := &Report{Started: time.Now(), Quick: cfg.Quick, Runs: runs, Ours: strings.Join(cfg.Ours.Argv, " ")}
+	rep := &Report{Started: time.Now(), Quick: cfg.Quick, Runs: runs, Machine: describeMachine(), Ours: strings.Join(cfg.Ours.Argv, " ")}
 	sides := []*Side{{Target: cfg.Ours}}
 	if cfg.Reference != nil {
 		rep.Reference = strings.Join(cfg.Reference.Argv, " ")
