@@ -1,6 +1,7 @@
 package process
 
 import (
+	"sort"
 	"strings"
 
 	"github.com/execlab/executor/executor/protocol"
@@ -137,10 +138,17 @@ func runeEqualFold(a, b rune) bool {
 }
 
 // envList renders env as "KEY=VALUE" entries for execve.
+// envList renders env as KEY=VALUE entries sorted by key in byte order, the order the
+// reference's BTreeMap gives the child (observed from codex 0.169.0 with /usr/bin/env).
 func envList(env map[string]string) []string {
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
 	out := make([]string, 0, len(env))
-	for k, v := range env {
-		out = append(out, k+"="+v)
+	for _, k := range keys {
+		out = append(out, k+"="+env[k])
 	}
 	return out
 }

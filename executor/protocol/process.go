@@ -38,7 +38,7 @@ const (
 )
 
 // Variants makes EnvInherit a serde-style enum for jsonrpc.UnmarshalParams.
-func (EnvInherit) Variants() []string { return []string{"all", "core", "none"} }
+func (EnvInherit) Variants() []string { return []string{"core", "all", "none"} }
 
 // ExecEnvPolicy computes a child environment from the server's (spec/jsonrpc.md §5.5).
 // All five members are required and none may be null.

@@ -32,7 +32,7 @@ func TestProcessParams_SerdeDecoding(t *testing.T) {
 		{"envPolicy complete", newStart, start(`,"envPolicy":{"inherit":"core","ignoreDefaultExcludes":false,"exclude":[],"set":{},"includeOnly":[]}`), ""},
 		{"envPolicy missing member", newStart, start(`,"envPolicy":{"inherit":"core","exclude":[],"set":{},"includeOnly":[]}`), "missing field `ignoreDefaultExcludes`"},
 		{"envPolicy null member", newStart, start(`,"envPolicy":{"inherit":"core","ignoreDefaultExcludes":null,"exclude":[],"set":{},"includeOnly":[]}`), "invalid type: null, expected a boolean"},
-		{"envPolicy bad inherit", newStart, start(`,"envPolicy":{"inherit":"x","ignoreDefaultExcludes":false,"exclude":[],"set":{},"includeOnly":[]}`), "unknown variant `x`, expected one of `all`, `core`, `none`"},
+		{"envPolicy bad inherit", newStart, start(`,"envPolicy":{"inherit":"x","ignoreDefaultExcludes":false,"exclude":[],"set":{},"includeOnly":[]}`), "unknown variant `x`, expected one of `core`, `all`, `none`"},
 		{"read defaults", func() any { return new(protocol.ProcessReadParams) }, `{"processId":"p","afterSeq":null,"maxBytes":null,"waitMs":null}`, ""},
 		{"read fraction", func() any { return new(protocol.ProcessReadParams) }, `{"processId":"p","afterSeq":1.5}`, "invalid number"},
 		{"write bad base64", func() any { return new(protocol.ProcessWriteParams) }, `{"processId":"p","chunk":"aGk","writeId":"w"}`, "Invalid padding"},

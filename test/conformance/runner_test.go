@@ -22,9 +22,10 @@ import (
 
 // server is one running executor (ours or the reference).
 type server struct {
-	url string
-	tmp string // the scenario's ${TMP}
-	cmd *exec.Cmd
+	name string // "reference" or "ours", for failure messages
+	url  string
+	tmp  string // the scenario's ${TMP}
+	cmd  *exec.Cmd
 }
 
 // recvTimeout bounds every receive; the reference tests wait at most 5 s per event.
@@ -67,7 +68,11 @@ func startServer(t *testing.T, bin string, args []string, codexHome string) *ser
 		if !ok || !strings.HasPrefix(u, "ws://") {
 			t.Fatalf("%s printed %q, want a ws:// URL", bin, u)
 		}
-		return &server{url: u, tmp: tmp, cmd: cmd}
+		name := "ours"
+		if len(args) > 0 && args[0] == "exec-server" {
+			name = "reference"
+		}
+		return &server{name: name, url: u, tmp: tmp, cmd: cmd}
 	case <-time.After(10 * time.Second):
 		t.Fatalf("%s did not print its URL", bin)
 	}
@@ -158,7 +163,7 @@ func run(t *testing.T, sc *Scenario, srv *server) []string {
 			for j := 0; j < n; j++ {
 				m, err := recv()
 				if err != nil {
-					t.Fatalf("step %d (%s): message %d of %d: %v\ntranscript so far:\n%s", i, st, j+1, n, err, strings.Join(transcript, "\n"))
+					t.Fatalf("%s: step %d (%s): message %d of %d: %v\ntranscript so far:\n%s", srv.name, i, st, j+1, n, err, strings.Join(transcript, "\n"))
 				}
 				got = append(got, normalize(m, srv, sc.Mask))
 			}
@@ -174,7 +179,7 @@ func run(t *testing.T, sc *Scenario, srv *server) []string {
 			for {
 				m, err := recv()
 				if err != nil {
-					t.Fatalf("step %d (%s): %v\ntranscript so far:\n%s", i, st, err, strings.Join(append(transcript, got...), "\n"))
+					t.Fatalf("%s: step %d (%s): %v\ntranscript so far:\n%s", srv.name, i, st, err, strings.Join(append(transcript, got...), "\n"))
 				}
 				if m["method"] == "http/request/bodyDelta" {
 					deltas = append(deltas, m)
