@@ -322,3 +322,24 @@ func TestClient_TransportErrorIsReported(t *testing.T) {
 		}
 	})
 }
+
+func TestClient_CloseUnblocksReaderOnFullBuffer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cp, sp := newPipe()
+		c := harness.Open(cp, &harness.Options{NotificationBuffer: 1})
+		srv := &fakeServer{t, sp}
+		srv.send(`{"method":"a"}`)
+		srv.send(`{"method":"b"}`) // the reader now holds b, blocked on the full channel
+		synctest.Wait()
+		if err := c.Close(); err != nil {
+			t.Errorf("got Close error %v, want nil", err)
+		}
+		var got []string
+		for n := range c.Notifications() {
+			got = append(got, n.Method)
+		}
+		if fmt.Sprint(got) != "[a]" {
+			t.Errorf("got buffered notifications %v after Close, want [a]", got)
+		}
+	})
+}

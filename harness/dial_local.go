@@ -54,8 +54,8 @@ func (w wsConn) WriteMessage(ctx context.Context, msg []byte) error {
 	return nil
 }
 
-// Close performs the close handshake (bounded by coder/websocket's own timeout, equal to
-// closeTimeout) and is idempotent.
+// Close performs the close handshake, which coder/websocket bounds by its own 5 s timeout,
+// and is idempotent.
 func (w wsConn) Close() error {
 	err := w.c.Close(websocket.StatusNormalClosure, "")
 	if err == nil || errors.Is(err, net.ErrClosed) {

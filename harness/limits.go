@@ -1,7 +1,5 @@
 package harness
 
-import "time"
-
 // Wire constants (fixed by the reference, spec/jsonrpc.md).
 const (
 	// firstRequestID is the id of the first request on a connection; ids then count up
@@ -24,8 +22,4 @@ const (
 	// base64 plus framing, about 1.4 MiB); fs/readFile has no cap on the wire, so the
 	// limit is generous. -1 in Options.ReadLimit disables it.
 	DefaultReadLimit = 64 << 20
-
-	// closeTimeout bounds the WebSocket close handshake Close performs, so a silent peer
-	// cannot hold Close. coder/websocket applies its own 5 s too; ours is the same.
-	closeTimeout = 5 * time.Second
 )
