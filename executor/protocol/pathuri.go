@@ -100,7 +100,8 @@ func (p *PathURI) UnmarshalJSON(b []byte) error {
 }
 
 // serdeUnexpected renders a non-string JSON value the way serde names it in "invalid type"
-// errors.
+// errors. The reference's serde_json is built with arbitrary_precision, so every number is
+// just "number" (observed from codex 0.169.0: `invalid type: number, expected a string`).
 func serdeUnexpected(b []byte) string {
 	s := strings.TrimSpace(string(b))
 	switch {
@@ -112,12 +113,8 @@ func serdeUnexpected(b []byte) string {
 		return "sequence"
 	case strings.HasPrefix(s, "{"):
 		return "map"
-	case strings.ContainsAny(s, ".eE"):
-		return "floating point `" + s + "`"
-	case strings.HasPrefix(s, "-"):
-		return "integer `" + s + "`"
 	}
-	return "integer `" + s + "`"
+	return "number"
 }
 
 // String returns the canonical URI.

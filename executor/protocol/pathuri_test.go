@@ -106,7 +106,7 @@ func TestPathURI_UnmarshalJSON(t *testing.T) {
 		{`"file://localhost/a/../b"`, "file:///b", ""},
 		{`"/tmp/x"`, "", "invalid URI: relative URL without a base"},
 		{`null`, "", "invalid type: null, expected a string"},
-		{`5`, "", "invalid type: integer `5`, expected a string"},
+		{`5`, "", "invalid type: number, expected a string"},
 		{`true`, "", "invalid type: boolean `true`, expected a string"},
 	}
 	for _, tt := range tests {

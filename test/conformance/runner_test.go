@@ -176,6 +176,7 @@ func run(t *testing.T, sc *Scenario, srv *server) []string {
 			// (both servers); seq values inside the messages still pin event order.
 			var got []string
 			var deltas []map[string]any
+			seen := map[string]bool{}
 			for {
 				m, err := recv()
 				if err != nil {
@@ -186,7 +187,7 @@ func run(t *testing.T, sc *Scenario, srv *server) []string {
 				} else {
 					got = append(got, normalize(m, srv, sc.Mask))
 				}
-				if untilMatches(m, st.RecvUntil) {
+				if untilMatches(m, st.RecvUntil, seen) {
 					break
 				}
 			}
@@ -315,8 +316,15 @@ func sortDirectoryEntries(v any) {
 }
 
 // untilMatches reports whether m ends a recvUntil step: "method", or
-// "http/request/bodyDelta:done" for the terminal body frame.
-func untilMatches(m map[string]any, until string) bool {
+// "http/request/bodyDelta:done" for the terminal body frame. "process/closed" waits for
+// both the closed and the exited event, which the reference may send in either order.
+func untilMatches(m map[string]any, until string, seen map[string]bool) bool {
+	if meth, _ := m["method"].(string); meth != "" {
+		seen[meth] = true
+	}
+	if until == "process/closed" {
+		return seen["process/closed"] && seen["process/exited"]
+	}
 	method, done := strings.CutSuffix(until, ":done")
 	if m["method"] != method {
 		return false
