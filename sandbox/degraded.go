@@ -23,7 +23,7 @@ func landlockRefusal(p *policy.Policy, managed bool) string {
 		if w.Access != policy.AccessWrite {
 			continue
 		}
-		if len(p.ProtectedNames(w.Path)) > 0 {
+		if !insideOtherWrite(p, w.Path) && len(p.ProtectedNames(w.Path)) > 0 {
 			return "writable root " + w.Path
 		}
 		for _, e := range p.Entries {
@@ -50,4 +50,15 @@ func accessNoun(a policy.Access) string {
 		return "deny"
 	}
 	return "read-only"
+}
+
+// insideOtherWrite reports whether dir lies strictly inside another write entry (its
+// metadata is then judged against the outer root).
+func insideOtherWrite(p *policy.Policy, dir string) bool {
+	for _, e := range p.Entries {
+		if e.Access == policy.AccessWrite && e.Path != dir && policy.IsWithin(dir, e.Path) {
+			return true
+		}
+	}
+	return false
 }

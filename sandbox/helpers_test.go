@@ -141,3 +141,20 @@ func runRaw(t *testing.T, bin string, args []string) result {
 	}
 	return result{stdout: o.String(), stderr: e.String(), code: code}
 }
+
+func runPolicyB(b *testing.B, l *sandbox.Launcher, p *policy.Policy) int {
+	cmd, err := l.Wrap(&sandbox.Request{Policy: p, Argv: []string{"/bin/true"}, Cwd: "/", Env: baseEnv()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := exec.Command(cmd.Path)
+	c.Args, c.Env, c.Dir = cmd.Args, cmd.Env, cmd.Dir
+	if err := c.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		b.Fatal(err)
+	}
+	return 0
+}

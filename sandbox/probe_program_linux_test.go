@@ -10,10 +10,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// probeEnv selects a probe when the test binary runs as the sandboxed command. Each
-// probe prints "ok" or the errno name and exits 0, so tests assert on stdout.
-const probeEnv = "SANDBOX_TEST_PROBE"
-
 func errnoName(err error) string {
 	var en unix.Errno
 	if errors.As(err, &en) {

@@ -1,0 +1,122 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/execlab/executor/sandbox/policy"
+)
+
+func TestProcMountFailed(t *testing.T) {
+	tests := []struct {
+		stderr string
+		want   bool
+	}{
+		{"bwrap: Can't mount proc on /newroot/proc: Invalid argument", true}, // detects_proc_mount_invalid_argument_failure
+		{"bwrap: Can't mount proc on /newroot/proc: Operation not permitted", true},
+		{"bwrap: Can't mount tmpfs on /newroot/dev: Invalid argument", false}, // ignores_non_proc_mount_errors
+		{"bwrap: Can't mount proc on /newroot/proc: No such device", false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		if got := procMountFailed(tt.stderr); got != tt.want {
+			t.Errorf("procMountFailed(%q): got %v, want %v", tt.stderr, got, tt.want)
+		}
+	}
+}
+
+func TestStageArgs_RoundTrip(t *testing.T) {
+	a := &stageArgs{policyCwd: "/p", commandCwd: "/c", profile: "{}", haveProfile: true, backend: "bubblewrap",
+		bwrap: "/usr/bin/bwrap", bwrapFeatures: []string{"perms", "as-pid-1"}, arg0: "", haveArg0: true,
+		noProc: true, inner: true, command: []string{"sh", "--", "-c"}}
+	got, err := parseStageArgs(a.encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, a) {
+		t.Fatalf("got %+v, want %+v", got, a)
+	}
+	if _, err := parseStageArgs([]string{"--bogus"}); err == nil {
+		t.Errorf("unknown flag: got nil error")
+	}
+}
+
+func TestMaybeRunStage_Dispatch(t *testing.T) {
+	// dispatch_argv0_and_hidden_flag: both forms reach the CLI; a missing profile is
+	// reported without running anything.
+	for _, args := range [][]string{
+		{"/x/codex-linux-sandbox", "--", "true"},
+		{"codex-linux-sandbox", StageFlag, "--", "true"},
+		{"/usr/bin/executor", StageFlag, "--", "true"},
+	} {
+		handled, code := MaybeRunStage(args)
+		if !handled || code != exitBuildFailure {
+			t.Errorf("MaybeRunStage(%q): got (%v, %d), want (true, 1)", args, handled, code)
+		}
+	}
+	for _, args := range [][]string{{"executor", "serve"}, {"executor", FSHelperFlag}, {}} {
+		if handled, _ := MaybeRunStage(args); handled {
+			t.Errorf("MaybeRunStage(%q): got handled, want not", args)
+		}
+	}
+}
+
+func TestTrustedBinary_CandidateRejection(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bwrap")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dir, 0o755)
+	if !trustedBinary(bin, nil) {
+		t.Errorf("plain candidate: got rejected, want accepted")
+	}
+	if trustedBinary(bin, []string{dir}) {
+		t.Errorf("candidate under excluded cwd: got accepted")
+	}
+	os.Chmod(dir, 0o777)
+	if trustedBinary(bin, nil) {
+		t.Errorf("candidate in world-writable dir: got accepted")
+	}
+	os.Chmod(dir, 0o755)
+	os.Chmod(bin, 0o775)
+	if trustedBinary(bin, nil) {
+		t.Errorf("group-writable candidate: got accepted")
+	}
+	p := &policy.Policy{Restricted: true, Entries: []policy.ResolvedEntry{{Path: dir, Access: policy.AccessWrite}}}
+	if bwrapAllowedFor(bin, p, "/") || bwrapAllowedFor(bin, &policy.Policy{}, dir) {
+		t.Errorf("bwrap under writable root or command cwd: got allowed")
+	}
+	if !bwrapAllowedFor("/usr/bin/bwrap", p, "/") {
+		t.Errorf("system bwrap: got rejected")
+	}
+}
+
+func TestLandlockRefusal(t *testing.T) {
+	e := func(p string, a policy.Access) policy.ResolvedEntry { return policy.ResolvedEntry{Path: p, Access: a} }
+	tests := []struct {
+		name    string
+		p       policy.Policy
+		managed bool
+		want    string
+	}{
+		{"managed", policy.Policy{Restricted: true}, true, "managed network"},
+		{"full write", policy.Policy{Restricted: true, Entries: []policy.ResolvedEntry{e("/", policy.AccessWrite)}}, false, ""},
+		{"read only", policy.Policy{Restricted: true, Entries: []policy.ResolvedEntry{e("/", policy.AccessRead)}}, false, ""},
+		{"allow list", policy.Policy{Restricted: true, Minimal: policy.AccessRead, Entries: []policy.ResolvedEntry{e("/opt/x", policy.AccessRead)}}, false, ""},
+		{"workspace write", policy.Policy{Restricted: true, Entries: []policy.ResolvedEntry{e("/", policy.AccessRead), e("/w", policy.AccessWrite)}}, false, "writable root /w"},
+		{"write with metadata covered", policy.Policy{Restricted: true, Entries: []policy.ResolvedEntry{e("/", policy.AccessRead), e("/w", policy.AccessWrite),
+			e("/w/.git", policy.AccessWrite), e("/w/.agents", policy.AccessWrite), e("/w/.codex", policy.AccessWrite), e("/w/.aws", policy.AccessWrite)}}, false, ""},
+		{"read under write", policy.Policy{Restricted: true, Entries: []policy.ResolvedEntry{e("/w", policy.AccessWrite), e("/w/.git", policy.AccessWrite),
+			e("/w/.agents", policy.AccessWrite), e("/w/.codex", policy.AccessWrite), e("/w/.aws", policy.AccessWrite), e("/w/r", policy.AccessRead)}}, false, "read-only path /w/r"},
+		{"deny under read", policy.Policy{Restricted: true, Entries: []policy.ResolvedEntry{e("/repo", policy.AccessRead), e("/repo/secrets", policy.AccessDeny)}}, false, "deny path /repo/secrets"},
+		{"deny glob", policy.Policy{Restricted: true, Entries: []policy.ResolvedEntry{e("/", policy.AccessRead)}, DenyGlobs: []string{"/w/**/*.env"}}, false, "deny glob /w/**/*.env"},
+	}
+	for _, tt := range tests {
+		if got := landlockRefusal(&tt.p, tt.managed); got != tt.want {
+			t.Errorf("%s: got %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
