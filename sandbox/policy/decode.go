@@ -252,7 +252,7 @@ func decodeNonZeroUsize(raw json.RawMessage) (int, *Error) {
 	if _, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
 		return 0, invalidParams("invalid value: integer `%s`, expected %s", raw, exp)
 	}
-	return 0, invalidType(raw, exp)
+	return 0, invalidParams("invalid type: %s, expected %s", describeNumber(raw), exp)
 }
 
 func (e *Entry) decode(data []byte) *Error {

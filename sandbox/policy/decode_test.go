@@ -80,6 +80,7 @@ func TestContext_DecodeErrors(t *testing.T) {
 		{"entry missing access", restrictedWith(`{"path":{"type":"special","value":{"kind":"root"}}}`), "missing field `access`"},
 		{"roots not seq", `{"permissions":{"type":"disabled"},"windowsSandboxLevel":"disabled","workspaceRoots":"file:///x"}`, `invalid type: string "file:///x", expected a sequence`},
 		{"depth float", ctxWith(`{"type":"managed","network":"enabled","file_system":{"type":"restricted","entries":[],"glob_scan_max_depth":1.5}}`), "invalid type: floating point `1.5`, expected a nonzero usize"},
+		{"number for string", `{"permissions":{"type":"disabled"},"windowsSandboxLevel":5}`, "invalid type: number, expected enum WindowsSandboxLevel"},
 		{"duplicate", `{"permissions":{"type":"disabled"},"windowsSandboxLevel":"disabled","cwd":null,"cwd":null}`, "duplicate field `cwd`"},
 	}
 	for _, tt := range tests {

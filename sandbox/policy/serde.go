@@ -39,22 +39,32 @@ func describe(raw json.RawMessage) string {
 	case '{':
 		return "map"
 	default:
-		if _, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
-			return fmt.Sprintf("integer `%s`", raw)
-		}
-		if _, err := strconv.ParseUint(string(raw), 10, 64); err == nil {
-			return fmt.Sprintf("integer `%s`", raw)
-		}
-		f, err := strconv.ParseFloat(string(raw), 64)
-		if err != nil {
-			return "number"
-		}
-		s := strconv.FormatFloat(f, 'f', -1, 64)
-		if !strings.ContainsAny(s, ".eE") {
-			s += ".0"
-		}
-		return fmt.Sprintf("floating point `%s`", s)
+		// The reference's serde_json is built with arbitrary_precision: every number
+		// reached through peek_invalid_type is just "number" (observed from codex
+		// 0.169.0: `invalid type: number, expected a string`).
+		return "number"
 	}
+}
+
+// describeNumber renders a number the way serde's primitive number visitors do
+// (integer `5`, floating point `1.5`), used where a number was expected.
+func describeNumber(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if _, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
+		return fmt.Sprintf("integer `%s`", raw)
+	}
+	if _, err := strconv.ParseUint(string(raw), 10, 64); err == nil {
+		return fmt.Sprintf("integer `%s`", raw)
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil {
+		return "number"
+	}
+	s := strconv.FormatFloat(f, 'f', -1, 64)
+	if !strings.ContainsAny(s, ".eE") {
+		s += ".0"
+	}
+	return fmt.Sprintf("floating point `%s`", s)
 }
 
 func invalidType(raw json.RawMessage, expected string) *Error {
