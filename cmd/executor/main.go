@@ -21,6 +21,7 @@ const usage = `usage: executor <command> [flags]
 
 Commands:
   serve     run the JSON-RPC server on a local WebSocket (default ws://127.0.0.1:0) or stdio
+  remote    register with an environment registry and serve harnesses through its rendezvous
   help      show this help
 
 Run 'executor <command> -h' for the flags of a command.
@@ -44,6 +45,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "serve":
 		err = runServe(ctx, args[1:], stdin, stdout, stderr)
+	case "remote":
+		err = runRemote(ctx, args[1:], stdin, stdout, stderr)
 	case "bench":
 		err = runBench(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":

@@ -1,0 +1,213 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+
+	"github.com/execlab/executor/executor"
+	"github.com/execlab/executor/noise"
+	"github.com/execlab/executor/registry/api"
+	"github.com/execlab/executor/registry/client"
+	"github.com/execlab/executor/relay/mux"
+	"github.com/execlab/executor/relay/wsconn"
+)
+
+// Registry is what Run needs from the registry client (*client.Client implements it).
+type Registry interface {
+	Register(ctx context.Context, executorKey []byte) (client.Registration, error)
+	Validate(ctx context.Context, registrationID, streamID string, harnessKey []byte, authorization string) error
+}
+
+// Config configures Run. It is never mutated.
+type Config struct {
+	// Registry registers the executor and validates harness keys. Required; usually
+	// ClientRegistry(*client.Client).
+	Registry Registry
+	// Server is the JSON-RPC server every authenticated stream is served by. Required. Run
+	// closes it (killing every process) before returning.
+	Server *executor.Server
+	// Identity is the executor's Noise identity. Nil means a fresh one (the normal case: one
+	// identity per process, never persisted).
+	Identity *noise.Identity
+	// Mux tunes the stream multiplexer (MaxStreams for benchmarks). Nil means the reference's
+	// limits. Its Logger is ignored (Logger is used).
+	Mux *mux.Options
+	// Conn tunes each rendezvous websocket (ping interval, pong deadline). Nil means defaults.
+	Conn *wsconn.Options
+	// HTTPClient performs the websocket upgrade. Nil means wsconn's default.
+	HTTPClient *http.Client
+	// Backoff is the redial schedule. Nil means wsconn.Backoff{} (1 s → 30 s).
+	Backoff *wsconn.Backoff
+	// Traceparent adds a W3C traceparent to each upgrade request; nil means none.
+	Traceparent func(context.Context) string
+	// Logger receives structured logs. Nil discards.
+	Logger *slog.Logger
+}
+
+// ClientRegistry adapts a *client.Client to Registry.
+func ClientRegistry(c *client.Client) Registry { return clientRegistry{c} }
+
+type clientRegistry struct{ c *client.Client }
+
+func (r clientRegistry) Register(ctx context.Context, key []byte) (client.Registration, error) {
+	return r.c.Register(ctx, key)
+}
+
+func (r clientRegistry) Validate(ctx context.Context, regID, streamID string, key []byte, authz string) error {
+	return r.c.Validate(ctx, regID, streamID, key, authz)
+}
+
+// runner is the state of one Run.
+type runner struct {
+	cfg      Config
+	log      *slog.Logger
+	identity *noise.Identity
+	keyJSON  []byte
+	backoff  *wsconn.Backoff
+}
+
+// Run registers, then keeps one rendezvous socket up and serves its streams until ctx is done
+// (returning nil) or a registration fails (returning the registry's error).
+func Run(ctx context.Context, cfg Config) error {
+	if cfg.Registry == nil || cfg.Server == nil {
+		return errors.New("remote: Registry and Server are required")
+	}
+	defer cfg.Server.Close()
+	r := &runner{cfg: cfg, log: cfg.Logger, backoff: cfg.Backoff}
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
+	}
+	r.log = r.log.With("component", "remote")
+	if r.backoff == nil {
+		r.backoff = &wsconn.Backoff{}
+	}
+	r.identity = cfg.Identity
+	if r.identity == nil {
+		id, err := noise.GenerateIdentity(nil)
+		if err != nil {
+			return fmt.Errorf("generating executor identity: %w", err)
+		}
+		r.identity = id
+	}
+	pub := r.identity.Public()
+	r.keyJSON = pub.AppendJSON(nil)
+
+	reg, err := r.register(ctx)
+	if err != nil {
+		return err
+	}
+	for attempt := 1; ; attempt++ {
+		if ctx.Err() != nil {
+			return nil
+		}
+		reqID := newRequestID()
+		conn, err := r.dial(ctx, reg.URL, reqID)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			var de *wsconn.DialError
+			status := 0
+			if errors.As(err, &de) {
+				status = de.StatusCode
+			}
+			r.log.Warn("Noise relay rendezvous connection failed", "noise_event", "rendezvous_connection",
+				"noise_outcome", "error", "noise_reason", "websocket_error", "error_kind", errorKind(status),
+				"http_status", status, "request_id", reqID, "connection_attempt", attempt, "error", err)
+			if de != nil && de.IsClientError() {
+				if reg, err = r.register(ctx); err != nil {
+					return err
+				}
+			}
+			if wsconn.Sleep(ctx, r.backoff.Next()) != nil {
+				return nil
+			}
+			continue
+		}
+		r.backoff.Reset()
+		r.log.Info("Noise relay rendezvous connected", "noise_event", "rendezvous_connection",
+			"noise_outcome", "ok", "request_id", reqID, "connection_attempt", attempt)
+		r.log.Debug("Noise relay rendezvous url", "url", wsconn.RedactURL(reg.URL))
+		reason := r.serveSocket(ctx, conn, reg)
+		if ctx.Err() != nil {
+			return nil
+		}
+		r.log.Warn("Noise relay rendezvous disconnected", "noise_event", "rendezvous_connection",
+			"noise_outcome", "disconnected", "noise_reason", reason.String(), "request_id", reqID,
+			"connection_attempt", attempt)
+		if wsconn.Sleep(ctx, r.backoff.Next()) != nil {
+			return nil
+		}
+	}
+}
+
+func errorKind(status int) string {
+	if status != 0 {
+		return "http"
+	}
+	return "network"
+}
+
+func (r *runner) register(ctx context.Context) (client.Registration, error) {
+	reg, err := r.cfg.Registry.Register(ctx, r.keyJSON)
+	if err != nil {
+		return client.Registration{}, err
+	}
+	r.log.Info("Noise executor registered", "noise_event", "registration", "noise_outcome", "ok",
+		"security_profile", api.SecurityProfile)
+	r.log.Debug("Noise executor registration", "environment_id", reg.EnvironmentID,
+		"executor_registration_id", reg.RegistrationID)
+	return reg, nil
+}
+
+func (r *runner) dial(ctx context.Context, rawURL, reqID string) (*wsconn.Conn, error) {
+	h := http.Header{}
+	h.Set("x-request-id", reqID)
+	if r.cfg.Traceparent != nil {
+		if tp := r.cfg.Traceparent(ctx); tp != "" {
+			h.Set("traceparent", tp)
+		}
+	}
+	return wsconn.Dial(ctx, rawURL, &wsconn.DialOptions{Header: h, HTTPClient: r.cfg.HTTPClient, Conn: r.connOptions()})
+}
+
+func (r *runner) connOptions() *wsconn.Options {
+	var o wsconn.Options
+	if r.cfg.Conn != nil {
+		o = *r.cfg.Conn
+	}
+	o.Logger = r.log
+	return &o
+}
+
+// serveSocket runs the mux and the keepalive on one socket until it ends or ctx is done, and
+// returns why it ended.
+func (r *runner) serveSocket(ctx context.Context, conn *wsconn.Conn, reg client.Registration) wsconn.CloseReason {
+	var mo mux.Options
+	if r.cfg.Mux != nil {
+		mo = *r.cfg.Mux
+	}
+	mo.Logger = r.log
+	m := mux.New(conn, func(sctx context.Context, s *mux.Stream) { r.serveStream(sctx, s, reg) }, &mo)
+
+	kctx, stopKeepalive := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := conn.Keepalive(kctx); err != nil {
+			r.log.Debug("keepalive ended the rendezvous socket", "error", err)
+		}
+	}()
+	err := m.Run(ctx)
+	stopKeepalive()
+	wg.Wait()
+	if err != nil {
+		r.log.Debug("rendezvous socket ended", "error", err)
+	}
+	return conn.Reason()
+}
