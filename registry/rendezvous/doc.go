@@ -1,0 +1,69 @@
+// Package rendezvous is the self-hosted rendezvous service: it accepts the executor's and the
+// harnesses' relay websockets and routes RelayMessageFrames between them by stream_id
+// (spec/relay-noise.md §1, §4, §9, §10, §13). It never decrypts: payloads are opaque, and it
+// reads only each frame's stream_id (relay/frame.Decode + Validate).
+//
+// # Layers
+//
+// Below: relay/wsconn (websocket accept, binary messages, 256 KiB limit, ping/pong) and
+// relay/frame (stream_id). Beside: registry/server mints the signed URLs (Signer) and asks
+// Online before handing out a connect bundle; this package does not know the store, tokens or
+// Noise keys.
+//
+// # URLs
+//
+// Every socket URL is signed by the registry (Signer): HMAC-SHA256 over the role
+// ("environment" or "harness"), the environment id, the registration generation, an expiry
+// and a nonce. The upgrade of a URL with a bad or expired signature is answered HTTP 401
+// before any websocket is accepted; the executor then re-registers (spec §11). An executor URL
+// whose generation is no longer the environment's current one (a newer registration fenced
+// it) is also refused with 401.
+//
+// # Routing rules
+//
+//   - One executor socket per environment. A new executor socket of the current generation
+//     replaces the previous one (closing it and its harness sockets); registering a newer
+//     generation (Fence) closes the older executor socket.
+//   - One stream per harness socket: the first frame that decodes and validates claims its
+//     stream_id. A claim of a stream_id that a live harness socket of the environment already
+//     holds closes the newcomer. Later frames for other stream ids, and frames that do not
+//     decode or validate, are dropped and counted.
+//   - Executor frames go to the harness socket holding their stream_id; frames for unknown
+//     streams are dropped.
+//   - When a harness socket ends, the executor gets reset{noise_relay_protocol_error} for its
+//     stream. When the executor socket ends, every harness socket bound to it is closed.
+//
+// # Queues and back-pressure (the overflow policy)
+//
+// Each socket has one outbound queue bounded by QueueFrames frames and QueueBytes bytes,
+// drained by a writer goroutine that exists only while the queue is non-empty. Nothing is ever
+// dropped from a live stream:
+//
+//   - harness → executor: the harness's reader blocks until the executor queue has room
+//     (TCP back-pressure onto that harness). The executor's writes are bounded by the
+//     websocket write deadline (60 s); a stuck executor socket fails and ends every stream.
+//   - executor → harness: the executor's reader blocks at most SlowConsumerTimeout for room
+//     in that harness's queue; then the harness socket is closed (the executor gets a reset,
+//     the harness recovers on a new stream and catches up with process/read). So one slow
+//     harness stalls the executor and the other harnesses for at most SlowConsumerTimeout.
+//
+// # Liveness
+//
+// Every socket gets a websocket Ping 30 s after accept and every 30 s after; no Pong within
+// 60 s drops it (wsconn.Keepalive), matching the released peers (spec §10).
+//
+// # Concurrency and ownership
+//
+// Hub is safe for concurrent use. Its ServeHTTP runs each socket's read loop on the request
+// goroutine and starts two goroutines per socket that it owns and waits for: keepalive, and
+// the writer while frames are queued. Close closes every socket and returns after all of
+// them, read loops included, have stopped; nothing starts after Close.
+//
+// Lock order: Hub.mu → environment.mu → socket queue mu. No lock is held across a websocket
+// read or write.
+//
+// # Logging
+//
+// Debug only, through the injected logger: never payloads, never the URL query (sig=), never
+// reset reasons from peers.
+package rendezvous

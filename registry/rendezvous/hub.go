@@ -1,0 +1,332 @@
+package rendezvous
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/execlab/executor/relay/wsconn"
+)
+
+// Options configure a Hub. Nil means defaults, except Signer, which is required. The struct
+// is never mutated.
+type Options struct {
+	// Signer checks the URLs' signatures. Required.
+	Signer *Signer
+	// CurrentGeneration reports the environment's current registration generation (ok false:
+	// not registered). An executor upgrade whose URL names another generation gets 401. Nil
+	// trusts the URL's generation (fencing then relies on Fence alone).
+	CurrentGeneration func(ctx context.Context, environmentID string) (generation int64, ok bool, err error)
+	// Conn tunes every accepted socket (ping interval, pong and write deadlines). Nil means
+	// wsconn's defaults (30 s, 60 s, 60 s).
+	Conn *wsconn.Options
+	// SlowConsumerTimeout overrides SlowConsumerTimeout (tests). Zero means the default.
+	SlowConsumerTimeout time.Duration
+	// Logger receives debug events. Nil discards.
+	Logger *slog.Logger
+	// Now is the clock for URL expiry. Nil means time.Now.
+	Now func() time.Time
+}
+
+func (o *Options) withDefaults() Options {
+	var c Options
+	if o != nil {
+		c = *o
+	}
+	if c.SlowConsumerTimeout <= 0 {
+		c.SlowConsumerTimeout = SlowConsumerTimeout
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}
+
+// Stats are cumulative counters, for tests and metrics.
+type Stats struct {
+	ExecutorSockets int64 // executor sockets currently open
+	HarnessSockets  int64 // harness sockets currently open
+	Dropped         int64 // frames dropped: undecodable, invalid, foreign or unknown stream
+	ClaimConflicts  int64 // harness sockets closed for claiming a held stream id
+	SlowConsumers   int64 // harness sockets closed by the slow-consumer policy
+	ResetsSent      int64 // resets sent to executors for ended harness sockets
+}
+
+// Hub routes frames between executor and harness sockets. See the package doc.
+type Hub struct {
+	opts Options
+	log  *slog.Logger
+
+	// life is the one lifetime context of the Hub: socket reads, writes and keepalives run
+	// under it; Close cancels it.
+	life   context.Context
+	cancel context.CancelFunc
+
+	// mu guards envs and closed: upgrades, socket ends, Fence and Online race on them.
+	mu     sync.Mutex
+	envs   map[string]*environment // guarded by mu
+	closed bool                    // guarded by mu; no socket is admitted after Close
+
+	// wg counts read loops (ServeHTTP calls past the upgrade), keepalives and writers.
+	wg sync.WaitGroup
+
+	execSockets, harnessSockets                        atomic.Int64
+	dropped, claimConflicts, slowConsumers, resetsSent atomic.Int64
+}
+
+// environment is the routing table of one environment id.
+type environment struct {
+	id string
+	// mu guards the fields below: the executor's read loop looks up streams while harness
+	// sockets claim and release them.
+	mu        sync.Mutex
+	executor  *socket              // current executor socket, or nil
+	harnesses map[*socket]struct{} // every open harness socket
+	streams   map[string]*socket   // claimed stream id → harness socket
+}
+
+// New returns a Hub. It starts nothing.
+func New(opts *Options) (*Hub, error) {
+	o := opts.withDefaults()
+	if o.Signer == nil {
+		return nil, errors.New("rendezvous: Options.Signer is required")
+	}
+	life, cancel := context.WithCancel(context.Background())
+	return &Hub{
+		opts: o, log: o.Logger.With("component", "rendezvous"),
+		life: life, cancel: cancel,
+		envs: make(map[string]*environment),
+	}, nil
+}
+
+// Stats returns the counters.
+func (h *Hub) Stats() Stats {
+	return Stats{
+		ExecutorSockets: h.execSockets.Load(), HarnessSockets: h.harnessSockets.Load(),
+		Dropped: h.dropped.Load(), ClaimConflicts: h.claimConflicts.Load(),
+		SlowConsumers: h.slowConsumers.Load(), ResetsSent: h.resetsSent.Load(),
+	}
+}
+
+// Online reports whether an executor socket is open for the environment, and its
+// registration generation.
+func (h *Hub) Online(environmentID string) (generation int64, ok bool) {
+	h.mu.Lock()
+	e := h.envs[environmentID]
+	h.mu.Unlock()
+	if e == nil {
+		return 0, false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.executor == nil {
+		return 0, false
+	}
+	return e.executor.generation, true
+}
+
+// Fence closes the environment's executor socket if its generation is older than
+// generation (a newer registration replaced it), with its harness sockets.
+func (h *Hub) Fence(environmentID string, generation int64) {
+	h.mu.Lock()
+	e := h.envs[environmentID]
+	h.mu.Unlock()
+	if e == nil {
+		return
+	}
+	e.mu.Lock()
+	old := e.executor
+	e.mu.Unlock()
+	if old != nil && old.generation < generation {
+		h.log.Debug("fencing executor socket", "environment_id", environmentID)
+		old.close()
+	}
+}
+
+// Close closes every socket and waits for all of the Hub's goroutines. Later upgrades get
+// 503.
+func (h *Hub) Close() error {
+	h.mu.Lock()
+	h.closed = true
+	var all []*socket
+	for _, e := range h.envs {
+		e.mu.Lock()
+		if e.executor != nil {
+			all = append(all, e.executor)
+		}
+		for s := range e.harnesses {
+			all = append(all, s)
+		}
+		e.mu.Unlock()
+	}
+	h.mu.Unlock()
+	h.cancel()
+	for _, s := range all {
+		s.close()
+	}
+	h.wg.Wait()
+	return nil
+}
+
+// ServeHTTP handles one upgrade under BasePath: it checks the signed URL (401 on failure),
+// accepts the websocket and runs the socket's read loop until it ends.
+func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", "rendezvous sockets are opened with GET")
+		return
+	}
+	c, err := h.opts.Signer.Verify(r.URL.Path, r.URL.Query(), h.opts.Now())
+	if err != nil {
+		h.log.Debug("refusing rendezvous upgrade", "reason", err.Error())
+		writeError(w, http.StatusUnauthorized, "unauthorized", "invalid or expired rendezvous url")
+		return
+	}
+	if c.Role == RoleEnvironment && h.opts.CurrentGeneration != nil {
+		gen, ok, err := h.opts.CurrentGeneration(r.Context(), c.EnvironmentID)
+		if err != nil {
+			writeError(w, http.StatusServiceUnavailable, "internal_error", "registration lookup failed")
+			return
+		}
+		if !ok || gen != c.Generation {
+			h.log.Debug("refusing fenced executor upgrade", "environment_id", c.EnvironmentID)
+			writeError(w, http.StatusUnauthorized, "registration_fenced", "a newer registration replaced this one")
+			return
+		}
+	}
+	if c.Role == RoleHarness {
+		if gen, ok := h.Online(c.EnvironmentID); !ok || gen != c.Generation {
+			writeError(w, http.StatusConflict, "environment_offline", "no executor is connected for this environment")
+			return
+		}
+	}
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		writeError(w, http.StatusServiceUnavailable, "internal_error", "rendezvous is shutting down")
+		return
+	}
+	h.wg.Add(1)
+	h.mu.Unlock()
+	defer h.wg.Done()
+
+	conn, err := wsconn.Accept(w, r, &wsconn.AcceptOptions{Conn: h.opts.Conn})
+	if err != nil {
+		h.log.Debug("accepting rendezvous websocket", "error", err.Error())
+		return
+	}
+	s := &socket{hub: h, conn: conn, role: c.Role, generation: c.Generation}
+	e, ok := h.attach(s, c.EnvironmentID)
+	if !ok {
+		conn.Close()
+		return
+	}
+	s.env = e
+	h.wg.Add(1)
+	go s.keepalive()
+	if s.role == RoleEnvironment {
+		h.execSockets.Add(1)
+		s.executorReadLoop()
+		h.execSockets.Add(-1)
+	} else {
+		h.harnessSockets.Add(1)
+		s.harnessReadLoop()
+		h.harnessSockets.Add(-1)
+	}
+	s.close()
+	h.detach(s)
+}
+
+// attach adds s to its environment's table. An executor socket replaces the current one;
+// a harness socket binds to the current executor socket, and is refused (false) when there
+// is none of its generation anymore.
+func (h *Hub) attach(s *socket, environmentID string) (*environment, bool) {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil, false
+	}
+	e := h.envs[environmentID]
+	if e == nil {
+		e = &environment{id: environmentID, harnesses: make(map[*socket]struct{}), streams: make(map[string]*socket)}
+		h.envs[environmentID] = e
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	h.mu.Unlock()
+	if s.role == RoleEnvironment {
+		old := e.executor
+		e.executor = s
+		if old != nil {
+			// Closing takes no environment lock (close only marks and drops the conn);
+			// old's read loop then detaches it and its harnesses.
+			old.close()
+		}
+		return e, true
+	}
+	if e.executor == nil || e.executor.generation != s.generation {
+		return e, false
+	}
+	s.exec = e.executor
+	e.harnesses[s] = struct{}{}
+	return e, true
+}
+
+// detach removes an ended socket from its environment. An ended executor socket closes the
+// harness sockets bound to it; an ended harness socket that had claimed a stream sends the
+// executor a reset for it.
+func (h *Hub) detach(s *socket) {
+	e := s.env
+	e.mu.Lock()
+	var bound []*socket
+	var resetTo *socket
+	switch s.role {
+	case RoleEnvironment:
+		if e.executor == s {
+			e.executor = nil
+		}
+		for hs := range e.harnesses {
+			if hs.exec == s {
+				bound = append(bound, hs)
+			}
+		}
+	case RoleHarness:
+		delete(e.harnesses, s)
+		if s.streamID != "" && e.streams[s.streamID] == s {
+			delete(e.streams, s.streamID)
+			resetTo = s.exec
+		}
+	}
+	e.mu.Unlock()
+	for _, hs := range bound {
+		hs.close()
+	}
+	if resetTo != nil {
+		s.sendReset(resetTo)
+	}
+	h.mu.Lock()
+	e.mu.Lock()
+	if e.executor == nil && len(e.harnesses) == 0 && h.envs[e.id] == e {
+		delete(h.envs, e.id)
+	}
+	e.mu.Unlock()
+	h.mu.Unlock()
+}
+
+// writeError answers a refused upgrade with the registry's error shape.
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]map[string]string{"error": {"code": code, "message": msg}})
+}
+
+// String names a socket for debug logs without any credential.
+func (s *socket) String() string { return fmt.Sprintf("%s socket of %s", s.role, s.env.id) }

@@ -1,0 +1,41 @@
+package server
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/execlab/executor/registry/api"
+	"github.com/execlab/executor/registry/rendezvous"
+)
+
+// register is R1 (spec/registry-auth.md §3): record a new registration (the next
+// generation, fencing the previous one) and hand back a signed executor rendezvous URL.
+func (s *Server) register(ctx context.Context, env string, r *http.Request) (any, error) {
+	var req api.RegisterRequest
+	if err := decodeStrict(r.Body, &req); err != nil {
+		return nil, err
+	}
+	if req.SecurityProfile != api.SecurityProfile {
+		return nil, api.NewError(http.StatusBadRequest, api.CodeInvalidRequest, "unsupported security profile")
+	}
+	key, err := api.CanonicalPublicKey(req.ExecutorPublicKey)
+	if err != nil {
+		return nil, api.NewError(http.StatusBadRequest, api.CodeInvalidRequest, "invalid executor_public_key")
+	}
+	now := s.opts.Now()
+	reg, err := s.opts.Store.Register(ctx, env, randomID(registrationPrefix), key, now)
+	if err != nil {
+		return nil, err
+	}
+	s.opts.Hub.Fence(env, reg.Generation)
+	s.log.Info("executor registered", "environment_id", env, "generation", reg.Generation)
+	return api.RegisterResponse{
+		EnvironmentID: env,
+		URL: s.opts.Signer.URL(s.wsBase, rendezvous.Claims{
+			Role: rendezvous.RoleEnvironment, EnvironmentID: env, Generation: reg.Generation,
+			Expires: now.Add(rendezvous.ExecutorURLTTL),
+		}),
+		SecurityProfile:        api.SecurityProfile,
+		ExecutorRegistrationID: reg.RegistrationID,
+	}, nil
+}

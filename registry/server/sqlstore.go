@@ -1,0 +1,245 @@
+package server
+
+import (
+	"context"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
+	_ "modernc.org/sqlite"             // database/sql driver "sqlite"
+)
+
+// dialect is the SQL flavour of a sqlStore: the schema and statements are shared; only
+// placeholders and error classification differ.
+type dialect int
+
+const (
+	dialectSQLite dialect = iota
+	dialectPostgres
+)
+
+// sqlStore implements Store on database/sql for SQLite (modernc.org/sqlite, pure Go) and
+// PostgreSQL (jackc/pgx/v5).
+type sqlStore struct {
+	db      *sql.DB
+	dialect dialect
+}
+
+// OpenStore opens (and migrates) the store named by dsn: "postgres://…" or
+// "postgresql://…" selects PostgreSQL, anything else is a SQLite file path ("" is refused;
+// ":memory:" is an in-memory database for tests).
+func OpenStore(ctx context.Context, dsn string) (Store, error) {
+	if dsn == "" {
+		return nil, errors.New("opening registry store: empty database path")
+	}
+	s := &sqlStore{}
+	var err error
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		s.dialect = dialectPostgres
+		s.db, err = sql.Open("pgx", dsn)
+	} else {
+		s.dialect = dialectSQLite
+		// One connection: SQLite serialises writers anyway, and a single connection keeps
+		// ":memory:" one database. busy_timeout covers other processes on the same file.
+		s.db, err = sql.Open("sqlite", "file:"+dsn+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)")
+		if err == nil {
+			s.db.SetMaxOpenConns(1)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening registry store: %w", err)
+	}
+	if err := s.migrate(ctx); err != nil {
+		s.db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// q rewrites the shared statements' $N placeholders for SQLite (?NNN).
+func (s *sqlStore) q(stmt string) string {
+	if s.dialect == dialectPostgres {
+		return stmt
+	}
+	return strings.ReplaceAll(stmt, "$", "?")
+}
+
+func (s *sqlStore) Close() error { return s.db.Close() }
+
+func (s *sqlStore) Register(ctx context.Context, env, regID string, key []byte, now time.Time) (Registration, error) {
+	var gen int64
+	err := s.db.QueryRowContext(ctx, s.q(`
+INSERT INTO registrations (environment_id, registration_id, generation, executor_public_key, created_at)
+VALUES ($1, $2, 1, $3, $4)
+ON CONFLICT (environment_id) DO UPDATE SET
+  registration_id = excluded.registration_id,
+  generation = registrations.generation + 1,
+  executor_public_key = excluded.executor_public_key,
+  created_at = excluded.created_at
+RETURNING generation`), env, regID, string(key), now.UnixMilli()).Scan(&gen)
+	if err != nil {
+		return Registration{}, s.classify("registering", err)
+	}
+	return Registration{EnvironmentID: env, RegistrationID: regID, Generation: gen, ExecutorPublicKey: key, CreatedAt: time.UnixMilli(now.UnixMilli())}, nil
+}
+
+func (s *sqlStore) Registration(ctx context.Context, env string) (Registration, error) {
+	r := Registration{EnvironmentID: env}
+	var key string
+	var created int64
+	err := s.db.QueryRowContext(ctx, s.q(`
+SELECT registration_id, generation, executor_public_key, created_at FROM registrations WHERE environment_id = $1`), env).
+		Scan(&r.RegistrationID, &r.Generation, &key, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Registration{}, ErrNotFound
+	}
+	if err != nil {
+		return Registration{}, s.classify("reading registration", err)
+	}
+	r.ExecutorPublicKey = []byte(key)
+	r.CreatedAt = time.UnixMilli(created)
+	return r, nil
+}
+
+func (s *sqlStore) IssueAuthorization(ctx context.Context, a Authorization) error {
+	_, err := s.db.ExecContext(ctx, s.q(`
+INSERT INTO harness_authorizations (token_hash, environment_id, registration_id, harness_key_hash, expires_at)
+VALUES ($1, $2, $3, $4, $5)`),
+		hex.EncodeToString(a.TokenHash[:]), a.EnvironmentID, a.RegistrationID, hex.EncodeToString(a.HarnessKeyHash[:]), a.ExpiresAt.UnixMilli())
+	if err != nil {
+		return s.classify("issuing authorization", err)
+	}
+	return nil
+}
+
+func (s *sqlStore) LiveAuthorizations(ctx context.Context, env string, now time.Time) (int, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, s.q(`
+SELECT COUNT(*) FROM harness_authorizations WHERE environment_id = $1 AND used_at IS NULL AND expires_at > $2`),
+		env, now.UnixMilli()).Scan(&n)
+	if err != nil {
+		return 0, s.classify("counting authorizations", err)
+	}
+	return n, nil
+}
+
+func (s *sqlStore) ConsumeAuthorization(ctx context.Context, token [32]byte, env, regID string, key [32]byte, now time.Time) (bool, error) {
+	res, err := s.db.ExecContext(ctx, s.q(`
+UPDATE harness_authorizations SET used_at = $1
+WHERE token_hash = $2 AND used_at IS NULL AND expires_at > $1
+  AND environment_id = $3 AND registration_id = $4 AND harness_key_hash = $5`),
+		now.UnixMilli(), hex.EncodeToString(token[:]), env, regID, hex.EncodeToString(key[:]))
+	if err != nil {
+		return false, s.classify("consuming authorization", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, s.classify("consuming authorization", err)
+	}
+	return n == 1, nil
+}
+
+func (s *sqlStore) PruneAuthorizations(ctx context.Context, now time.Time) (int64, error) {
+	res, err := s.db.ExecContext(ctx, s.q(`DELETE FROM harness_authorizations WHERE expires_at <= $1`), now.UnixMilli())
+	if err != nil {
+		return 0, s.classify("pruning authorizations", err)
+	}
+	n, _ := res.RowsAffected()
+	return n, nil
+}
+
+// classify wraps err with context, marking lock and serialization conflicts ErrConflict.
+func (s *sqlStore) classify(what string, err error) error {
+	msg := err.Error()
+	conflict := false
+	switch s.dialect {
+	case dialectSQLite:
+		conflict = strings.Contains(msg, "SQLITE_BUSY") || strings.Contains(msg, "database is locked")
+	case dialectPostgres:
+		// 40001 serialization_failure, 40P01 deadlock_detected.
+		conflict = strings.Contains(msg, "SQLSTATE 40001") || strings.Contains(msg, "SQLSTATE 40P01")
+	}
+	if conflict {
+		return fmt.Errorf("%s: %w: %w", what, ErrConflict, err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// migrations are applied in order, each once, recorded in schema_migrations. The same text
+// runs on SQLite and PostgreSQL (BIGINT and TEXT mean the same to both here).
+var migrations = []string{
+	1: `
+CREATE TABLE registrations (
+  environment_id      TEXT PRIMARY KEY,
+  registration_id     TEXT NOT NULL,
+  generation          BIGINT NOT NULL,
+  executor_public_key TEXT NOT NULL,
+  created_at          BIGINT NOT NULL
+);
+CREATE TABLE harness_authorizations (
+  token_hash       TEXT PRIMARY KEY,
+  environment_id   TEXT NOT NULL,
+  registration_id  TEXT NOT NULL,
+  harness_key_hash TEXT NOT NULL,
+  expires_at       BIGINT NOT NULL,
+  used_at          BIGINT
+);
+CREATE INDEX harness_authorizations_env ON harness_authorizations (environment_id, expires_at);
+CREATE INDEX harness_authorizations_expiry ON harness_authorizations (expires_at);
+`,
+}
+
+// migrate creates schema_migrations and applies every missing migration in its own
+// transaction. Concurrent migrators on PostgreSQL are serialised by an advisory lock.
+func (s *sqlStore) migrate(ctx context.Context) error {
+	if s.dialect == dialectPostgres {
+		conn, err := s.db.Conn(ctx)
+		if err != nil {
+			return fmt.Errorf("migrating registry store: %w", err)
+		}
+		defer conn.Close()
+		const lockKey = 0x65786563 // "exec"
+		if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, lockKey); err != nil {
+			return fmt.Errorf("migrating registry store: locking: %w", err)
+		}
+		defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, lockKey)
+	}
+	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, applied_at BIGINT NOT NULL)`); err != nil {
+		return fmt.Errorf("migrating registry store: %w", err)
+	}
+	var have int64
+	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
+		return fmt.Errorf("migrating registry store: %w", err)
+	}
+	for v := int(have) + 1; v < len(migrations); v++ {
+		if err := s.apply(ctx, v); err != nil {
+			return fmt.Errorf("migrating registry store to version %d: %w", v, err)
+		}
+	}
+	return nil
+}
+
+func (s *sqlStore) apply(ctx context.Context, v int) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, stmt := range strings.Split(migrations[v], ";") {
+		if strings.TrimSpace(stmt) == "" {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)`),
+		int64(v), time.Now().UnixMilli()); err != nil {
+		return err
+	}
+	return tx.Commit()
+}

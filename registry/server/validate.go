@@ -1,0 +1,42 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"net/http"
+
+	"github.com/execlab/executor/registry/api"
+)
+
+// validate is R2 (spec/registry-auth.md §4): consume a single-use harness authorization
+// issued by connect for this environment, this registration and this harness key.
+// {valid:false} for an unknown, expired, replayed or mismatched authorization; 409
+// registration_fenced when the caller's registration is no longer current.
+func (s *Server) validate(ctx context.Context, env string, r *http.Request) (any, error) {
+	var req api.ValidateRequest
+	if err := decodeStrict(r.Body, &req); err != nil {
+		return nil, err
+	}
+	key, err := api.CanonicalPublicKey(req.HarnessPublicKey)
+	if err != nil {
+		return nil, api.NewError(http.StatusBadRequest, api.CodeInvalidRequest, "invalid harness_public_key")
+	}
+	reg, err := s.opts.Store.Registration(ctx, env)
+	if errors.Is(err, ErrNotFound) || (err == nil && reg.RegistrationID != req.ExecutorRegistrationID) {
+		return nil, api.NewError(http.StatusConflict, api.CodeRegistrationFenced, "registration is not current")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(req.HarnessKeyAuthorization) > api.MaxAuthorizationLen {
+		return api.ValidateResponse{Valid: false}, nil
+	}
+	ok, err := s.opts.Store.ConsumeAuthorization(ctx, sha256.Sum256([]byte(req.HarnessKeyAuthorization)),
+		env, reg.RegistrationID, sha256.Sum256(key), s.opts.Now())
+	if err != nil {
+		return nil, err
+	}
+	s.log.Debug("harness authorization checked", "environment_id", env, "valid", ok)
+	return api.ValidateResponse{Valid: ok}, nil
+}
