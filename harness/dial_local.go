@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -58,13 +59,11 @@ func (w wsConn) WriteMessage(ctx context.Context, msg []byte) error {
 // and is idempotent.
 func (w wsConn) Close() error {
 	err := w.c.Close(websocket.StatusNormalClosure, "")
-	if err == nil || errors.Is(err, net.ErrClosed) {
-		return nil
-	}
-	// The peer may already be gone; that is not the caller's problem.
+	// A peer that is already gone, or that drops the TCP connection instead of echoing
+	// the close frame (the reference does), still leaves the connection closed.
 	var ce websocket.CloseError
-	if errors.As(err, &ce) {
+	if err == nil || errors.Is(err, net.ErrClosed) || errors.Is(err, io.EOF) || errors.As(err, &ce) {
 		return nil
 	}
-	return err
+	return fmt.Errorf("closing websocket: %w", err)
 }
