@@ -50,6 +50,8 @@ type fixture struct {
 	validateStatus int
 	validateBody   string
 	validateDelay  time.Duration
+	// silent sockets are never read, so Pings are never answered.
+	silent bool
 	registers      []registerCall
 	validates      []validateCall
 	upgrades       []*http.Request
@@ -147,6 +149,15 @@ func (fx *fixture) serveRendezvous(w http.ResponseWriter, r *http.Request) {
 	}
 	c, err := wsconn.Accept(w, r, nil)
 	if err != nil {
+		return
+	}
+	fx.mu.Lock()
+	silent := fx.silent
+	fx.mu.Unlock()
+	if silent {
+		s := &rvSocket{conn: c, done: make(chan struct{})}
+		close(s.done)
+		fx.sockets <- s
 		return
 	}
 	s := newRVSocket(c)
