@@ -51,11 +51,11 @@ type fixture struct {
 	validateBody   string
 	validateDelay  time.Duration
 	// silent sockets are never read, so Pings are never answered.
-	silent bool
-	registers      []registerCall
-	validates      []validateCall
-	upgrades       []*http.Request
-	regCounter     int
+	silent     bool
+	registers  []registerCall
+	validates  []validateCall
+	upgrades   []*http.Request
+	regCounter int
 }
 
 type registerCall struct {
@@ -373,7 +373,7 @@ func runExecutor(t *testing.T, fx *fixture, logw io.Writer, tweak func(*remote.C
 	cfg := remote.Config{
 		Registry: remote.ClientRegistry(c),
 		Server:   srv,
-		Backoff: &wsconn.Backoff{Initial: 10 * time.Millisecond, Max: 40 * time.Millisecond},
+		Backoff:  &wsconn.Backoff{Initial: 10 * time.Millisecond, Max: 40 * time.Millisecond},
 		Logger:   log,
 	}
 	if tweak != nil {
