@@ -97,7 +97,9 @@ func (s *session) runProcess(ctx context.Context, p protocol.ProcessStartParams,
 	// it writes are read by this goroutine after done is closed.
 	handler := func(n harness.Notification) {
 		if finished {
-			fail(fmt.Errorf("%w: %s after the process was complete", errDataLoss, n.Method))
+			// Every seq up to close has arrived, so anything more would be a duplicate or
+			// past the close; it cannot be recorded (the waiter may be reading the results
+			// now) and cannot hide lost data.
 			return
 		}
 		var seq uint64
@@ -155,7 +157,7 @@ func (s *session) runProcess(ctx context.Context, p protocol.ProcessStartParams,
 	s.mu.Lock()
 	if _, dup := s.procs[p.ProcessID]; dup {
 		s.mu.Unlock()
-		return out, fmt.Errorf("process id %q already in use", p.ProcessID)
+		return processOutcome{}, fmt.Errorf("process id %q already in use", p.ProcessID)
 	}
 	s.procs[p.ProcessID] = handler
 	s.mu.Unlock()
@@ -169,15 +171,17 @@ func (s *session) runProcess(ctx context.Context, p protocol.ProcessStartParams,
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	_, err := s.client.StartProcess(cctx, p)
 	cancel()
+	// Until done is closed the handler may be writing out and firstErr concurrently, so
+	// the early returns below must not read them.
 	if err != nil {
-		return out, fmt.Errorf("starting %s: %w", p.ProcessID, err)
+		return processOutcome{}, fmt.Errorf("starting %s: %w", p.ProcessID, err)
 	}
 	select {
 	case <-done:
 	case <-ctx.Done():
-		return out, fmt.Errorf("waiting for all events of %s: %w", p.ProcessID, ctx.Err())
+		return processOutcome{}, fmt.Errorf("waiting for all events of %s: %w", p.ProcessID, ctx.Err())
 	case <-s.client.Done():
-		return out, fmt.Errorf("waiting for all events of %s: connection ended: %w", p.ProcessID, s.client.Err())
+		return processOutcome{}, fmt.Errorf("waiting for all events of %s: connection ended: %w", p.ProcessID, s.client.Err())
 	}
 	out.elapsed = doneAt.Sub(start)
 	if firstErr != nil {
