@@ -37,7 +37,7 @@ const (
 // fixture is an httptest registry plus rendezvous. The test plays rendezvous and harness:
 // every executor socket accepted on /rendezvous is handed to it as a *rvSocket.
 type fixture struct {
-	t          *testing.T
+	t          testing.TB
 	registry   *httptest.Server
 	rendezvous *httptest.Server
 	sockets    chan *rvSocket
@@ -68,7 +68,7 @@ type validateCall struct {
 	body   []byte
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	fx := &fixture{t: t, sockets: make(chan *rvSocket, 16)}
 	fx.registry = httptest.NewServer(http.HandlerFunc(fx.serveRegistry))
 	fx.rendezvous = httptest.NewServer(http.HandlerFunc(fx.serveRendezvous))
@@ -321,7 +321,7 @@ func (h *hStream) expectReset(ctx context.Context) error {
 }
 
 // executorKey parses the key posted in the first register call.
-func (fx *fixture) executorKey(t *testing.T) noise.PublicKey {
+func (fx *fixture) executorKey(t testing.TB) noise.PublicKey {
 	t.Helper()
 	regs := fx.registerCalls()
 	if len(regs) == 0 {
@@ -341,7 +341,7 @@ func (fx *fixture) executorKey(t *testing.T) noise.PublicKey {
 }
 
 // handshake opens stream id on sock as a harness and returns the secure conn.
-func (fx *fixture) handshake(ctx context.Context, t *testing.T, sock *rvSocket, id string, harness *noise.Identity) (*channel.Conn, error) {
+func (fx *fixture) handshake(ctx context.Context, t testing.TB, sock *rvSocket, id string, harness *noise.Identity) (*channel.Conn, error) {
 	t.Helper()
 	hs := sock.stream(id)
 	if err := sock.send(ctx, frame.Frame{StreamID: id, Body: &frame.Resume{}}); err != nil {
@@ -355,7 +355,7 @@ func (fx *fixture) handshake(ctx context.Context, t *testing.T, sock *rvSocket, 
 }
 
 // runExecutor starts remote.Run against fx in-process with fast timers; logs go to logw.
-func runExecutor(t *testing.T, fx *fixture, logw io.Writer, tweak func(*remote.Config)) {
+func runExecutor(t testing.TB, fx *fixture, logw io.Writer, tweak func(*remote.Config)) {
 	t.Helper()
 	bearer, err := client.NewBearer(testBearer)
 	if err != nil {
