@@ -22,6 +22,9 @@ const usage = `usage: executor <command> [flags]
 Commands:
   serve     run the JSON-RPC server on a local WebSocket (default ws://127.0.0.1:0) or stdio
   remote    register with an environment registry and serve harnesses through its rendezvous
+  registry  run the self-hosted environment registry + rendezvous (registry serve, registry token)
+  exec      run one command in an executor (through a registry, or --url ws://…) and stream it
+  dev       all in one process: registry + rendezvous + remote executor; prints an exec command
   help      show this help
 
 Run 'executor <command> -h' for the flags of a command.
@@ -49,6 +52,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = runRemote(ctx, args[1:], stdin, stdout, stderr)
 	case "bench":
 		err = runBench(ctx, args[1:], stdout, stderr)
+	case "registry":
+		err = runRegistry(ctx, args[1:], stdin, stdout, stderr)
+	case "exec":
+		err = runExec(ctx, args[1:], stdin, stdout, stderr)
+	case "dev":
+		err = runDev(ctx, args[1:], stdin, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -56,9 +65,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "executor: unknown command %q\n\n%s", args[0], usage)
 		return 2
 	}
+	var exit *errExitCode
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
+	case errors.As(err, &exit):
+		return exit.code
 	case errors.Is(err, errUsage):
 		fmt.Fprintf(stderr, "Error: %v\n", err)
 		return 2

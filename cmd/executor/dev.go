@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/execlab/executor/cmd/executor/internal/registrycmd"
+	"github.com/execlab/executor/cmd/executor/internal/remote"
+	"github.com/execlab/executor/executor"
+	"github.com/execlab/executor/registry/client"
+	"github.com/execlab/executor/registry/server"
+)
+
+func runDev(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("executor dev", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `usage: executor dev [flags]
+
+Starts, in this one process, a self-hosted registry + rendezvous (SQLite in a temporary
+directory, a freshly generated token) and an executor registered with it, then prints the
+'executor exec' command to try from another terminal. Stops on Ctrl-C.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	listen := fs.String("listen", "127.0.0.1:0", "registry listen address, host:port")
+	envID := fs.String("environment-id", "dev", "environment id the executor registers as")
+	logLevel := fs.String("log-level", envOr("EXECUTOR_LOG_LEVEL", "warn"), "log level on stderr: debug, info, warn, error")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	log, err := newLogger(stderr, *logLevel)
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "executor-dev-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	token := newToken()
+	tokenFile := filepath.Join(dir, "tokens")
+	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
+		return err
+	}
+	tokens, err := server.ParseTokens(strings.NewReader(token))
+	if err != nil {
+		return err
+	}
+	svc, err := registrycmd.Start(ctx, registrycmd.Config{Listen: *listen, DB: filepath.Join(dir, "registry.db"), Tokens: tokens, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer svc.Close()
+	auth, err := client.NewBearer(token)
+	if err != nil {
+		return err
+	}
+	c, err := client.New(&client.Options{BaseURL: svc.URL, EnvironmentID: *envID, Auth: auth, Logger: log})
+	if err != nil {
+		return err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		exe = "executor"
+	}
+	fmt.Fprintf(stdout, "registry:  %s\nenvironment: %s\ntoken file: %s\n\ntry from another terminal:\n  %s exec --registry %s --environment-id %s --token-file %s -- sh -c 'echo hello from $(hostname)'\n",
+		svc.URL, *envID, tokenFile, exe, svc.URL, *envID, tokenFile)
+	err = remote.Run(ctx, remote.Config{
+		Registry: remote.ClientRegistry(c),
+		Server:   executor.NewServer(&executor.Options{Logger: log}),
+		Logger:   log,
+	})
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}

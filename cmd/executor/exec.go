@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/execlab/executor/cmd/executor/internal/execcli"
+)
+
+// envList collects repeated --env K=V flags.
+type envList map[string]string
+
+func (e envList) String() string { return "" }
+func (e envList) Set(v string) error {
+	k, val, ok := strings.Cut(v, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("want K=V, got %q", v)
+	}
+	e[k] = val
+	return nil
+}
+
+// errExitCode carries a remote exit status through run.
+type errExitCode struct{ code int }
+
+func (e *errExitCode) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("executor exec", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `usage: executor exec [--registry URL --environment-id ID --token-file F | --url ws://…] [flags] -- argv…
+
+Runs one command in an executor and streams its output; exits with its exit code. Remote
+executors are reached through a registry (reconnecting transparently); local ones
+('executor serve') by --url.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	registry := fs.String("registry", os.Getenv("EXECUTOR_REGISTRY_URL"), "registry base URL [EXECUTOR_REGISTRY_URL]")
+	envID := fs.String("environment-id", os.Getenv("EXECUTOR_ENVIRONMENT_ID"), "environment to run in [EXECUTOR_ENVIRONMENT_ID]")
+	tokenFile := fs.String("token-file", os.Getenv("EXECUTOR_TOKEN_FILE"), "file whose first token line is the bearer for the registry [EXECUTOR_TOKEN_FILE]")
+	url := fs.String("url", os.Getenv("EXECUTOR_URL"), "ws:// URL of a local 'executor serve' instead of a registry [EXECUTOR_URL]")
+	tty := fs.Bool("t", false, "run in a PTY with the local terminal in raw mode")
+	interactive := fs.Bool("i", false, "forward stdin (the remote stdin stays open after local EOF)")
+	cwd := fs.String("cwd", "", "working directory on the executor host (default: the executor's)")
+	env := envList{}
+	fs.Var(env, "env", "K=V environment variable for the command (repeatable)")
+	logLevel := fs.String("log-level", envOr("EXECUTOR_LOG_LEVEL", "warn"), "log level on stderr [EXECUTOR_LOG_LEVEL]")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return fmt.Errorf("%w: no command given (executor exec [flags] -- argv…)", errUsage)
+	}
+	cfg := execcli.Config{
+		Argv: fs.Args(), TTY: *tty, Interactive: *interactive, Cwd: *cwd, Env: env,
+		Stdin: stdin, Stdout: stdout, Stderr: stderr, StdinFD: -1,
+	}
+	switch {
+	case *url != "":
+		cfg.URL = *url
+	case *registry != "" && *envID != "" && *tokenFile != "":
+		tok, err := readToken(*tokenFile)
+		if err != nil {
+			return err
+		}
+		cfg.Registry, cfg.EnvironmentID, cfg.Token = *registry, *envID, tok
+	default:
+		return fmt.Errorf("%w: give --url, or --registry, --environment-id and --token-file", errUsage)
+	}
+	if f, ok := stdin.(*os.File); ok && *tty {
+		cfg.StdinFD = int(f.Fd())
+	}
+	log, err := newLogger(stderr, *logLevel)
+	if err != nil {
+		return err
+	}
+	cfg.Logger = log
+	// SIGINT is forwarded to the remote process, not a reason to stop: run without main's
+	// signal cancellation and stop on SIGTERM only.
+	ctx, stop := signal.NotifyContext(context.WithoutCancel(ctx), syscall.SIGTERM)
+	defer stop()
+	err = execcli.Run(ctx, cfg)
+	var ee *execcli.ExitError
+	if errors.As(err, &ee) {
+		return &errExitCode{code: ee.Code}
+	}
+	return err
+}
+
+// readToken returns the first token of a token file (the first field of the first line
+// that is neither blank nor a comment).
+func readToken(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("reading token file: %w", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 0 && !strings.HasPrefix(f[0], "#") && !strings.HasPrefix(f[0], "sha256:") {
+			return f[0], nil
+		}
+	}
+	return "", errors.New("token file holds no token")
+}

@@ -1,0 +1,143 @@
+package harness
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/execlab/executor/noise"
+	"github.com/execlab/executor/noise/channel"
+	"github.com/execlab/executor/registry/api"
+	"github.com/execlab/executor/relay/frame"
+	"github.com/execlab/executor/relay/wsconn"
+)
+
+// RemoteOptions configure Dial. Registry, EnvironmentID and Token are required; the struct
+// is never mutated.
+type RemoteOptions struct {
+	// Registry is the environment registry's base URL (http:// or https://).
+	Registry string
+	// EnvironmentID names the environment (trimmed and validated, spec/registry-auth.md §6).
+	EnvironmentID string
+	// Token is the bearer sent on connect. Never logged.
+	Token string
+	// Identity is the harness's static Noise identity, the same for every connect of the
+	// Client (spec/registry-auth.md §5.2). Nil generates one.
+	Identity *noise.Identity
+	// HTTPClient performs connect calls. Nil means a client that never follows redirects.
+	HTTPClient *http.Client
+	// RecoveryTimeout bounds one session recovery (reference: 25 s). Zero means
+	// DefaultRecoveryTimeout.
+	RecoveryTimeout time.Duration
+	// OnReconnect, when non-nil, is called when a recovery starts (err is the cause) and
+	// again when it ends (done true; err nil on success). It runs on the Client's read loop
+	// and must return promptly.
+	OnReconnect func(done bool, err error)
+	// Conn tunes each relay websocket (ping, pong, write deadline). Nil means defaults.
+	Conn *wsconn.Options
+	// Client configures the JSON-RPC Client. Nil means defaults.
+	Client *Options
+}
+
+// Dial connects to a remote environment through its registry and rendezvous
+// (spec/registry-auth.md §5, spec/relay-noise.md §4.1, §13): connect bundle, websocket,
+// resume + hybrid IK handshake pinning the bundle's executor key, then a Client on the
+// secure channel. The caller still calls Initialize.
+//
+// The Client recovers its session transparently: when the stream breaks it fetches a fresh
+// bundle, opens a new socket and stream, handshakes, re-attaches with initialize
+// {resumeSessionId}, catches up every process it started with process/read and re-sends
+// in-flight requests that are safe to repeat (process/write keeps its writeId). Requests
+// that are not safe to repeat fail with an *RPCError of code CodeConnectionLost. A recovery
+// that does not succeed within RecoveryTimeout ends the Client.
+//
+// ctx bounds the first connection only.
+func Dial(ctx context.Context, opts *RemoteOptions) (*Client, error) {
+	if opts == nil || opts.Registry == "" || opts.Token == "" {
+		return nil, errors.New("harness: RemoteOptions.Registry and Token are required")
+	}
+	o := *opts
+	env, err := api.ValidateEnvironmentID(o.EnvironmentID)
+	if err != nil {
+		return nil, fmt.Errorf("environment registry configuration error: %w", err)
+	}
+	o.EnvironmentID = env
+	if o.Identity == nil {
+		if o.Identity, err = noise.GenerateIdentity(nil); err != nil {
+			return nil, fmt.Errorf("generating harness identity: %w", err)
+		}
+	}
+	if o.RecoveryTimeout <= 0 {
+		o.RecoveryTimeout = DefaultRecoveryTimeout
+	}
+	copts := o.Client.withDefaults()
+	d := &remoteDialer{opts: o, log: copts.Logger.With("component", "harness")}
+	sc, err := newSessionConn(ctx, d.dial, o.RecoveryTimeout, o.OnReconnect, d.log)
+	if err != nil {
+		return nil, err
+	}
+	return Open(sc, o.Client), nil
+}
+
+// remoteDialer opens physical connections: one per attempt, each with a fresh bundle.
+type remoteDialer struct {
+	opts RemoteOptions
+	log  *slog.Logger
+}
+
+// dial performs one physical attempt (spec/registry-auth.md §5.3): fresh connect bundle,
+// websocket to its URL verbatim, resume + handshake on a fresh stream id. A 401 on the
+// upgrade fetches one more bundle and retries once.
+func (d *remoteDialer) dial(ctx context.Context) (MessageConn, error) {
+	for try := 0; ; try++ {
+		bundle, err := fetchBundle(ctx, &d.opts, d.opts.EnvironmentID, d.opts.Identity.Public())
+		if err != nil {
+			return nil, err
+		}
+		executorKey, err := noise.ParsePublicKeyJSON(bundle.ExecutorPublicKey)
+		if err != nil {
+			return nil, errIncompleteBundle
+		}
+		ws, err := wsconn.Dial(ctx, bundle.URL, &wsconn.DialOptions{Conn: d.opts.Conn})
+		var de *wsconn.DialError
+		if errors.As(err, &de) && de.StatusCode == 401 && try == 0 {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		streamID := newStreamID()
+		rc := newRelayRecordConn(ws, streamID)
+		if err := rc.writeFrame(ctx, &frame.Resume{}); err != nil {
+			rc.Close()
+			return nil, err
+		}
+		hctx, cancel := context.WithTimeout(ctx, handshakeTimeout)
+		conn, err := channel.Initiator(hctx, rc, &channel.InitiatorConfig{
+			Static:          d.opts.Identity,
+			ResponderStatic: executorKey,
+			Prologue:        noise.AppendPrologue(nil, bundle.EnvironmentID, bundle.ExecutorRegistrationID, streamID),
+			Authorization:   []byte(bundle.HarnessKeyAuthorization),
+		})
+		cancel()
+		if err != nil {
+			rc.Close()
+			return nil, fmt.Errorf("Noise harness handshake failed before connection became ready: %w", err)
+		}
+		d.log.Debug("relay stream established", "stream_id", streamID)
+		return conn, nil
+	}
+}
+
+// newStreamID returns a UUIDv4 in text form, like the reference harness's stream ids.
+func newStreamID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}

@@ -1,0 +1,28 @@
+package harness
+
+import "time"
+
+// Remote-mode constants (spec/registry-auth.md §5.3, §8.3; spec/jsonrpc.md §2.5).
+const (
+	// DefaultRecoveryTimeout bounds one session recovery: the reference harness gives up
+	// after 25 s.
+	DefaultRecoveryTimeout = 25 * time.Second
+
+	// recoveryBackoffInitial and recoveryBackoffMax are the delays between failed recovery
+	// attempts: 500 ms doubling to 5 s, plus up to +50 % jitter (reference).
+	recoveryBackoffInitial = 500 * time.Millisecond
+	recoveryBackoffMax     = 5 * time.Second
+
+	// resumeRetryInterval is the wait before re-sending initialize after -32010 (the old
+	// stream's session is not detached yet; reference: every 100 ms).
+	resumeRetryInterval = 100 * time.Millisecond
+
+	// handshakeTimeout bounds the Noise handshake of one attempt; the reference bounds it by
+	// its 10 s JSON-RPC initialize timeout.
+	handshakeTimeout = 10 * time.Second
+
+	// CodeConnectionLost is the code of the *RPCError returned for an in-flight request that
+	// is not safe to repeat when the connection broke: it may or may not have been applied.
+	// It is client-side only; the executor never sends it.
+	CodeConnectionLost = -32099
+)

@@ -1,0 +1,569 @@
+package harness
+
+// Session recovery for remote connections (spec/jsonrpc.md §2.5, spec/relay-noise.md §13).
+//
+// sessionConn sits between the Client and the physical secure channel. It watches the
+// messages that pass (requests out; responses and process notifications in) and keeps what a
+// recovery needs: the session id, the in-flight requests, and per process the highest seq
+// delivered. When the physical connection breaks, the next ReadMessage runs the recovery on
+// the Client's read loop:
+//
+//	dial (fresh bundle, socket, stream id, handshake)        retried with backoff ≤ 25 s
+//	-> initialize{resumeSessionId} (-32010 retried every 100 ms) -> initialized
+//	-> re-send in-flight requests that are safe to repeat (process/write keeps its writeId,
+//	   so the executor applies it once); fail the others with CodeConnectionLost
+//	-> process/read{afterSeq: last delivered, waitMs: 0} per tracked process, turned into
+//	   process/output / process/exited / process/closed notifications
+//	-> deliver those, then whatever arrived meanwhile, dropping process events whose seq was
+//	   already delivered, so each process's stream stays contiguous and duplicate-free.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/noise/channel"
+)
+
+// errSessionLost: the executor no longer knows the session (expired or evicted).
+var errSessionLost = errors.New("harness: executor session could not be resumed")
+
+// retrySafe lists the methods a recovery re-sends as they were: repeating them cannot apply
+// anything twice (process/write dedupes by writeId; the rest only read or are idempotent).
+var retrySafe = map[string]bool{
+	protocol.MethodProcessWrite:     true,
+	protocol.MethodProcessRead:      true,
+	protocol.MethodProcessTerminate: true,
+	protocol.MethodEnvironmentInfo:  true,
+	"environment/status":            true,
+	"fs/readFile":                   true,
+	"fs/getMetadata":                true,
+	"fs/readDirectory":              true,
+	"fs/canonicalize":               true,
+	"fs/walk":                       true,
+}
+
+type inflightReq struct {
+	order  uint64
+	method string
+	msg    []byte
+}
+
+type procState struct {
+	lastSeq  uint64 // highest seq delivered to the Client
+	exitSeen bool
+}
+
+// sessionConn is a MessageConn that survives physical reconnects. ReadMessage is called by
+// one goroutine (the Client's read loop), which also runs recoveries; WriteMessage by one
+// goroutine at a time.
+type sessionConn struct {
+	dial        func(context.Context) (MessageConn, error)
+	timeout     time.Duration
+	onReconnect func(done bool, err error)
+	log         *slog.Logger
+
+	// wsem serialises physical writes and recoveries (a one-slot semaphore so waiting
+	// honours ctx): a write never lands between a recovery's initialize and its re-sends.
+	wsem chan struct{}
+
+	// mu guards the fields below: WriteMessage records requests while ReadMessage resolves
+	// them.
+	mu         sync.Mutex
+	cur        MessageConn
+	closed     bool
+	sessionID  string
+	clientName string
+	inflight   map[string]*inflightReq // raw JSON id → request
+	order      uint64
+	procs      map[string]*procState
+
+	// Read-side state, touched only by ReadMessage's goroutine.
+	queue      [][]byte // messages to deliver before reading cur
+	internalID int
+}
+
+func newSessionConn(ctx context.Context, dial func(context.Context) (MessageConn, error), timeout time.Duration, onReconnect func(bool, error), log *slog.Logger) (*sessionConn, error) {
+	conn, err := dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &sessionConn{
+		dial: dial, timeout: timeout, onReconnect: onReconnect, log: log,
+		wsem: make(chan struct{}, 1), cur: conn,
+		inflight: make(map[string]*inflightReq), procs: make(map[string]*procState),
+	}, nil
+}
+
+// ReadMessage returns the next message for the Client, recovering the session when the
+// physical connection breaks.
+func (s *sessionConn) ReadMessage(ctx context.Context) ([]byte, error) {
+	for {
+		if len(s.queue) > 0 {
+			m := s.queue[0]
+			s.queue[0] = nil
+			s.queue = s.queue[1:]
+			if s.admit(m) {
+				return m, nil
+			}
+			continue
+		}
+		s.mu.Lock()
+		conn, closed := s.cur, s.closed
+		s.mu.Unlock()
+		if closed {
+			return nil, ErrClosed
+		}
+		b, err := conn.ReadMessage(ctx)
+		if err == nil {
+			if s.admit(b) {
+				return b, nil
+			}
+			continue
+		}
+		if ctx.Err() != nil || s.isClosed() {
+			return nil, err
+		}
+		if rerr := s.recover(ctx, err); rerr != nil {
+			return nil, rerr
+		}
+	}
+}
+
+// WriteMessage sends msg on the current physical connection. A request is recorded as in
+// flight first; if the write fails, the connection is treated as broken and the recovery
+// takes care of the request, so no error is returned for it.
+func (s *sessionConn) WriteMessage(ctx context.Context, msg []byte) error {
+	select {
+	case s.wsem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-s.wsem }()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	conn := s.cur
+	s.observeOutgoingLocked(msg)
+	s.mu.Unlock()
+	if err := conn.WriteMessage(ctx, msg); err != nil {
+		if s.isClosed() {
+			return ErrClosed
+		}
+		s.log.Debug("write failed; the session will recover", "error", err.Error())
+		_ = conn.Close() // wakes the reader, which recovers
+	}
+	return nil
+}
+
+// Close closes the current physical connection; later calls fail with ErrClosed.
+func (s *sessionConn) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	conn := s.cur
+	s.mu.Unlock()
+	return conn.Close()
+}
+
+func (s *sessionConn) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// observeOutgoingLocked records requests (and what initialize and process/start tell).
+func (s *sessionConn) observeOutgoingLocked(msg []byte) {
+	m, err := parseMessage(msg)
+	if err != nil || m.kind != kindRequest {
+		return
+	}
+	s.order++
+	s.inflight[string(m.id)] = &inflightReq{order: s.order, method: m.method, msg: msg}
+	switch m.method {
+	case protocol.MethodInitialize:
+		var p struct {
+			ClientName string `json:"clientName"`
+		}
+		if json.Unmarshal(m.params, &p) == nil {
+			s.clientName = p.ClientName
+		}
+	case protocol.MethodProcessStart:
+		if pid, ok := memberString(m.params, "processId"); ok {
+			if _, exists := s.procs[pid]; !exists {
+				s.procs[pid] = &procState{}
+			}
+		}
+	}
+}
+
+// admit updates the session state for a message about to be delivered and reports whether
+// to deliver it (false for a process event whose seq was already delivered).
+func (s *sessionConn) admit(b []byte) bool {
+	m, err := parseMessage(b)
+	if err != nil {
+		return true // the Client reports the protocol violation
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch m.kind {
+	case kindResponse, kindError:
+		req := s.inflight[string(m.id)]
+		if req == nil {
+			return true
+		}
+		delete(s.inflight, string(m.id))
+		switch {
+		case req.method == protocol.MethodInitialize && m.kind == kindResponse:
+			if sid, ok := memberString(m.result, "sessionId"); ok {
+				s.sessionID = sid
+			}
+		case req.method == protocol.MethodProcessStart && m.kind == kindError:
+			if rm, err := parseMessage(req.msg); err == nil {
+				if pid, ok := memberString(rm.params, "processId"); ok {
+					delete(s.procs, pid)
+				}
+			}
+		}
+	case kindNotification:
+		switch m.method {
+		case protocol.MethodProcessOutput, protocol.MethodProcessExited, protocol.MethodProcessClosed:
+		default:
+			return true
+		}
+		pid, ok1 := memberString(m.params, "processId")
+		seq, ok2 := memberUint(m.params, "seq")
+		p := s.procs[pid]
+		if !ok1 || !ok2 || p == nil {
+			return true
+		}
+		if seq <= p.lastSeq {
+			return false
+		}
+		p.lastSeq = seq
+		switch m.method {
+		case protocol.MethodProcessExited:
+			p.exitSeen = true
+		case protocol.MethodProcessClosed:
+			delete(s.procs, pid) // nothing follows a close
+		}
+	}
+	return true
+}
+
+// recover replaces the broken physical connection (see the file comment). It holds the
+// write semaphore throughout, so the Client's writes wait for it.
+func (s *sessionConn) recover(ctx context.Context, cause error) error {
+	s.log.Debug("relay stream lost; recovering session", "error", cause.Error())
+	if s.onReconnect != nil {
+		s.onReconnect(false, cause)
+	}
+	select {
+	case s.wsem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-s.wsem }()
+	s.mu.Lock()
+	_ = s.cur.Close()
+	s.mu.Unlock()
+
+	rctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	delay := recoveryBackoffInitial
+	var err error
+	for {
+		var conn MessageConn
+		conn, err = s.dial(rctx)
+		if err == nil {
+			s.mu.Lock()
+			s.cur = conn
+			s.mu.Unlock()
+			if err = s.reattach(rctx, conn); err == nil {
+				break
+			}
+			_ = conn.Close()
+		}
+		if !recoverable(err) || rctx.Err() != nil {
+			break
+		}
+		s.log.Debug("recovery attempt failed", "error", err.Error())
+		wait := delay + rand.N(delay/2+1)
+		delay = min(delay*2, recoveryBackoffMax)
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-rctx.Done():
+		}
+		t.Stop()
+		if rctx.Err() != nil {
+			break
+		}
+	}
+	if s.onReconnect != nil {
+		s.onReconnect(true, err)
+	}
+	if err != nil {
+		return fmt.Errorf("recovering executor session: %w", err)
+	}
+	if rctx.Err() != nil && ctx.Err() == nil && err == nil {
+		return nil
+	}
+	return nil
+}
+
+// recoverable reports whether a failed attempt is worth another one.
+func recoverable(err error) bool {
+	var ce *ConnectError
+	switch {
+	case errors.As(err, &ce):
+		return ce.Retryable
+	case errors.Is(err, channel.ErrExecutorCredentialsRejected),
+		errors.Is(err, errIncompleteBundle),
+		errors.Is(err, errSessionLost):
+		return false
+	}
+	return true
+}
+
+// reattach runs on a fresh connection: resume, re-send, catch up. Messages that arrive
+// meanwhile are queued after the synthesized ones.
+func (s *sessionConn) reattach(ctx context.Context, conn MessageConn) error {
+	var synth, live [][]byte
+	s.mu.Lock()
+	sid, name := s.sessionID, s.clientName
+	s.mu.Unlock()
+	if sid != "" {
+		for {
+			params, _ := json.Marshal(protocol.InitializeParams{ClientName: name, ResumeSessionID: &sid})
+			res, rpcErr, err := s.roundTrip(ctx, conn, protocol.MethodInitialize, params, &live)
+			if err != nil {
+				return err
+			}
+			if rpcErr == nil {
+				_ = res
+				break
+			}
+			if rpcErr.Code != CodeSessionAttached {
+				return fmt.Errorf("%w: %s", errSessionLost, rpcErr.Message)
+			}
+			t := time.NewTimer(resumeRetryInterval)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			}
+		}
+		if err := conn.WriteMessage(ctx, []byte(`{"method":"initialized","params":{}}`)); err != nil {
+			return fmt.Errorf("sending initialized: %w", err)
+		}
+	}
+
+	// In-flight requests, oldest first.
+	s.mu.Lock()
+	reqs := make([]struct {
+		id string
+		*inflightReq
+	}, 0, len(s.inflight))
+	for id, r := range s.inflight {
+		reqs = append(reqs, struct {
+			id string
+			*inflightReq
+		}{id, r})
+	}
+	s.mu.Unlock()
+	slices.SortFunc(reqs, func(a, b struct {
+		id string
+		*inflightReq
+	}) int {
+		return int(a.order) - int(b.order)
+	})
+	for _, r := range reqs {
+		if retrySafe[r.method] || (r.method == protocol.MethodInitialize && sid == "") {
+			if err := conn.WriteMessage(ctx, r.msg); err != nil {
+				return fmt.Errorf("re-sending %s: %w", r.method, err)
+			}
+			continue
+		}
+		// Not safe to repeat: fail it (admit removes it from inflight on delivery).
+		synth = append(synth, appendErrorResponse(nil, []byte(r.id), CodeConnectionLost,
+			"connection to the executor was lost; the request may or may not have been applied"))
+	}
+
+	// Catch up every tracked process.
+	s.mu.Lock()
+	pids := make([]string, 0, len(s.procs))
+	last := make(map[string]procState, len(s.procs))
+	for pid, p := range s.procs {
+		pids = append(pids, pid)
+		last[pid] = *p
+	}
+	s.mu.Unlock()
+	slices.Sort(pids)
+	if sid != "" {
+		for _, pid := range pids {
+			p := last[pid]
+			params, _ := json.Marshal(map[string]any{"processId": pid, "afterSeq": p.lastSeq, "waitMs": 0})
+			res, rpcErr, err := s.roundTrip(ctx, conn, protocol.MethodProcessRead, params, &live)
+			if err != nil {
+				return err
+			}
+			if rpcErr != nil {
+				continue // unknown (never started, or evicted): nothing to catch up
+			}
+			msgs, err := catchUp(pid, p, res)
+			if err != nil {
+				return err
+			}
+			synth = append(synth, msgs...)
+		}
+	}
+	s.queue = append(append(s.queue, synth...), live...)
+	return nil
+}
+
+// roundTrip sends one internal request on conn and waits for its reply; other messages read
+// meanwhile are appended to live.
+func (s *sessionConn) roundTrip(ctx context.Context, conn MessageConn, method string, params []byte, live *[][]byte) ([]byte, *RPCError, error) {
+	s.internalID++
+	id := strconv.Quote("harness-recovery-" + strconv.Itoa(s.internalID))
+	msg := append([]byte(`{"id":`+id+`,"method":`+strconv.Quote(method)+`,"params":`), params...)
+	msg = append(msg, '}')
+	if err := conn.WriteMessage(ctx, msg); err != nil {
+		return nil, nil, fmt.Errorf("sending %s: %w", method, err)
+	}
+	for {
+		b, err := conn.ReadMessage(ctx)
+		if err != nil {
+			return nil, nil, fmt.Errorf("waiting for %s: %w", method, err)
+		}
+		m, err := parseMessage(b)
+		if err != nil || (m.kind != kindResponse && m.kind != kindError) || string(m.id) != id {
+			*live = append(*live, b)
+			continue
+		}
+		if m.kind == kindResponse {
+			return m.result, nil, nil
+		}
+		var e RPCError
+		if err := json.Unmarshal(m.errRaw, &e); err != nil {
+			return nil, nil, fmt.Errorf("%w: decoding %s error: %w", ErrProtocol, method, err)
+		}
+		return nil, &e, nil
+	}
+}
+
+// catchUp turns a process/read result into the notifications the Client missed after p
+// (spec/jsonrpc.md §2.5): chunks as process/output; if closed, the close at nextSeq−1; a
+// missed exit at the one remaining gap.
+func catchUp(pid string, p procState, result []byte) ([][]byte, error) {
+	var r struct {
+		Chunks []struct {
+			Seq    uint64 `json:"seq"`
+			Stream string `json:"stream"`
+			Chunk  string `json:"chunk"`
+		} `json:"chunks"`
+		NextSeq       uint64 `json:"nextSeq"`
+		Exited        bool   `json:"exited"`
+		ExitCode      *int32 `json:"exitCode"`
+		Closed        bool   `json:"closed"`
+		SandboxDenied bool   `json:"sandboxDenied"`
+	}
+	if err := json.Unmarshal(result, &r); err != nil {
+		return nil, fmt.Errorf("%w: decoding process/read result: %w", ErrProtocol, err)
+	}
+	type event struct {
+		seq uint64
+		msg []byte
+	}
+	var evs []event
+	have := make(map[uint64]bool, len(r.Chunks))
+	for _, c := range r.Chunks {
+		have[c.Seq] = true
+		if c.Seq <= p.lastSeq {
+			continue
+		}
+		b, _ := json.Marshal(map[string]any{"method": protocol.MethodProcessOutput,
+			"params": map[string]any{"processId": pid, "seq": c.Seq, "stream": c.Stream, "chunk": c.Chunk}})
+		evs = append(evs, event{c.Seq, b})
+	}
+	var closeSeq uint64
+	if r.Closed && r.NextSeq > 0 {
+		closeSeq = r.NextSeq - 1
+	}
+	if r.Exited && !p.exitSeen && r.NextSeq > 0 {
+		for seq := p.lastSeq + 1; seq < r.NextSeq; seq++ {
+			if !have[seq] && seq != closeSeq {
+				code := int32(0)
+				if r.ExitCode != nil {
+					code = *r.ExitCode
+				}
+				b, _ := json.Marshal(map[string]any{"method": protocol.MethodProcessExited,
+					"params": map[string]any{"processId": pid, "seq": seq, "exitCode": code, "sandboxDenied": r.SandboxDenied}})
+				evs = append(evs, event{seq, b})
+				break
+			}
+		}
+	}
+	if closeSeq > p.lastSeq {
+		b, _ := json.Marshal(map[string]any{"method": protocol.MethodProcessClosed,
+			"params": map[string]any{"processId": pid, "seq": closeSeq}})
+		evs = append(evs, event{closeSeq, b})
+	}
+	slices.SortFunc(evs, func(a, b event) int {
+		switch {
+		case a.seq < b.seq:
+			return -1
+		case a.seq > b.seq:
+			return 1
+		}
+		return 0
+	})
+	out := make([][]byte, len(evs))
+	for i, e := range evs {
+		out[i] = e.msg
+	}
+	return out, nil
+}
+
+// memberString returns the string member key of a JSON object.
+func memberString(obj []byte, key string) (string, bool) {
+	var out string
+	found := false
+	if len(obj) == 0 || obj[0] != '{' {
+		return "", false
+	}
+	_ = forEachMember(obj, 0, func(k, v []byte) error {
+		if string(k) == key {
+			out, found = decodeString(v)
+		}
+		return nil
+	})
+	return out, found
+}
+
+// memberUint returns the unsigned integer member key of a JSON object.
+func memberUint(obj []byte, key string) (uint64, bool) {
+	var out uint64
+	found := false
+	if len(obj) == 0 || obj[0] != '{' {
+		return 0, false
+	}
+	_ = forEachMember(obj, 0, func(k, v []byte) error {
+		if string(k) == key {
+			out, found = parseJSONUint(v)
+		}
+		return nil
+	})
+	return out, found
+}
