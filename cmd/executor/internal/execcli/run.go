@@ -43,7 +43,9 @@ type Config struct {
 // ExitError carries the remote process's exit code.
 type ExitError struct{ Code int }
 
-func (e *ExitError) Error() string { return fmt.Sprintf("remote process exited with status %d", e.Code) }
+func (e *ExitError) Error() string {
+	return fmt.Sprintf("remote process exited with status %d", e.Code)
+}
 
 // Run executes cfg.Argv remotely and returns nil for exit code 0, *ExitError for others,
 // or the error that stopped it.
