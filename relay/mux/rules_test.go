@@ -245,9 +245,18 @@ func TestMux_Capacity_NotCharged(t *testing.T) {
 		e.expectReset("p2")
 		for range 2 {
 			v.release <- nil
+			synctest.Wait()
 		}
-		e.expectHandshake("p0")
-		e.expectHandshake("p1")
+		got := map[string]bool{}
+		for range 2 {
+			f := e.recv()
+			if _, ok := f.Body.(*frame.Handshake); ok {
+				got[f.StreamID] = true
+			}
+		}
+		if !got["p0"] || !got["p1"] {
+			t.Fatalf("message 2 frames for %v, want p0 and p1", got)
+		}
 		for i := 2; i < 4; i++ {
 			id := fmt.Sprint("p", i+1)
 			e.handshake(id, "m1")

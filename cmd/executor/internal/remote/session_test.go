@@ -15,26 +15,28 @@ import (
 	"github.com/execlab/executor/relay/frame"
 )
 
-// outputLog collects process/output notifications per process.
+// outputLog collects process output per process and seq, from notifications and process/read
+// alike (both may deliver the same chunk after a resume; they may also interleave).
 type outputLog struct {
-	mu      sync.Mutex // guards chunks, lastSeq, changed
-	chunks  map[string][]byte
-	lastSeq map[string]uint64
+	mu      sync.Mutex // guards chunks, changed
+	chunks  map[string]map[uint64][]byte
 	changed chan struct{}
 }
 
 func newOutputLog() *outputLog {
-	return &outputLog{chunks: map[string][]byte{}, lastSeq: map[string]uint64{}, changed: make(chan struct{})}
+	return &outputLog{chunks: map[string]map[uint64][]byte{}, changed: make(chan struct{})}
 }
 
 func (o *outputLog) add(pid string, seq uint64, b []byte) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if seq <= o.lastSeq[pid] && o.lastSeq[pid] != 0 {
-		return // duplicate after resume
+	if o.chunks[pid] == nil {
+		o.chunks[pid] = map[uint64][]byte{}
 	}
-	o.chunks[pid] = append(o.chunks[pid], b...)
-	o.lastSeq[pid] = seq
+	if _, dup := o.chunks[pid][seq]; dup {
+		return
+	}
+	o.chunks[pid][seq] = append([]byte(nil), b...)
 	close(o.changed)
 	o.changed = make(chan struct{})
 }
@@ -50,14 +52,14 @@ func (o *outputLog) onNotification(n harness.Notification) {
 	o.add(out.ProcessID, out.Seq, out.Chunk)
 }
 
-// waitFor blocks until pid's output contains s.
+// waitFor blocks until pid's contiguous output contains s.
 func (o *outputLog) waitFor(ctx context.Context, pid, s string) error {
 	for {
+		got, _ := o.get(pid)
 		o.mu.Lock()
-		found := strings.Contains(string(o.chunks[pid]), s)
 		ch := o.changed
 		o.mu.Unlock()
-		if found {
+		if strings.Contains(got, s) {
 			return nil
 		}
 		select {
@@ -68,10 +70,27 @@ func (o *outputLog) waitFor(ctx context.Context, pid, s string) error {
 	}
 }
 
+// get returns the output of the contiguous seq prefix (from the first seq, 0 or 1) and the
+// last seq of that prefix.
 func (o *outputLog) get(pid string) (string, uint64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return string(o.chunks[pid]), o.lastSeq[pid]
+	m := o.chunks[pid]
+	var b strings.Builder
+	seq := uint64(0)
+	if _, ok := m[0]; !ok {
+		seq = 1
+	}
+	last := uint64(0)
+	for ; ; seq++ {
+		c, ok := m[seq]
+		if !ok {
+			break
+		}
+		b.Write(c)
+		last = seq
+	}
+	return b.String(), last
 }
 
 // TestRemote_FullSession_ResumeAndRedaction is the end-to-end proof over loopback: Go harness
