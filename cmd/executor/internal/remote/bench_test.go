@@ -174,4 +174,3 @@ func BenchmarkRemote_StreamThroughput(b *testing.B) {
 		}
 	}
 }
-
