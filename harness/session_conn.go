@@ -57,9 +57,41 @@ type inflightReq struct {
 	msg    []byte
 }
 
+// procState is what has been delivered of one process's events. The reference sends exit
+// and close from separate tasks, so they may overtake output: delivery is tracked as a
+// contiguous watermark plus the seqs delivered above it.
 type procState struct {
-	lastSeq  uint64 // highest seq delivered to the Client
-	exitSeen bool
+	watermark uint64          // every seq ≤ watermark was delivered
+	above     map[uint64]bool // delivered seqs > watermark
+	exitSeen  bool
+	closeSeq  uint64 // seq of process/closed once delivered, else 0
+}
+
+// delivered reports whether seq was already delivered.
+func (p *procState) delivered(seq uint64) bool { return seq <= p.watermark || p.above[seq] }
+
+// mark records seq as delivered.
+func (p *procState) mark(seq uint64) {
+	if p.above == nil {
+		p.above = make(map[uint64]bool)
+	}
+	p.above[seq] = true
+	for p.above[p.watermark+1] {
+		delete(p.above, p.watermark+1)
+		p.watermark++
+	}
+}
+
+// done reports whether every event up to and including the close was delivered.
+func (p *procState) done() bool { return p.closeSeq != 0 && p.watermark >= p.closeSeq }
+
+func (p procState) clone() procState {
+	c := p
+	c.above = make(map[uint64]bool, len(p.above))
+	for k := range p.above {
+		c.above[k] = true
+	}
+	return c
 }
 
 // sessionConn is a MessageConn that survives physical reconnects. ReadMessage is called by
@@ -91,8 +123,25 @@ type sessionConn struct {
 	internalID int
 }
 
+// newSessionConn makes the first connection, retrying recoverable failures (an environment
+// whose executor is not connected yet answers 409 environment_offline) with the recovery
+// backoff for at most timeout, or until ctx ends.
 func newSessionConn(ctx context.Context, dial func(context.Context) (MessageConn, error), timeout time.Duration, onReconnect func(bool, error), log *slog.Logger) (*sessionConn, error) {
-	conn, err := dial(ctx)
+	dctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var conn MessageConn
+	var err error
+	delay := recoveryBackoffInitial
+	for {
+		conn, err = dial(dctx)
+		if err == nil || !recoverable(err) {
+			break
+		}
+		if !sleepCtx(dctx, delay+rand.N(delay/2+1)) {
+			break
+		}
+		delay = min(delay*2, recoveryBackoffMax)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -246,14 +295,17 @@ func (s *sessionConn) admit(b []byte) bool {
 		if !ok1 || !ok2 || p == nil {
 			return true
 		}
-		if seq <= p.lastSeq {
+		if p.delivered(seq) {
 			return false
 		}
-		p.lastSeq = seq
+		p.mark(seq)
 		switch m.method {
 		case protocol.MethodProcessExited:
 			p.exitSeen = true
 		case protocol.MethodProcessClosed:
+			p.closeSeq = seq
+		}
+		if p.done() {
 			delete(s.procs, pid) // nothing follows a close
 		}
 	}
@@ -267,15 +319,17 @@ func (s *sessionConn) recover(ctx context.Context, cause error) error {
 	if s.onReconnect != nil {
 		s.onReconnect(false, cause)
 	}
+	// Close the broken connection first: a writer blocked on it then fails fast and
+	// releases the write semaphore.
+	s.mu.Lock()
+	_ = s.cur.Close()
+	s.mu.Unlock()
 	select {
 	case s.wsem <- struct{}{}:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 	defer func() { <-s.wsem }()
-	s.mu.Lock()
-	_ = s.cur.Close()
-	s.mu.Unlock()
 
 	rctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
@@ -297,17 +351,10 @@ func (s *sessionConn) recover(ctx context.Context, cause error) error {
 			break
 		}
 		s.log.Debug("recovery attempt failed", "error", err.Error())
-		wait := delay + rand.N(delay/2+1)
-		delay = min(delay*2, recoveryBackoffMax)
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-rctx.Done():
-		}
-		t.Stop()
-		if rctx.Err() != nil {
+		if !sleepCtx(rctx, delay+rand.N(delay/2+1)) {
 			break
 		}
+		delay = min(delay*2, recoveryBackoffMax)
 	}
 	if s.onReconnect != nil {
 		s.onReconnect(true, err)
@@ -315,10 +362,19 @@ func (s *sessionConn) recover(ctx context.Context, cause error) error {
 	if err != nil {
 		return fmt.Errorf("recovering executor session: %w", err)
 	}
-	if rctx.Err() != nil && ctx.Err() == nil && err == nil {
-		return nil
-	}
 	return nil
+}
+
+// sleepCtx waits d and reports true, or false when ctx ends first.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // recoverable reports whether a failed attempt is worth another one.
@@ -345,22 +401,17 @@ func (s *sessionConn) reattach(ctx context.Context, conn MessageConn) error {
 	if sid != "" {
 		for {
 			params, _ := json.Marshal(protocol.InitializeParams{ClientName: name, ResumeSessionID: &sid})
-			res, rpcErr, err := s.roundTrip(ctx, conn, protocol.MethodInitialize, params, &live)
+			_, rpcErr, err := s.roundTrip(ctx, conn, protocol.MethodInitialize, params, &live)
 			if err != nil {
 				return err
 			}
 			if rpcErr == nil {
-				_ = res
 				break
 			}
 			if rpcErr.Code != CodeSessionAttached {
 				return fmt.Errorf("%w: %s", errSessionLost, rpcErr.Message)
 			}
-			t := time.NewTimer(resumeRetryInterval)
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
+			if !sleepCtx(ctx, resumeRetryInterval) {
 				return ctx.Err()
 			}
 		}
@@ -406,14 +457,14 @@ func (s *sessionConn) reattach(ctx context.Context, conn MessageConn) error {
 	last := make(map[string]procState, len(s.procs))
 	for pid, p := range s.procs {
 		pids = append(pids, pid)
-		last[pid] = *p
+		last[pid] = p.clone()
 	}
 	s.mu.Unlock()
 	slices.Sort(pids)
 	if sid != "" {
 		for _, pid := range pids {
 			p := last[pid]
-			params, _ := json.Marshal(map[string]any{"processId": pid, "afterSeq": p.lastSeq, "waitMs": 0})
+			params, _ := json.Marshal(map[string]any{"processId": pid, "afterSeq": p.watermark, "waitMs": 0})
 			res, rpcErr, err := s.roundTrip(ctx, conn, protocol.MethodProcessRead, params, &live)
 			if err != nil {
 				return err
@@ -463,9 +514,9 @@ func (s *sessionConn) roundTrip(ctx context.Context, conn MessageConn, method st
 	}
 }
 
-// catchUp turns a process/read result into the notifications the Client missed after p
-// (spec/jsonrpc.md §2.5): chunks as process/output; if closed, the close at nextSeq−1; a
-// missed exit at the one remaining gap.
+// catchUp turns a process/read result into the notifications the Client has not been
+// delivered (spec/jsonrpc.md §2.5): chunks as process/output; if closed, the close at
+// nextSeq−1; a missed exit at the one remaining gap.
 func catchUp(pid string, p procState, result []byte) ([][]byte, error) {
 	var r struct {
 		Chunks []struct {
@@ -490,7 +541,7 @@ func catchUp(pid string, p procState, result []byte) ([][]byte, error) {
 	have := make(map[uint64]bool, len(r.Chunks))
 	for _, c := range r.Chunks {
 		have[c.Seq] = true
-		if c.Seq <= p.lastSeq {
+		if p.delivered(c.Seq) {
 			continue
 		}
 		b, _ := json.Marshal(map[string]any{"method": protocol.MethodProcessOutput,
@@ -502,8 +553,8 @@ func catchUp(pid string, p procState, result []byte) ([][]byte, error) {
 		closeSeq = r.NextSeq - 1
 	}
 	if r.Exited && !p.exitSeen && r.NextSeq > 0 {
-		for seq := p.lastSeq + 1; seq < r.NextSeq; seq++ {
-			if !have[seq] && seq != closeSeq {
+		for seq := p.watermark + 1; seq < r.NextSeq; seq++ {
+			if !have[seq] && !p.delivered(seq) && seq != closeSeq {
 				code := int32(0)
 				if r.ExitCode != nil {
 					code = *r.ExitCode
@@ -515,7 +566,7 @@ func catchUp(pid string, p procState, result []byte) ([][]byte, error) {
 			}
 		}
 	}
-	if closeSeq > p.lastSeq {
+	if closeSeq != 0 && !p.delivered(closeSeq) {
 		b, _ := json.Marshal(map[string]any{"method": protocol.MethodProcessClosed,
 			"params": map[string]any{"processId": pid, "seq": closeSeq}})
 		evs = append(evs, event{closeSeq, b})

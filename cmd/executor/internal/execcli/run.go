@@ -141,9 +141,13 @@ func Run(ctx context.Context, cfg Config) error {
 	return stream(ctx, c, pid, cfg.Stdout, cfg.Stderr)
 }
 
-// stream writes the process's output until process/closed and returns its exit status.
+// stream writes the process's output in seq order until process/closed and returns its
+// exit status. Events are applied in seq order: the reference sends exit and close from
+// separate tasks, so they can overtake output notifications.
 func stream(ctx context.Context, c *harness.Client, pid string, stdout, stderr io.Writer) error {
 	exit := -1
+	next := uint64(1)
+	pending := map[uint64]harness.Notification{}
 	for {
 		select {
 		case <-ctx.Done():
@@ -158,36 +162,77 @@ func stream(ctx context.Context, c *harness.Client, pid string, stdout, stderr i
 			if id, _ := n.ProcessID(); id != pid {
 				continue
 			}
-			switch n.Method {
-			case protocol.MethodProcessOutput:
-				out, err := n.ProcessOutput()
+			seq, err := eventSeq(n)
+			if err != nil {
+				return err
+			}
+			if seq < next {
+				continue
+			}
+			pending[seq] = n
+			for {
+				ev, ok := pending[next]
+				if !ok {
+					break
+				}
+				delete(pending, next)
+				next++
+				done, err := apply(ev, &exit, stdout, stderr)
 				if err != nil {
 					return err
 				}
-				w := stdout
-				if out.Stream == protocol.StreamStderr {
-					w = stderr
+				if done {
+					switch {
+					case exit == 0:
+						return nil
+					case exit < 0:
+						return &ExitError{Code: 1}
+					}
+					return &ExitError{Code: exit}
 				}
-				if _, err := w.Write(out.Chunk); err != nil {
-					return fmt.Errorf("writing output: %w", err)
-				}
-			case protocol.MethodProcessExited:
-				e, err := n.ProcessExited()
-				if err != nil {
-					return err
-				}
-				exit = int(e.ExitCode)
-			case protocol.MethodProcessClosed:
-				if exit == 0 {
-					return nil
-				}
-				if exit < 0 {
-					exit = 1
-				}
-				return &ExitError{Code: exit}
 			}
 		}
 	}
+}
+
+// eventSeq returns the seq of a process/* notification.
+func eventSeq(n harness.Notification) (uint64, error) {
+	var v struct {
+		Seq uint64 `json:"seq"`
+	}
+	if n.Method == protocol.MethodProcessOutput {
+		out, err := n.ProcessOutput()
+		return out.Seq, err
+	}
+	err := n.Unmarshal(&v)
+	return v.Seq, err
+}
+
+// apply acts on one in-order event and reports whether it was the close.
+func apply(n harness.Notification, exit *int, stdout, stderr io.Writer) (bool, error) {
+	switch n.Method {
+	case protocol.MethodProcessOutput:
+		out, err := n.ProcessOutput()
+		if err != nil {
+			return false, err
+		}
+		w := stdout
+		if out.Stream == protocol.StreamStderr {
+			w = stderr
+		}
+		if _, err := w.Write(out.Chunk); err != nil {
+			return false, fmt.Errorf("writing output: %w", err)
+		}
+	case protocol.MethodProcessExited:
+		e, err := n.ProcessExited()
+		if err != nil {
+			return false, err
+		}
+		*exit = int(e.ExitCode)
+	case protocol.MethodProcessClosed:
+		return true, nil
+	}
+	return false, nil
 }
 
 // pumpStdin forwards local stdin as process/write calls, one writeId per chunk.
