@@ -67,6 +67,9 @@ func fetchBundle(ctx context.Context, o *RemoteOptions, env string, key noise.Pu
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+o.Token)
+	// One connect per physical attempt: no keep-alive, so no idle connection (and no
+	// transport goroutine) outlives the call.
+	req.Close = true
 	client := o.HTTPClient
 	if client == nil {
 		client = noRedirectClient
