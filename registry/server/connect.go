@@ -38,18 +38,22 @@ func (s *Server) connect(ctx context.Context, env string, r *http.Request) (any,
 	}
 	now := s.opts.Now()
 	s.maybePrune(ctx, now)
-	live, err := s.opts.Store.LiveAuthorizations(ctx, env, now)
-	if err != nil {
-		return nil, err
-	}
-	if live >= s.opts.MaxLiveAuthorizations {
-		return nil, api.NewError(http.StatusTooManyRequests, api.CodeRateLimited, "too many outstanding connect bundles for this environment")
-	}
 	authz := randomToken(authorizationPrefix)
-	if err := s.opts.Store.IssueAuthorization(ctx, Authorization{
-		TokenHash: sha256.Sum256([]byte(authz)), EnvironmentID: env, RegistrationID: reg.RegistrationID,
-		HarnessKeyHash: sha256.Sum256(key), ExpiresAt: now.Add(s.opts.AuthorizationTTL),
-	}); err != nil {
+	// issueMu makes count-then-insert atomic within this process, so the bound is exact
+	// here (processes sharing one PostgreSQL database may overshoot it by their number).
+	s.issueMu.Lock()
+	live, err := s.opts.Store.LiveAuthorizations(ctx, env, now)
+	if err == nil && live >= s.opts.MaxLiveAuthorizations {
+		err = api.NewError(http.StatusTooManyRequests, api.CodeRateLimited, "too many outstanding connect bundles for this environment")
+	}
+	if err == nil {
+		err = s.opts.Store.IssueAuthorization(ctx, Authorization{
+			TokenHash: sha256.Sum256([]byte(authz)), EnvironmentID: env, RegistrationID: reg.RegistrationID,
+			HarnessKeyHash: sha256.Sum256(key), ExpiresAt: now.Add(s.opts.AuthorizationTTL),
+		})
+	}
+	s.issueMu.Unlock()
+	if err != nil {
 		return nil, err
 	}
 	return api.ConnectResponse{

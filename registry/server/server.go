@@ -47,6 +47,10 @@ type Server struct {
 	log    *slog.Logger
 	wsBase string
 
+	// issueMu serialises connect's count-and-issue of authorizations (the per-environment
+	// bound); held only around those two store calls.
+	issueMu sync.Mutex
+
 	// pruneMu guards lastPrune: concurrent connects elect one pruner.
 	pruneMu   sync.Mutex
 	lastPrune time.Time
