@@ -64,7 +64,7 @@ func uniqueEnv(prefix string) string {
 // clock is a settable clock shared by the server and the hub.
 type clock struct{ ns atomic.Int64 }
 
-func (c *clock) now() time.Time           { return time.Unix(0, c.ns.Load()) }
+func (c *clock) now() time.Time          { return time.Unix(0, c.ns.Load()) }
 func (c *clock) advance(d time.Duration) { c.ns.Add(int64(d)) }
 
 // fixture is a registry server + rendezvous hub on an httptest server.
