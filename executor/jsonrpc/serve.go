@@ -273,6 +273,11 @@ func (c *Conn) handle(ctx context.Context, cancel context.CancelCauseFunc, h Han
 
 func (c *Conn) enqueue(ctx context.Context, b []byte) bool {
 	select {
+	case <-c.done:
+		return false
+	default:
+	}
+	select {
 	case c.out <- b:
 		return true
 	case <-ctx.Done():
@@ -285,6 +290,11 @@ func (c *Conn) enqueue(ctx context.Context, b []byte) bool {
 // Notify queues a notification, blocking while the outbound queue is full. It fails once
 // the connection is shutting down or ctx is done.
 func (c *Conn) Notify(ctx context.Context, method string, params any) error {
+	select {
+	case <-c.done:
+		return ErrConnClosed
+	default:
+	}
 	b, err := encodeNotification(method, params)
 	if err != nil {
 		return fmt.Errorf("encoding %s notification: %w", method, err)
@@ -343,6 +353,9 @@ func appendValue(b []byte, v any) ([]byte, error) {
 	case AppendJSONer:
 		return x.AppendJSON(b), nil
 	case json.RawMessage:
+		if len(x) == 0 {
+			return append(b, "{}"...), nil
+		}
 		return append(b, x...), nil
 	}
 	buf := bytes.NewBuffer(b)

@@ -1,0 +1,201 @@
+package jsonrpc_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/execlab/executor/executor/executortest"
+	"github.com/execlab/executor/executor/jsonrpc"
+)
+
+// fakeHandler answers "echo" with its params, blocks "wait" until released, and treats
+// "control/*" as the control lane.
+type fakeHandler struct {
+	release chan struct{}
+	mu      sync.Mutex
+	notes   []string
+}
+
+func (h *fakeHandler) Lane(method string) jsonrpc.Lane {
+	switch method {
+	case "serial":
+		return jsonrpc.LaneSerial
+	case "control/x":
+		return jsonrpc.LaneControl
+	}
+	return jsonrpc.LaneOrdinary
+}
+
+func (h *fakeHandler) Handle(ctx context.Context, req *jsonrpc.Message) (any, error) {
+	switch req.Method {
+	case "wait":
+		select {
+		case <-h.release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return map[string]string{"waited": "yes"}, nil
+	case "fail":
+		return nil, jsonrpc.InvalidParams("bad thing")
+	case "plain-error":
+		return nil, errors.New("boom")
+	case "close":
+		return nil, jsonrpc.ErrClose
+	}
+	return json.RawMessage(req.Params), nil
+}
+
+func (h *fakeHandler) HandleNotification(_ context.Context, n *jsonrpc.Message) error {
+	if n.Method == "bye" {
+		return jsonrpc.ErrClose
+	}
+	h.mu.Lock()
+	h.notes = append(h.notes, n.Method)
+	h.mu.Unlock()
+	return nil
+}
+
+// served is a running connection; done is closed when Run has returned, with err set.
+type served struct {
+	done chan struct{}
+	err  error
+}
+
+func serve(t *testing.T, opts *jsonrpc.Options, h jsonrpc.Handler) (*executortest.Client, *jsonrpc.Conn, *served) {
+	t.Helper()
+	a, b := executortest.Pipe()
+	conn := jsonrpc.NewConn(b, opts)
+	s := &served{done: make(chan struct{})}
+	go func() { // ends when the pipe closes
+		s.err = conn.Run(context.Background(), h)
+		close(s.done)
+	}()
+	c := executortest.NewClient(t, a)
+	t.Cleanup(func() {
+		c.Close()
+		<-s.done
+	})
+	return c, conn, s
+}
+
+func TestConn_SerialByDefault(t *testing.T) {
+	h := &fakeHandler{release: make(chan struct{})}
+	c, _, _ := serve(t, nil, h)
+	c.Send(`{"id":1,"method":"wait"}`)
+	c.Send(`{"id":2,"method":"echo","params":{"a":1}}`)
+	if m, err := c.TryRecv(100 * time.Millisecond); err == nil {
+		t.Fatalf("got %v before the first request finished, want nothing (serial)", m)
+	}
+	close(h.release)
+	if m := c.Recv(); m["id"] != float64(1) {
+		t.Fatalf("got %v, want id 1 first", m)
+	}
+	if m := c.Recv(); m["id"] != float64(2) || m["result"].(map[string]any)["a"] != float64(1) {
+		t.Fatalf("got %v, want echo of id 2", m)
+	}
+}
+
+func TestConn_ControlLaneAnswersDuringLongRequest(t *testing.T) {
+	h := &fakeHandler{release: make(chan struct{})}
+	c, _, _ := serve(t, &jsonrpc.Options{ConcurrentRequests: 2}, h)
+	c.Send(`{"id":1,"method":"wait"}`)
+	c.Send(`{"id":2,"method":"control/x","params":{}}`)
+	if m := c.Recv(); m["id"] != float64(2) {
+		t.Fatalf("got %v, want the control request answered first", m)
+	}
+	close(h.release)
+	if m := c.Recv(); m["id"] != float64(1) {
+		t.Fatalf("got %v, want id 1", m)
+	}
+}
+
+func TestConn_ErrorsAndIDs(t *testing.T) {
+	c, _, _ := serve(t, &jsonrpc.Options{ParseErrorPrefix: "failed to parse X"}, &fakeHandler{})
+	c.Send(`{"id":"s","method":"fail"}`)
+	m := c.Recv()
+	if m["id"] != "s" || m["error"].(map[string]any)["code"] != float64(-32602) {
+		t.Fatalf("got %v", m)
+	}
+	if _, has := m["jsonrpc"]; has {
+		t.Fatalf("response carries a jsonrpc member: %v", m)
+	}
+	c.Send(`{"id":7,"method":"plain-error"}`)
+	if m := c.Recv(); m["error"].(map[string]any)["code"] != float64(-32603) || m["error"].(map[string]any)["message"] != "boom" {
+		t.Fatalf("got %v, want -32603 boom", m)
+	}
+	c.Send(`garbage`)
+	m = c.Recv()
+	e := m["error"].(map[string]any)
+	if m["id"] != float64(-1) || e["code"] != float64(-32600) || len(e["message"].(string)) < len("failed to parse X: ") || e["message"].(string)[:19] != "failed to parse X: " {
+		t.Fatalf("got %v", m)
+	}
+	c.Send(`{"id":8,"method":"echo"}`)
+	if m := c.Recv(); m["id"] != float64(8) {
+		t.Fatalf("connection did not survive malformed input: %v", m)
+	}
+}
+
+func TestConn_CloseCases(t *testing.T) {
+	for _, msg := range []string{`{"id":9,"result":{}}`, `{"id":9,"error":{"code":1,"message":"x"}}`, `{"method":"bye"}`, `{"id":1,"method":"close"}`} {
+		t.Run(msg, func(t *testing.T) {
+			c, _, s := serve(t, nil, &fakeHandler{})
+			c.Send(msg)
+			select {
+			case <-s.done:
+				if s.err != nil {
+					t.Fatalf("Run returned %v, want nil", s.err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("connection not closed")
+			}
+			if m, err := c.TryRecv(50 * time.Millisecond); err == nil {
+				t.Fatalf("got reply %v, want none", m)
+			}
+		})
+	}
+}
+
+type thenHandler struct{ conn *jsonrpc.Conn }
+
+func (h *thenHandler) Lane(string) jsonrpc.Lane { return jsonrpc.LaneSerial }
+func (h *thenHandler) HandleNotification(context.Context, *jsonrpc.Message) error {
+	return nil
+}
+func (h *thenHandler) Handle(ctx context.Context, req *jsonrpc.Message) (any, error) {
+	return jsonrpc.Then(map[string]int{"status": 200}, func() {
+		_ = h.conn.Notify(ctx, "stream/delta", map[string]int{"seq": 1})
+	}), nil
+}
+
+func TestConn_ThenRunsAfterResponseIsQueued(t *testing.T) {
+	a, b := executortest.Pipe()
+	conn := jsonrpc.NewConn(b, nil)
+	h := &thenHandler{conn: conn}
+	done := make(chan error, 1)
+	go func() { done <- conn.Run(context.Background(), h) }()
+	c := executortest.NewClient(t, a)
+	defer func() { c.Close(); <-done }()
+	c.Send(`{"id":1,"method":"x"}`)
+	if m := c.Recv(); m["id"] != float64(1) {
+		t.Fatalf("got %v first, want the response", m)
+	}
+	if m := c.Recv(); m["method"] != "stream/delta" {
+		t.Fatalf("got %v, want the notification after the response", m)
+	}
+}
+
+func TestConn_NotifyFailsAfterClose(t *testing.T) {
+	a, b := executortest.Pipe()
+	conn := jsonrpc.NewConn(b, nil)
+	done := make(chan error, 1)
+	go func() { done <- conn.Run(context.Background(), &fakeHandler{}) }()
+	a.Close()
+	<-done
+	if err := conn.Notify(context.Background(), "x", nil); !errors.Is(err, jsonrpc.ErrConnClosed) {
+		t.Fatalf("Notify after close: got %v, want ErrConnClosed", err)
+	}
+}
