@@ -92,6 +92,7 @@ func startReference(bin string) (*refServer, error) {
 		return nil, err
 	}
 	cmd.Stdout = pw
+	killWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		pr.Close()
 		pw.Close()

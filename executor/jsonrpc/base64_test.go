@@ -1,0 +1,92 @@
+package jsonrpc_test
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/execlab/executor/executor/jsonrpc"
+)
+
+// Error texts observed from codex 0.169.0 process/write chunk decoding.
+func TestDecodeBase64_ReferenceErrors(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"aGk", "Invalid padding"},
+		{"ab", "Invalid padding"},
+		{"YQ=", "Invalid padding"},
+		{"aG=k", "Invalid symbol 61, offset 2."},
+		{"a", "Invalid input length: 1"},
+		{"AAAAA", "Invalid input length: 5"},
+		{"abcd=", "Invalid symbol 61, offset 4."},
+		{"aGk=\n", "Invalid symbol 10, offset 4."},
+		{"aGk=\r\n", "Invalid symbol 61, offset 3."},
+		{"AAAAAAAA\nAAA", "Invalid symbol 10, offset 8."},
+		{"AAAA\n", "Invalid symbol 10, offset 4."},
+		{"aG k=", "Invalid symbol 32, offset 2."},
+		{"aGk==", "Invalid symbol 61, offset 3."},
+		{"a-_=", "Invalid symbol 45, offset 1."},
+		{"aGl=", "Invalid last symbol 108, offset 2."},
+		{"YR==", "Invalid last symbol 82, offset 1."},
+		{"YWJ=", "Invalid last symbol 74, offset 2."},
+		{"=aGk", "Invalid symbol 61, offset 0."},
+		{"aGk=aGk=", "Invalid symbol 61, offset 3."},
+		{"é", "Invalid symbol 195, offset 0."},
+		{"Y===", "Invalid symbol 61, offset 1."},
+		{"YQ===", "Invalid symbol 61, offset 2."},
+		{"AAAA====", "Invalid symbol 61, offset 4."},
+		{"AA=A", "Invalid symbol 61, offset 2."},
+		{"A=AA", "Invalid symbol 61, offset 1."},
+		{"\x00AAA", "Invalid symbol 0, offset 0."},
+	}
+	for _, tt := range tests {
+		out, err := jsonrpc.DecodeBase64(tt.in)
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("DecodeBase64(%q): got %q, %v; want error %q", tt.in, out, err, tt.want)
+		}
+	}
+}
+
+func TestDecodeBase64_Valid(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"", ""}, {"YQ==", "a"}, {"YWI=", "ab"}, {"YWJj", "abc"}, {"aGVsbG8A/w==", "hello\x00\xff"},
+		{"++//", "\xfb\xef\xff"},
+	}
+	for _, tt := range tests {
+		out, err := jsonrpc.DecodeBase64(tt.in)
+		if err != nil || string(out) != tt.want {
+			t.Errorf("DecodeBase64(%q): got %q, %v; want %q", tt.in, out, err, tt.want)
+		}
+	}
+}
+
+// The stdlib fast path and the reference-order check must agree on every input.
+func TestDecodeBase64_FastAndSlowAgree(t *testing.T) {
+	seed := uint64(42)
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, seed))
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/===\n -_"
+	for i := 0; i < 200000; i++ {
+		b := make([]byte, rng.IntN(13))
+		for j := range b {
+			b[j] = alphabet[rng.IntN(len(alphabet))]
+		}
+		out, err := jsonrpc.DecodeBase64(string(b))
+		slow := jsonrpc.Base64ErrorForTest(string(b))
+		if (err == nil) != (slow == nil) {
+			t.Fatalf("%q: DecodeBase64 error %v, reference-order check %v", b, err, slow)
+		}
+		if err == nil && jsonrpc.EncodeBase64(out) != string(b) {
+			t.Fatalf("%q: decoded %q re-encodes to %q", b, out, jsonrpc.EncodeBase64(out))
+		}
+	}
+}
+
+func TestEncodeBase64(t *testing.T) {
+	in := []byte("any carnal pleas")
+	if got, want := jsonrpc.EncodeBase64(in), "YW55IGNhcm5hbCBwbGVhcw=="; got != want {
+		t.Errorf("EncodeBase64: got %q, want %q", got, want)
+	}
+	if got := jsonrpc.AppendBase64([]byte("x"), in); !bytes.Equal(got, []byte("xYW55IGNhcm5hbCBwbGVhcw==")) {
+		t.Errorf("AppendBase64: got %q", got)
+	}
+}

@@ -1,0 +1,5 @@
+package jsonrpc
+
+// Base64ErrorForTest exposes the reference-order base64 check, which normally only runs
+// after the stdlib decoder failed.
+func Base64ErrorForTest(s string) error { return base64Error([]byte(s)) }

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package jsonrpc_test
+
+import "os/exec"
+
+func killWithParent(*exec.Cmd) {}
