@@ -49,15 +49,23 @@
 //
 // # Liveness
 //
-// Every socket gets a websocket Ping 30 s after accept and every 30 s after; no Pong within
-// 60 s drops it (wsconn.Keepalive), matching the released peers (spec §10).
+// Every socket gets a websocket Ping 30 s after accept and every 30 s after, one at a time;
+// no Pong within 60 s drops it, matching the released peers (spec §10). A timer (not a
+// goroutine) waits between pings, so an idle socket costs one goroutine, its read loop.
 //
 // # Concurrency and ownership
 //
-// Hub is safe for concurrent use. Its ServeHTTP runs each socket's read loop on the request
-// goroutine and starts two goroutines per socket that it owns and waits for: keepalive, and
-// the writer while frames are queued. Close closes every socket and returns after all of
-// them, read loops included, have stopped; nothing starts after Close.
+// Hub is safe for concurrent use. ServeHTTP accepts the websocket and starts the socket's
+// read loop on a fresh goroutine (the request goroutine returns); a socket also has a writer
+// goroutine while frames are queued and a ping goroutine while a Ping is outstanding. The Hub
+// owns and waits for all of them: Close closes every socket and returns after they have
+// stopped; nothing starts after Close.
+//
+// Memory (BenchmarkHub_IdleSocketMemory): about 17 KB of heap+stack per idle socket at
+// 10,000 sockets.
+//
+// It imports coder/websocket directly only to Accept and Ping; framing goes through
+// relay/wsconn.
 //
 // Lock order: Hub.mu → environment.mu → socket queue mu. No lock is held across a websocket
 // read or write.

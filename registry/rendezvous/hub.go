@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/coder/websocket"
+
 	"github.com/execlab/executor/relay/wsconn"
 )
 
@@ -39,6 +41,17 @@ func (o *Options) withDefaults() Options {
 	if o != nil {
 		c = *o
 	}
+	var conn wsconn.Options
+	if c.Conn != nil {
+		conn = *c.Conn
+	}
+	if conn.PingInterval <= 0 {
+		conn.PingInterval = wsconn.PingInterval
+	}
+	if conn.PongTimeout <= 0 {
+		conn.PongTimeout = wsconn.PongTimeout
+	}
+	c.Conn = &conn
 	if c.SlowConsumerTimeout <= 0 {
 		c.SlowConsumerTimeout = SlowConsumerTimeout
 	}
@@ -216,22 +229,34 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	h.wg.Add(1)
 	h.mu.Unlock()
-	defer h.wg.Done()
 
-	conn, err := wsconn.Accept(w, r, &wsconn.AcceptOptions{Conn: h.opts.Conn})
+	// Accepted here rather than by wsconn.Accept so the socket keeps the *websocket.Conn
+	// for its timer-driven pings (no keepalive goroutine per idle socket).
+	ws, err := websocket.Accept(w, r, nil)
 	if err != nil {
+		h.wg.Done()
 		h.log.Debug("accepting rendezvous websocket", "error", err.Error())
 		return
 	}
-	s := &socket{hub: h, conn: conn, role: c.Role, generation: c.Generation}
+	s := &socket{hub: h, ws: ws, conn: wsconn.New(ws, h.opts.Conn), role: c.Role, generation: c.Generation}
 	e, ok := h.attach(s, c.EnvironmentID)
 	if !ok {
-		conn.Close()
+		s.conn.Close()
+		h.wg.Done()
 		return
 	}
 	s.env = e
-	h.wg.Add(1)
-	go s.keepalive()
+	// The read loop runs on a fresh goroutine so the request goroutine (with net/http's
+	// deep stack) exits; an idle socket then costs one small stack.
+	go s.run()
+}
+
+// run is the socket's read loop until it ends, then its teardown. Owner: the Hub (wg,
+// counted by ServeHTTP).
+func (s *socket) run() {
+	h := s.hub
+	defer h.wg.Done()
+	s.schedulePing()
 	if s.role == RoleEnvironment {
 		h.execSockets.Add(1)
 		s.executorReadLoop()

@@ -1,9 +1,12 @@
 package rendezvous
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/execlab/executor/relay/frame"
 	"github.com/execlab/executor/relay/mux"
@@ -29,24 +32,68 @@ type socket struct {
 
 	q outQueue
 
-	closeOnce sync.Once
+	// ws is the underlying websocket, used only for Ping (conn owns reads and writes).
+	ws *websocket.Conn
+
+	// mu guards closed and pingTimer: close races the ping timer.
+	mu        sync.Mutex
+	closed    bool
+	pingTimer *time.Timer
 }
 
-// close ends the socket: its queue fails pushes and the connection is dropped, which ends
-// its read loop, keepalive and writer. Safe from any goroutine, more than once.
+// close ends the socket: its queue fails pushes, the ping timer stops and the connection
+// is dropped, which ends its read loop and writer. Safe from any goroutine, more than once.
 func (s *socket) close() {
-	s.closeOnce.Do(func() {
-		s.q.close()
-		_ = s.conn.Close()
-	})
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	if s.pingTimer != nil {
+		s.pingTimer.Stop()
+	}
+	s.mu.Unlock()
+	s.q.close()
+	_ = s.conn.Close()
 }
 
-// keepalive pings the peer (wsconn.Keepalive) until the socket ends. Owner: the Hub.
-func (s *socket) keepalive() {
-	defer s.hub.wg.Done()
-	if err := s.conn.Keepalive(s.hub.life); err != nil {
-		s.close()
+// schedulePing arms the next Ping (spec/relay-noise.md §10: every 30 s, one outstanding,
+// Pong within 60 s). A timer, not a goroutine, waits between pings.
+func (s *socket) schedulePing() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
 	}
+	if s.pingTimer == nil {
+		s.pingTimer = time.AfterFunc(s.hub.opts.Conn.PingInterval, s.ping)
+	} else {
+		s.pingTimer.Reset(s.hub.opts.Conn.PingInterval)
+	}
+}
+
+// ping runs on the timer's goroutine: one Ping, then re-arm, or close on a missing Pong.
+// It counts itself in the Hub's wg only while the socket is open (the read loop, which
+// holds a count until after close, makes that Add safe).
+func (s *socket) ping() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.hub.wg.Add(1)
+	s.mu.Unlock()
+	defer s.hub.wg.Done()
+	ctx, cancel := context.WithTimeout(s.hub.life, s.hub.opts.Conn.PongTimeout)
+	err := s.ws.Ping(ctx)
+	cancel()
+	if err != nil {
+		s.hub.log.Debug("closing rendezvous socket without pong", "environment_id", s.env.id)
+		s.close()
+		return
+	}
+	s.schedulePing()
 }
 
 // enqueue queues b and starts the writer when none runs. wait < 0 blocks until there is
