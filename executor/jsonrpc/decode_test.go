@@ -118,6 +118,9 @@ func TestParse_Allocations(t *testing.T) {
 		msg  []byte
 		max  float64
 	}{{"small", small, 2}, {"4MiB", big, 2}} {
+		if raceEnabled {
+			tt.max += 2 // a dropped pooled scanner costs the scanner and its stack
+		}
 		got := testing.AllocsPerRun(20, func() {
 			if _, err := jsonrpc.Parse(tt.msg); err != nil {
 				t.Fatal(err)
