@@ -327,3 +327,31 @@ func TestSigner_RoundTripAndTamper(t *testing.T) {
 		t.Errorf("unknown role: got %v, want ErrMalformedURL", err)
 	}
 }
+
+// TestHub_PingPong: a peer that answers Pings stays; one that never reads (so never sends a
+// Pong) is dropped after the pong deadline.
+func TestHub_PingPong(t *testing.T) {
+	f := newHubFixture(t, &rendezvous.Options{Conn: &wsconn.Options{PingInterval: 50 * time.Millisecond, PongTimeout: 150 * time.Millisecond}})
+	ex := f.executor("live")
+	readerDone := make(chan struct{})
+	go func() { // reading answers Pings
+		defer close(readerDone)
+		_, _ = ex.ReadFrame(context.Background())
+	}()
+	f.executor("silent") // never read: no Pong
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, ok := f.hub.Online("silent"); !ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("silent socket still attached 5 s after its pong deadline")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, ok := f.hub.Online("live"); !ok {
+		t.Errorf("socket answering pings was dropped")
+	}
+	ex.Close()
+	<-readerDone
+}
