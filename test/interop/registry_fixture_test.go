@@ -33,7 +33,7 @@ type ourRegistry struct {
 }
 
 // startOurRegistry serves a fresh SQLite-backed registry; everything is closed in Cleanup.
-func startOurRegistry(t *testing.T) *ourRegistry {
+func startOurRegistry(t testing.TB) *ourRegistry {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -79,7 +79,7 @@ func startOurRegistry(t *testing.T) *ourRegistry {
 }
 
 // waitOnline blocks until an executor socket for env is open on the hub.
-func (r *ourRegistry) waitOnline(t *testing.T, ctx context.Context, env string) {
+func (r *ourRegistry) waitOnline(t testing.TB, ctx context.Context, env string) {
 	t.Helper()
 	for {
 		if _, ok := r.Hub.Online(env); ok {
@@ -100,7 +100,7 @@ var (
 )
 
 // oursBinary builds cmd/executor once per test process.
-func oursBinary(t *testing.T) string {
+func oursBinary(t testing.TB) string {
 	t.Helper()
 	oursOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "executor-interop-bin-")
@@ -139,7 +139,7 @@ type executorProc struct {
 
 // startRemoteExecutor starts `<bin> <args…> --remote/--registry URL --environment-id env
 // --registration-bearer-stdin`, writes the bearer on stdin, and stops it in Cleanup.
-func startRemoteExecutor(t *testing.T, reference bool, registryURL, env, bearer string) *executorProc {
+func startRemoteExecutor(t testing.TB, reference bool, registryURL, env, bearer string) *executorProc {
 	t.Helper()
 	var cmd *exec.Cmd
 	if reference {
@@ -182,7 +182,7 @@ func startRemoteExecutor(t *testing.T, reference bool, registryURL, env, bearer 
 
 // runExec runs `executor exec` against the registry and returns stdout, stderr and the exit
 // code.
-func runExec(t *testing.T, ctx context.Context, reg *ourRegistry, env string, stdout io.Writer, argv ...string) (stderr string, code int) {
+func runExec(t testing.TB, ctx context.Context, reg *ourRegistry, env string, stdout io.Writer, argv ...string) (stderr string, code int) {
 	t.Helper()
 	args := append([]string{"exec", "--registry", reg.URL, "--environment-id", env, "--token-file", reg.TokenFile, "--"}, argv...)
 	cmd := exec.CommandContext(ctx, oursBinary(t), args...)
