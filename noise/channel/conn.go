@@ -38,7 +38,6 @@ type Conn struct {
 	tx       *noise.CipherState
 	sendSeq  uint32 // seq of the next record
 	writeErr error  // sticky
-	scratch  *[RecordPlaintextLen]byte
 
 	// closeMu guards closed and the cancel funcs of in-flight calls, so Close can
 	// interrupt them without taking readMu/writeMu (which they hold while blocked).
@@ -47,6 +46,10 @@ type Conn struct {
 	cancelRead  context.CancelFunc
 	cancelWrite context.CancelFunc
 }
+
+// scratchPool holds first-record buffers for WriteMessage; the plaintext is never
+// retained past the call (records are encrypted into fresh buffers).
+var scratchPool = sync.Pool{New: func() any { return new([RecordPlaintextLen]byte) }}
 
 func newConn(rc RecordConn, hs *noise.HandshakeState, initiator bool) (*Conn, error) {
 	peer, err := hs.PeerStatic()
@@ -58,8 +61,7 @@ func newConn(rc RecordConn, hs *noise.HandshakeState, initiator bool) (*Conn, er
 	if err != nil {
 		return nil, fmt.Errorf("splitting handshake: %w", err)
 	}
-	return &Conn{rc: rc, initiator: initiator, peer: peer, hash: hash, tx: tx, rx: rx,
-		scratch: new([RecordPlaintextLen]byte)}, nil
+	return &Conn{rc: rc, initiator: initiator, peer: peer, hash: hash, tx: tx, rx: rx}, nil
 }
 
 // PeerStatic returns the peer's authenticated static key.
@@ -187,7 +189,14 @@ func (c *Conn) WriteMessage(ctx context.Context, msg []byte) error {
 	if uint64(c.sendSeq)+uint64(recordCount(len(msg))) > uint64(maxSeq) {
 		return c.failWriteLocked(ErrSeqExhausted)
 	}
-	err := forEachRecord(c.scratch, msg, func(pt []byte) error {
+	// The first-record scratch comes from a pool, not the Conn: an idle stream then
+	// holds no 60 KiB buffer (issue: ≤ 32 KiB heap per idle stream).
+	scratch := scratchPool.Get().(*[RecordPlaintextLen]byte)
+	defer func() {
+		clear(scratch[:min(LengthPrefixLen+len(msg), RecordPlaintextLen)]) // no plaintext left in the pool
+		scratchPool.Put(scratch)
+	}()
+	err := forEachRecord(scratch, msg, func(pt []byte) error {
 		ct, err := c.tx.Encrypt(make([]byte, 0, len(pt)+noise.TagLen), nil, pt)
 		if err != nil {
 			return fmt.Errorf("encrypting record: %w", err)
