@@ -44,7 +44,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	var err error
+	stopKnobs, err := startDebugKnobs()
+	if err != nil {
+		fmt.Fprintf(stderr, "Error: %v\n", err)
+		return 1
+	}
+	defer stopKnobs()
 	switch args[0] {
 	case "serve":
 		err = runServe(ctx, args[1:], stdin, stdout, stderr)

@@ -95,7 +95,7 @@ func (h *wsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer wg.Done()
 		pingLoop(ctx, c, cancel)
 	}()
-	mc := wsConn{c: c}
+	mc := &wsConn{c: c}
 	err = h.srv.ServeConn(ctx, mc, executor.ConnInfo{Transport: executor.TransportWebSocket, Peer: r.RemoteAddr})
 	cancel()
 	_ = c.CloseNow()

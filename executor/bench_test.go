@@ -1,0 +1,67 @@
+package executor_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"testing"
+
+	"github.com/execlab/executor/executor"
+	"github.com/execlab/executor/executor/executortest"
+)
+
+// BenchmarkStdoutThroughput streams a child's stdout through the server over an
+// in-memory pipe and decodes every process/output chunk, verifying the byte count.
+func BenchmarkStdoutThroughput(b *testing.B) {
+	const size = 64 << 20
+	srv := executor.NewServer(nil)
+	defer srv.Close()
+	a, e := executortest.Pipe()
+	done := make(chan struct{})
+	go func() { // serves e until the pipe closes
+		defer close(done)
+		_ = srv.ServeConn(context.Background(), e, executor.ConnInfo{Transport: executor.TransportStdio})
+	}()
+	defer func() { a.Close(); <-done }()
+	c := executortest.NewClient(b, a)
+	c.Handshake("")
+	b.SetBytes(size)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		id := "p" + string(rune('a'+i%26)) + string(rune('0'+i/26))
+		c.Send(map[string]any{"id": 1, "method": "process/start", "params": startParams(id, "head", "-c", "67108864", "/dev/zero")})
+		var got int
+		for {
+			raw, err := a.ReadMessage(context.Background())
+			if err != nil {
+				b.Fatal(err)
+			}
+			var m struct {
+				Method string `json:"method"`
+				Params struct {
+					Chunk string `json:"chunk"`
+				} `json:"params"`
+			}
+			if err := json.Unmarshal(raw, &m); err != nil {
+				b.Fatal(err)
+			}
+			if m.Method == "process/output" {
+				got += base64.StdEncoding.DecodedLen(len(m.Params.Chunk)) - padding(m.Params.Chunk)
+			}
+			if m.Method == "process/closed" {
+				break
+			}
+		}
+		if got != size {
+			b.Fatalf("got %d bytes, want %d", got, size)
+		}
+	}
+}
+
+func padding(s string) int {
+	n := 0
+	for i := len(s) - 1; i >= 0 && s[i] == '='; i-- {
+		n++
+	}
+	return n
+}
