@@ -1,0 +1,147 @@
+package e2e_test
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// startLineProcess starts bin with args, returns the first stdout line matching re, and
+// stops the process (SIGTERM) in Cleanup, failing if it does not exit within 5 s.
+func startLineProcess(t *testing.T, re *regexp.Regexp, args ...string) []string {
+	t.Helper()
+	cmd := exec.Command(remoteExecutorBin(t), args...)
+	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + t.TempDir(), "TMPDIR=" + t.TempDir()}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	lines := make(chan []string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				lines <- m
+				break
+			}
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+		waited <- cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-waited:
+			if err != nil {
+				t.Errorf("%s exited with %v after SIGTERM, want 0 (stderr %s)", args[0], err, stderr.String())
+			}
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Errorf("%s ignored SIGTERM for 5 s", args[0])
+		}
+	})
+	select {
+	case m := <-lines:
+		return m
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s printed no line matching %s (stderr %s)", args[0], re, stderr.String())
+		return nil
+	}
+}
+
+// runExecCLI runs `executor exec` with args and returns stdout and the exit code.
+func runExecCLI(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, remoteExecutorBin(t), append([]string{"exec"}, args...)...)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return out.String(), ee.ExitCode()
+	}
+	if err != nil {
+		t.Fatalf("executor exec: %v (stderr %s)", err, errb.String())
+	}
+	return out.String(), 0
+}
+
+// TestDev_PrintsWorkingExecCommand: `executor dev` starts registry + rendezvous + executor in
+// one process and prints an exec command that works.
+func TestDev_PrintsWorkingExecCommand(t *testing.T) {
+	m := startLineProcess(t, regexp.MustCompile(`exec --registry (\S+) --environment-id (\S+) --token-file (\S+) --`), "dev")
+	out, code := runExecCLI(t, "--registry", m[1], "--environment-id", m[2], "--token-file", m[3], "--", "sh", "-c", "echo hello; exit 3")
+	if out != "hello\n" || code != 3 {
+		t.Errorf("exec via executor dev: got %q exit %d, want %q exit 3", out, code, "hello\n")
+	}
+}
+
+// TestRegistryServe_CLI: `executor registry serve` prints its URL; a remote executor and
+// `executor exec` work through it; `executor registry token` prints a scoped token line; a
+// token scoped to another environment is refused.
+func TestRegistryServe_CLI(t *testing.T) {
+	dir := t.TempDir()
+	tokOut, err := exec.Command(remoteExecutorBin(t), "registry", "token", "--envs", "env-cli").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := strings.TrimSpace(string(tokOut))
+	if !regexp.MustCompile(`^\S+ envs=env-cli$`).MatchString(line) {
+		t.Fatalf("registry token: got %q, want TOKEN envs=env-cli", line)
+	}
+	other, err := exec.Command(remoteExecutorBin(t), "registry", "token", "--envs", "elsewhere").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens := filepath.Join(dir, "tokens")
+	if err := os.WriteFile(tokens, []byte("# cli test\n"+line+"\n"+string(other)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m := startLineProcess(t, regexp.MustCompile(`^(http://127\.0\.0\.1:\d+)$`), "registry", "serve", "--listen", "127.0.0.1:0",
+		"--db", filepath.Join(dir, "r.db"), "--token-file", tokens)
+	url := m[1]
+	token := strings.Fields(line)[0]
+	startOurRemote(t, url, "env-cli", token)
+	execTokens := filepath.Join(dir, "exec-token")
+	if err := os.WriteFile(execTokens, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out string
+	var code int
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		out, code = runExecCLI(t, "--registry", url, "--environment-id", "env-cli", "--token-file", execTokens, "--", "sh", "-c", "echo hi; exit 7")
+		if code == 7 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if out != "hi\n" || code != 7 {
+		t.Errorf("exec through registry serve: got %q exit %d, want %q exit 7", out, code, "hi\n")
+	}
+	wrong := filepath.Join(dir, "wrong-token")
+	if err := os.WriteFile(wrong, other, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, code := runExecCLI(t, "--registry", url, "--environment-id", "env-cli", "--token-file", wrong, "--", "true"); code != 1 {
+		t.Errorf("exec with a token scoped to another environment: got exit %d, want 1", code)
+	}
+	if _, code := runExecCLI(t, "--", "true"); code != 2 {
+		t.Errorf("exec without a target: got exit %d, want 2", code)
+	}
+}
