@@ -138,7 +138,7 @@ func compareWithReference(t *testing.T, c *refClient, msg []byte, binary bool) {
 		if err == nil {
 			t.Errorf("Parse(%.200q): got success (%v), want error %q", msg, m.Kind, detail)
 		} else if err.Error() != detail {
-			t.Errorf("Parse(%.200q):\n got  %q\n want %q", msg, err.Error(), detail)
+			t.Errorf("Parse(%.100q…%q):\n got  %q\n want %q", msg, msg[max(0, len(msg)-40):], err.Error(), detail)
 		}
 		return
 	}
@@ -204,6 +204,15 @@ func referenceCases() []string {
 		`{"id":1,"method":"zz","params":` + strings.TrimSuffix(zeros(jsonrpc.MaxValues-4), "]") + ",\n  \"x\"]}",
 		`{"id":1,"method":"zz","params":` + strings.TrimSuffix(zeros(jsonrpc.MaxValues-4), "]") + ",}",
 		zeros(jsonrpc.MaxValues - 1), zeros(jsonrpc.MaxValues),
+		// The object member whose value is one over budget: budget beats EOF and syntax.
+		`{"id":1,"method":"zz","params":{"x":` + zeros(jsonrpc.MaxValues-5) + `,"k":`,
+		`{"id":1,"method":"zz","params":{"x":` + zeros(jsonrpc.MaxValues-5) + `,"k":  }}`,
+		`{"id":1,"method":"zz","params":{"x":` + zeros(jsonrpc.MaxValues-5) + `,"k": x}}`,
+		`{"id":1,"method":"zz","params":{"x":` + zeros(jsonrpc.MaxValues-5) + `,"k":` + strings.Repeat("[", 200),
+		`{"id":1,"method":"zz","params":` + strings.TrimSuffix(zeros(jsonrpc.MaxValues-4), "]") + ",,  x]}",
+		`{"id":1,"method":"zz","params":` + strings.TrimSuffix(zeros(jsonrpc.MaxValues-4), "]") + ",]  ]}",
+		// One over budget and too deep at once.
+		`{"id":1,"method":"zz","params":[` + strings.TrimSuffix(strings.TrimPrefix(zeros(jsonrpc.MaxValues-4-126), "["), "]") + "," + strings.Repeat("[", 130),
 		// Nesting.
 		req("zz", strings.Repeat("[", 126)+strings.Repeat("]", 126)),
 		req("zz", strings.Repeat("[", 127)+strings.Repeat("]", 127)),
@@ -250,6 +259,8 @@ func referenceCases() []string {
 		req("process/write", `{"processId":"p","chunk":"aGl=","writeId":"w"}`), req("process/write", `{"processId":"p","chunk":"a-_=","writeId":"w"}`),
 		req("process/write", `{"processId":"p","chunk":null,"writeId":"w"}`), req("process/write", `{"processId":"p","chunk":"aGk="}`),
 		req("process/write", `{"processId":"p","chunk":"\u0061Gk=","writeId":"w"}`),
+		req("process/write", `{"processId":"p","chunk":"aGk=\r\n","writeId":"w"}`), req("process/write", `{"processId":"p","chunk":"AAAAA","writeId":"w"}`),
+		req("process/write", `{"processId":"p","chunk":"AAAAAAAA\nAAA","writeId":"w"}`), req("process/write", `{"processId":"p","chunk":"++//","writeId":"w"}`),
 		// Params: enums, sequences, maps.
 		req("process/signal", `{"processId":"p","signal":"x"}`), req("process/signal", `{"processId":"p","signal":{"interrupt":1}}`),
 		req("process/signal", `{"processId":"p","signal":{}}`), req("process/signal", `{"processId":"p","signal":null}`),

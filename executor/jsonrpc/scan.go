@@ -206,14 +206,44 @@ func (s *scanner) skipWS() {
 	}
 }
 
-// count charges one value against the budget. The reference reports an overrun at the
-// offset of the value's first byte, after whitespace.
+// count charges one value against the budget; s.pos is at the value (for an object
+// member, right after the colon).
+//
+// The reference raises an overrun from its value seed, before serde_json parses the
+// value, and serde_json positions the error only after the enclosing container's end
+// check has run: whitespace is skipped, and a closing '}' (object) or a ']' or ','
+// plus whitespace (array) is consumed. The duplicate-key error is positioned the same
+// way. (Observed from codex 0.169.0.)
 func (s *scanner) count() error {
 	s.values++
-	if s.values > MaxValues {
-		return newSyntaxError(s.data, errBudget, s.pos)
+	if s.values <= MaxValues {
+		return nil
 	}
-	return nil
+	s.endCheck()
+	return s.errAt(errBudget)
+}
+
+// endCheck advances s.pos the way serde_json's end_map / end_seq do for the innermost
+// open container before it positions a custom error raised inside it.
+func (s *scanner) endCheck() {
+	if len(s.frames) == 0 {
+		return
+	}
+	s.skipWS()
+	if s.pos >= len(s.data) {
+		return
+	}
+	switch c := s.data[s.pos]; {
+	case s.frames[len(s.frames)-1].obj:
+		if c == '}' {
+			s.pos++
+		}
+	case c == ']':
+		s.pos++
+	case c == ',':
+		s.pos++
+		s.skipWS()
+	}
 }
 
 type scanState uint8
@@ -376,10 +406,10 @@ func (s *scanner) scan() error {
 				return s.errPeek(errExpectedColon)
 			}
 			s.pos++
-			s.skipWS()
 			if err := s.count(); err != nil {
 				return err
 			}
+			s.skipWS()
 			if s.pending >= 0 && len(s.frames) == 1 {
 				s.members[s.pending].start = s.pos
 			}
@@ -417,14 +447,10 @@ func (s *scanner) scanKey() error {
 	key := s.keyBytes(span)
 	f := &s.frames[len(s.frames)-1]
 	if s.isDuplicate(f, key) {
-		// The reference raises this from its map visitor; serde_json then finishes the
-		// object's end check (whitespace, and a '}' if one follows) before positioning
-		// the error.
+		// The reference raises this from its map visitor; serde_json positions it after
+		// the object's end check.
 		k := string(key)
-		s.skipWS()
-		if s.pos < len(s.data) && s.data[s.pos] == '}' {
-			s.pos++
-		}
+		s.endCheck()
 		e := s.errAt(errDuplicateKey)
 		e.key = k
 		return e

@@ -108,12 +108,23 @@ func TestParse_ValueBudget(t *testing.T) {
 		{",}", "JSON-RPC message exceeds the limit of 262144 JSON values at line 1 column 524312"},
 		{",]}", "trailing comma at line 1 column 524313"},
 		{",", "EOF while parsing a value at line 1 column 524312"},
+		// serde_json positions the error after the array's end check: ',' and blanks.
+		{",,  x]}", "JSON-RPC message exceeds the limit of 262144 JSON values at line 1 column 524315"},
 	}
 	for _, tt := range tests {
 		msg, _ := zerosRequest(jsonrpc.MaxValues-4, tt.tail)
 		if _, err := jsonrpc.Parse(msg); err == nil || err.Error() != tt.want {
 			t.Errorf("Parse(zeros + %q): got %v, want %q", tt.tail, err, tt.want)
 		}
+	}
+	// In an object the end check consumes a closing brace (observed from codex 0.169.0).
+	var o strings.Builder
+	o.WriteString(`{"id":1,"method":"zz","params":{"x":[`)
+	o.WriteString(strings.TrimSuffix(strings.Repeat("0,", jsonrpc.MaxValues-5), ","))
+	o.WriteString(`],"k":  }}`)
+	want = "JSON-RPC message exceeds the limit of 262144 JSON values at line 1 column 524323"
+	if _, err := jsonrpc.Parse([]byte(o.String())); err == nil || err.Error() != want {
+		t.Errorf("Parse(object member over budget): got %v, want %q", err, want)
 	}
 	// Containers count too; keys do not.
 	var b strings.Builder
