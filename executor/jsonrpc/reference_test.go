@@ -245,7 +245,9 @@ func referenceCases() []string {
 		// Params: unit methods.
 		`{"id":1,"method":"environment/info"}`, req("environment/info", "{}"), req("environment/info", "null"),
 		req("environment/info", "[]"), req("environment/info", `{"a":1}`), req("environment/info", `"x"`),
-		req("environment/status", "5"), req("environment/status", "[1]"),
+		req("environment/status", "5"), req("environment/status", "[1]"), req("environment/info", " {\n } "),
+		req("process/read", `{"\u0070rocessId":5}`), req("process/signal", `{"processId":"p","signal":{"\u0069nterrupt":null}}`),
+		req("process/read", `["p",null,null,null,null]`), req("process/read", `["p",1,2,3]`), req("process/read", `["p",null,null]`),
 		// Params: process/read numbers.
 		req("process/read", `{"processId":"p","afterSeq":1.5}`), req("process/read", `{"processId":"p","afterSeq":-1}`),
 		req("process/read", `{"processId":"p","afterSeq":1e3}`), req("process/read", `{"processId":"p","afterSeq":18446744073709551616}`),
