@@ -162,3 +162,18 @@ func FuzzSplitPath(f *testing.F) {
 		}
 	})
 }
+
+func FuzzCanonicalPublicKey(f *testing.F) {
+	f.Add([]byte(`{"suite":"x"}`))
+	f.Add([]byte(`{}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		c, err := api.CanonicalPublicKey(raw)
+		if err != nil {
+			return
+		}
+		again, err := api.CanonicalPublicKey(c)
+		if err != nil || string(again) != string(c) {
+			t.Fatalf("canonical form is not a fixed point: %s -> %s (%v)", c, again, err)
+		}
+	})
+}
