@@ -4,15 +4,20 @@
 // # Layers
 //
 // Below: a MessageConn, one bidirectional stream of whole JSON-RPC messages. DialLocal
-// provides one over a local WebSocket (github.com/coder/websocket); the relay + Noise
-// transport (a later issue) will provide another. The package knows nothing of how bytes
-// travel. Above: harness programs and `executor exec`/`executor bench`.
+// provides one over a local WebSocket (github.com/coder/websocket); Dial provides one over the
+// relay: registry connect bundle (registry/api), rendezvous websocket (relay/wsconn), relay
+// frames of one stream (relay/frame, harness per-frame rules of spec/relay-noise.md §13) and
+// the Noise channel as initiator pinning the bundle's executor key (noise/channel). Above:
+// harness programs and `executor exec`/`executor bench`.
 //
 // The package owns request/response correlation (integer ids from 1, never reused), the
 // handshake helper (Initialize sends `initialize`, then the `initialized` notification), typed
-// helpers for process/* and environment/*, and delivery of server notifications. It does not
-// own session recovery (resume retries) yet, nor fs/* and http/* helpers; Call reaches any
-// method.
+// helpers for process/* and environment/*, and delivery of server notifications. For Dial it
+// also owns session recovery (session_conn.go): on any disconnect, within 25 s, a fresh
+// bundle, socket, stream id and handshake, `initialize{resumeSessionId}`, re-sent in-flight
+// requests that are safe to repeat (process/write keeps its writeId) and process/read
+// catch-up of every process started on the Client, delivered without duplicates. It does not
+// own fs/* and http/* helpers; Call reaches any method.
 //
 // # Wire
 //
@@ -24,8 +29,10 @@
 //
 // # Concurrency
 //
-// A Client is safe for concurrent use. It owns exactly one goroutine, readLoop, started by
-// Open (and so by DialLocal) and waited for by Close; nothing else starts goroutines.
+// A Client is safe for concurrent use. It owns one goroutine, readLoop, started by Open (and
+// so by DialLocal and Dial) and waited for by Close; a Dial connection also owns its relay
+// socket's keepalive goroutine (relayRecordConn), stopped and waited for when the physical
+// connection closes. Session recoveries run on readLoop.
 // Writes are serialised by a one-slot semaphore that honours the caller's ctx while
 // waiting. Once a request has been handed to the MessageConn, cancelling the call's ctx
 // abandons the wait for its response but not the write; a late response is dropped.
