@@ -138,7 +138,7 @@ func bindUnit(family string, lane jsonrpc.Lane, fn func(ctx context.Context, c *
 		family: family,
 		lane:   lane,
 		prepare: func(raw json.RawMessage) (func(context.Context, *conn) (any, error), error) {
-			if err := decodeUnit(raw); err != nil {
+			if err := jsonrpc.UnmarshalParams(raw, &jsonrpc.Unit{}); err != nil {
 				return nil, err
 			}
 			return fn, nil

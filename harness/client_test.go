@@ -60,7 +60,7 @@ func TestClient_InitializeWire(t *testing.T) {
 	tests := []struct {
 		name, resume, wantInit string
 	}{
-		{"new session", "", `{"id":1,"method":"initialize","params":{"clientName":"bench","resumeSessionId":null}}`},
+		{"new session", "", `{"id":1,"method":"initialize","params":{"clientName":"bench"}}`},
 		{"resume", "s-1", `{"id":1,"method":"initialize","params":{"clientName":"bench","resumeSessionId":"s-1"}}`},
 	}
 	for _, tc := range tests {
