@@ -67,8 +67,9 @@
 // It imports coder/websocket directly only to Accept and Ping; framing goes through
 // relay/wsconn.
 //
-// Lock order: Hub.mu → environment.mu → socket queue mu. No lock is held across a websocket
-// read or write.
+// Lock order: Hub.mu → environment.mu → socket.mu → outQueue.mu (attach closes a replaced
+// executor socket while holding environment.mu). No lock is held across a websocket read or
+// write, or while a push waits for queue room.
 //
 // # Logging
 //
