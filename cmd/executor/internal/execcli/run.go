@@ -147,7 +147,7 @@ func Run(ctx context.Context, cfg Config) error {
 func stream(ctx context.Context, c *harness.Client, pid string, stdout, stderr io.Writer) error {
 	exit := -1
 	next := uint64(1)
-	pending := map[uint64]harness.Notification{}
+	pending := map[uint64]event{}
 	for {
 		select {
 		case <-ctx.Done():
@@ -162,14 +162,14 @@ func stream(ctx context.Context, c *harness.Client, pid string, stdout, stderr i
 			if id, _ := n.ProcessID(); id != pid {
 				continue
 			}
-			seq, err := eventSeq(n)
+			ev, err := decodeEvent(n)
 			if err != nil {
 				return err
 			}
-			if seq < next {
+			if ev.seq < next {
 				continue
 			}
-			pending[seq] = n
+			pending[ev.seq] = ev
 			for {
 				ev, ok := pending[next]
 				if !ok {
@@ -177,11 +177,18 @@ func stream(ctx context.Context, c *harness.Client, pid string, stdout, stderr i
 				}
 				delete(pending, next)
 				next++
-				done, err := apply(ev, &exit, stdout, stderr)
-				if err != nil {
-					return err
-				}
-				if done {
+				switch ev.method {
+				case protocol.MethodProcessOutput:
+					w := stdout
+					if ev.stream == protocol.StreamStderr {
+						w = stderr
+					}
+					if _, err := w.Write(ev.chunk); err != nil {
+						return fmt.Errorf("writing output: %w", err)
+					}
+				case protocol.MethodProcessExited:
+					exit = ev.exitCode
+				case protocol.MethodProcessClosed:
 					switch {
 					case exit == 0:
 						return nil
@@ -195,44 +202,33 @@ func stream(ctx context.Context, c *harness.Client, pid string, stdout, stderr i
 	}
 }
 
-// eventSeq returns the seq of a process/* notification.
-func eventSeq(n harness.Notification) (uint64, error) {
-	var v struct {
-		Seq uint64 `json:"seq"`
-	}
-	if n.Method == protocol.MethodProcessOutput {
-		out, err := n.ProcessOutput()
-		return out.Seq, err
-	}
-	err := n.Unmarshal(&v)
-	return v.Seq, err
+// event is one decoded process notification.
+type event struct {
+	method   string
+	seq      uint64
+	stream   protocol.ExecOutputStream
+	chunk    []byte
+	exitCode int
 }
 
-// apply acts on one in-order event and reports whether it was the close.
-func apply(n harness.Notification, exit *int, stdout, stderr io.Writer) (bool, error) {
+// decodeEvent decodes a process/* notification once.
+func decodeEvent(n harness.Notification) (event, error) {
+	ev := event{method: n.Method}
 	switch n.Method {
 	case protocol.MethodProcessOutput:
 		out, err := n.ProcessOutput()
-		if err != nil {
-			return false, err
-		}
-		w := stdout
-		if out.Stream == protocol.StreamStderr {
-			w = stderr
-		}
-		if _, err := w.Write(out.Chunk); err != nil {
-			return false, fmt.Errorf("writing output: %w", err)
-		}
+		ev.seq, ev.stream, ev.chunk = out.Seq, out.Stream, out.Chunk
+		return ev, err
 	case protocol.MethodProcessExited:
-		e, err := n.ProcessExited()
-		if err != nil {
-			return false, err
-		}
-		*exit = int(e.ExitCode)
+		x, err := n.ProcessExited()
+		ev.seq, ev.exitCode = x.Seq, int(x.ExitCode)
+		return ev, err
 	case protocol.MethodProcessClosed:
-		return true, nil
+		x, err := n.ProcessClosed()
+		ev.seq = x.Seq
+		return ev, err
 	}
-	return false, nil
+	return ev, fmt.Errorf("unexpected notification %s", n.Method)
 }
 
 // pumpStdin forwards local stdin as process/write calls, one writeId per chunk.
