@@ -12,8 +12,12 @@ import (
 // Canonicalize implements fs/canonicalize: every symlink and alias resolved, like realpath(3)
 // (missing path → -32004, link loop → "Symbolic link loop (os error 40)").
 func (s *Service) Canonicalize(ctx context.Context, p *protocol.FsCanonicalizeParams) (*protocol.FsCanonicalizeResult, error) {
-	if err := sandboxGate(p.Sandbox); err != nil {
+	if pol, err := s.sandboxFor(p.Sandbox, false); err != nil {
 		return nil, err
+	} else if pol != nil {
+		q := *p
+		q.Sandbox = nil
+		return helperCall[protocol.FsCanonicalizeResult](ctx, s, pol, protocol.MethodFsCanonicalize, &q)
 	}
 	native, err := nativePath(p.Path)
 	if err != nil {

@@ -20,8 +20,12 @@ var (
 // Copy implements fs/copy: a file, a symlink (recreated with the same target text, also at top
 // level) or, with recursive:true, a directory tree in which special files are skipped.
 func (s *Service) Copy(ctx context.Context, p *protocol.FsCopyParams) (*protocol.FsEmptyResult, error) {
-	if err := sandboxGate(p.Sandbox); err != nil {
+	if pol, err := s.sandboxFor(p.Sandbox, false); err != nil {
 		return nil, err
+	} else if pol != nil {
+		q := *p
+		q.Sandbox = nil
+		return helperCall[protocol.FsEmptyResult](ctx, s, pol, protocol.MethodFsCopy, &q)
 	}
 	src, err := nativePath(p.SourcePath)
 	if err != nil {

@@ -15,8 +15,12 @@ import (
 // parents like Rust's create_dir_all: an existing directory is fine, an existing
 // non-directory is "File exists".
 func (s *Service) CreateDirectory(ctx context.Context, p *protocol.FsCreateDirectoryParams) (*protocol.FsEmptyResult, error) {
-	if err := sandboxGate(p.Sandbox); err != nil {
+	if pol, err := s.sandboxFor(p.Sandbox, false); err != nil {
 		return nil, err
+	} else if pol != nil {
+		q := *p
+		q.Sandbox = nil
+		return helperCall[protocol.FsEmptyResult](ctx, s, pol, protocol.MethodFsCreateDirectory, &q)
 	}
 	native, err := nativePath(p.Path)
 	if err != nil {

@@ -11,15 +11,23 @@
 // and code mapping (executor/oserr): NotFound → -32004, PermissionDenied/InvalidInput →
 // -32600, else -32603.
 //
-// Sandbox: a non-null `sandbox` whose file_system profile is restricted needs the
-// sandboxed helper, which this package does not have yet; such requests fail closed in
-// sandboxGate (sandbox.go). `capabilities.sandboxedFileStreaming` must stay false.
+// Sandbox (spec/sandbox.md §2.9, §4): a request's sandbox context is resolved in
+// sandbox.go; when the profile is restricted and not fullWrite (read-only operations
+// under a fullRead profile excepted) the operation runs in a fresh helper, this binary
+// re-entered through the sandbox launcher as `--codex-run-as-fs-helper` (helper.go is
+// the client, helper_stage.go the helper; cmd/executor dispatches it with
+// MaybeRunHelper). Without a Launcher such requests fail closed (-32602). A sandboxed
+// fs/open is served from an in-memory snapshot the helper read inside the sandbox and
+// whose length the executor verifies; one connection's snapshots total at most
+// MaxSnapshotBytes (64 MiB), beyond that fs/open fails -32600 (our wording; the
+// reference hands back the open descriptor and has no budget).
 //
 // Documented deviations from codex 0.169.0: fs/readFile honours maxBytes (the reference
 // ignores it); fs/readDirectory sorts entries by name; fs/readFile of a FIFO or other
-// special file fails with ``path `<p>` is not a file`` instead of blocking.
+// special file fails with “path `<p>` is not a file“ instead of blocking.
 //
 // Concurrency: Service is stateless and safe for concurrent use. Handles (one per
 // connection) is safe for concurrent use; its table is guarded by one mutex, never held
-// across I/O. The package starts no goroutines.
+// across I/O. The package starts no goroutines of its own; a helper run is a child
+// process whose stdio copying goroutines (os/exec) end before the call returns.
 package fs

@@ -13,12 +13,13 @@ import (
 	"github.com/execlab/executor/executor/fs"
 	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/sandbox/policy"
 )
 
 var ctx = context.Background()
 
 func uri(p string) protocol.PathURI { return protocol.FromNative(p) }
-func ptr[T any](v T) *T           { return &v }
+func ptr[T any](v T) *T             { return &v }
 
 // wantErr checks a *jsonrpc.Error code and message (message "" = any; a leading "~" = substring).
 func wantErr(t *testing.T, what string, err error, code int, msg string) {
@@ -103,14 +104,16 @@ func TestForeignURI(t *testing.T) {
 	wantErr(t, "drive", err, jsonrpc.CodeInvalidRequest, "'file:///C:/x' is invalid on 'linux'")
 }
 
-func TestSandboxGate_FailsClosed(t *testing.T) {
+// Without a Launcher, a sandbox that needs the helper fails closed; one that runs
+// in-process is served.
+func TestSandbox_NoLauncherFailsClosed(t *testing.T) {
 	s, dir := fs.New(nil), t.TempDir()
-	restricted := []byte(`{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[]}},"windowsSandboxLevel":"disabled"}`)
+	restricted := sandboxContext(t, `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[]}},"windowsSandboxLevel":"disabled"}`)
 	_, err := s.ReadDirectory(ctx, &protocol.FsReadDirectoryParams{Path: uri(dir), Sandbox: restricted})
-	wantErr(t, "restricted", err, jsonrpc.CodeInvalidRequest, "sandbox intent cannot be enforced on this executor")
-	for _, sb := range []string{`null`, `{"permissions":{"type":"disabled"},"windowsSandboxLevel":"disabled"}`} {
-		if _, err := s.ReadDirectory(ctx, &protocol.FsReadDirectoryParams{Path: uri(dir), Sandbox: []byte(sb)}); err != nil {
-			t.Fatalf("sandbox %s: got %v, want success", sb, err)
+	wantErr(t, "restricted", err, jsonrpc.CodeInvalidParams, "sandbox intent cannot be enforced on this executor: sandbox support is not configured")
+	for _, sb := range []*policy.Context{nil, sandboxContext(t, `{"permissions":{"type":"disabled"},"windowsSandboxLevel":"disabled"}`)} {
+		if _, err := s.ReadDirectory(ctx, &protocol.FsReadDirectoryParams{Path: uri(dir), Sandbox: sb}); err != nil {
+			t.Fatalf("sandbox %v: got %v, want success", sb, err)
 		}
 	}
 }

@@ -18,8 +18,12 @@ var errContainsSymlink = jsonrpc.InvalidRequest("path contains a symbolic link")
 // reports). Not following: a symlink final component is -32600, and createdAtMs is the
 // statx birth time when the filesystem records one.
 func (s *Service) GetMetadata(ctx context.Context, p *protocol.FsGetMetadataParams) (*protocol.FsGetMetadataResult, error) {
-	if err := sandboxGate(p.Sandbox); err != nil {
+	if pol, err := s.sandboxFor(p.Sandbox, true); err != nil {
 		return nil, err
+	} else if pol != nil {
+		q := *p
+		q.Sandbox = nil
+		return helperCall[protocol.FsGetMetadataResult](ctx, s, pol, protocol.MethodFsGetMetadata, &q)
 	}
 	native, err := nativePath(p.Path)
 	if err != nil {

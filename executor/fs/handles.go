@@ -11,9 +11,12 @@ import (
 
 	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/sandbox/policy"
 )
 
 var (
+	errSnapshotBudget  = jsonrpc.InvalidRequest("sandboxed file reads may hold at most %d MiB per connection", MaxSnapshotBytes>>20)
+	errSnapshotChanged = jsonrpc.Internal("file changed while it was read for a sandboxed file read")
 	errHandleIDTooLong = jsonrpc.InvalidRequest("file handle ID must not exceed %d bytes", MaxHandleIDLen)
 	errTooManyHandles  = jsonrpc.InvalidRequest("at most %d file handles may be open per connection", MaxOpenHandles)
 	errBlockLen        = jsonrpc.InvalidRequest("file read block length must be between 1 and %d", MaxReadBlockLen)
@@ -23,18 +26,35 @@ var (
 // concurrent use. Handles are not closed at EOF; an I/O error closes one; CloseAll runs on
 // disconnect. Reads are positional (pread), so blocks may come in any order and keep
 // reading the opened file after its path is replaced.
+//
+// A sandboxed fs/open (a sandbox that needs the helper) is served from an in-memory
+// snapshot the helper read inside the sandbox; snapshots of one connection total at
+// most MaxSnapshotBytes.
 type Handles struct {
 	svc *Service
-	// mu guards files; it is never held across open or read, so a slow disk does not block
-	// fs/close or other handles.
-	mu     sync.Mutex
-	files  map[string]*os.File // nil entry = reserved while opening
-	closed bool
+	// mu guards files, snapshotBytes and closed; it is never held across open, read or
+	// a helper run, so a slow disk does not block fs/close or other handles.
+	mu            sync.Mutex
+	files         map[string]*handle // nil entry = reserved while opening
+	snapshotBytes int64              // sum of len(data) over snapshot handles
+	closed        bool
+}
+
+// handle is one open fs/open handle: a descriptor, or a sandboxed snapshot.
+type handle struct {
+	f    *os.File // nil for a snapshot
+	data []byte   // snapshot contents; never modified
+}
+
+func (h *handle) close() {
+	if h.f != nil {
+		h.f.Close()
+	}
 }
 
 // NewHandles returns an empty handle table for one connection.
 func (s *Service) NewHandles() *Handles {
-	return &Handles{svc: s, files: map[string]*os.File{}}
+	return &Handles{svc: s, files: map[string]*handle{}}
 }
 
 // Open implements fs/open. A FIFO or other non-regular file fails at once (O_NONBLOCK),
@@ -43,7 +63,8 @@ func (h *Handles) Open(ctx context.Context, p *protocol.FsOpenParams) (*protocol
 	if len(p.HandleID) > MaxHandleIDLen {
 		return nil, errHandleIDTooLong
 	}
-	if err := sandboxGate(p.Sandbox); err != nil {
+	pol, err := h.svc.sandboxFor(p.Sandbox, true)
+	if err != nil {
 		return nil, err
 	}
 	native, err := nativePath(p.Path)
@@ -53,7 +74,14 @@ func (h *Handles) Open(ctx context.Context, p *protocol.FsOpenParams) (*protocol
 	if err := h.reserve(p.HandleID); err != nil {
 		return nil, err
 	}
-	f, err := openRegular(native)
+	var hd *handle
+	if pol != nil {
+		hd, err = h.openSnapshot(ctx, pol, p.Path)
+	} else {
+		var f *os.File
+		f, err = openRegular(native)
+		hd = &handle{f: f}
+	}
 	if err != nil {
 		h.release(p.HandleID)
 		return nil, err
@@ -61,12 +89,41 @@ func (h *Handles) Open(ctx context.Context, p *protocol.FsOpenParams) (*protocol
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
-		f.Close()
+		hd.close()
 		return nil, jsonrpc.Internal("connection closed")
 	}
-	h.files[p.HandleID] = f
+	if hd.data != nil && h.snapshotBytes+int64(len(hd.data)) > MaxSnapshotBytes {
+		delete(h.files, p.HandleID)
+		h.mu.Unlock()
+		return nil, errSnapshotBudget
+	}
+	h.snapshotBytes += int64(len(hd.data))
+	h.files[p.HandleID] = hd
 	h.mu.Unlock()
 	return &protocol.FsOpenResult{HandleID: p.HandleID}, nil
+}
+
+// openSnapshot reads path inside the sandboxed helper, within what is left of the
+// connection's snapshot budget, and verifies the snapshot's length.
+func (h *Handles) openSnapshot(ctx context.Context, pol *policy.Policy, path protocol.PathURI) (*handle, error) {
+	h.mu.Lock()
+	left := MaxSnapshotBytes - h.snapshotBytes
+	h.mu.Unlock()
+	res, err := helperCall[helperOpenResult](ctx, h.svc, pol, protocol.MethodFsOpen, &helperOpenParams{Path: path, MaxBytes: left})
+	if err != nil {
+		return nil, err
+	}
+	data, err := base64.StdEncoding.DecodeString(res.DataBase64)
+	if err != nil {
+		return nil, jsonrpc.Internal("failed to encode or decode fs sandbox helper message: %s", err.Error())
+	}
+	if int64(len(data)) != res.Size {
+		return nil, jsonrpc.Internal("failed to encode or decode fs sandbox helper message: snapshot of %d bytes, file of %d", len(data), res.Size)
+	}
+	if data == nil {
+		data = []byte{}
+	}
+	return &handle{data: data}, nil
 }
 
 func (h *Handles) reserve(id string) error {
@@ -111,15 +168,25 @@ func (h *Handles) ReadBlock(ctx context.Context, p *protocol.FsReadBlockParams) 
 		return nil, errBlockLen
 	}
 	h.mu.Lock()
-	f := h.files[p.HandleID]
+	hd := h.files[p.HandleID]
 	h.mu.Unlock()
-	if f == nil {
+	if hd == nil {
 		return nil, jsonrpc.NotFound("unknown file handle `%s`", p.HandleID)
 	}
+	if hd.f == nil { // snapshot
+		var chunk []byte
+		if p.Offset < uint64(len(hd.data)) {
+			chunk = hd.data[p.Offset:min(uint64(len(hd.data)), p.Offset+p.Len)]
+		}
+		return &protocol.FsReadBlockResult{
+			Chunk: base64.StdEncoding.EncodeToString(chunk),
+			Eof:   uint64(len(chunk)) < p.Len,
+		}, nil
+	}
 	buf := make([]byte, p.Len)
-	n, err := f.ReadAt(buf, int64(min(p.Offset, 1<<63-1)))
+	n, err := hd.f.ReadAt(buf, int64(min(p.Offset, 1<<63-1)))
 	if err != nil && !errors.Is(err, io.EOF) {
-		h.closeHandle(p.HandleID, f)
+		h.closeHandle(p.HandleID, hd)
 		return nil, rpcError(err)
 	}
 	return &protocol.FsReadBlockResult{
@@ -128,26 +195,28 @@ func (h *Handles) ReadBlock(ctx context.Context, p *protocol.FsReadBlockParams) 
 	}, nil
 }
 
-// closeHandle removes id if it still maps to f, and closes f.
-func (h *Handles) closeHandle(id string, f *os.File) {
+// closeHandle removes id if it still maps to hd, and closes hd.
+func (h *Handles) closeHandle(id string, hd *handle) {
 	h.mu.Lock()
-	if h.files[id] == f {
+	if h.files[id] == hd {
 		delete(h.files, id)
+		h.snapshotBytes -= int64(len(hd.data))
 	}
 	h.mu.Unlock()
-	f.Close()
+	hd.close()
 }
 
 // Close implements fs/close; unknown ids are fine.
 func (h *Handles) Close(ctx context.Context, p *protocol.FsCloseParams) (*protocol.FsEmptyResult, error) {
 	h.mu.Lock()
-	f, ok := h.files[p.HandleID]
-	if ok && f != nil {
+	hd, ok := h.files[p.HandleID]
+	if ok && hd != nil {
 		delete(h.files, p.HandleID)
+		h.snapshotBytes -= int64(len(hd.data))
 	}
 	h.mu.Unlock()
-	if f != nil {
-		f.Close()
+	if hd != nil {
+		hd.close()
 	}
 	return &protocol.FsEmptyResult{}, nil
 }
@@ -156,12 +225,13 @@ func (h *Handles) Close(ctx context.Context, p *protocol.FsCloseParams) (*protoc
 func (h *Handles) CloseAll() {
 	h.mu.Lock()
 	files := h.files
-	h.files = map[string]*os.File{}
+	h.files = map[string]*handle{}
+	h.snapshotBytes = 0
 	h.closed = true
 	h.mu.Unlock()
-	for _, f := range files {
-		if f != nil {
-			f.Close()
+	for _, hd := range files {
+		if hd != nil {
+			hd.close()
 		}
 	}
 }

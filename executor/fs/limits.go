@@ -1,5 +1,7 @@
 package fs
 
+import "time"
+
 // Wire limits (fixed by the reference; spec/jsonrpc.md §3.6).
 const (
 	// MaxHandleIDLen is the longest fs/open handleId, in bytes.
@@ -24,4 +26,25 @@ const (
 const (
 	// maxSymlinkHops bounds symlink resolution while copying, as the kernel's 40 does.
 	maxSymlinkHops = 40
+)
+
+// Sandboxed helper limits (spec/sandbox.md §4, spec/jsonrpc.md §3.6).
+const (
+	// maxHelperStdout caps the helper's response, in bytes (spec/sandbox.md §4: 700 MiB).
+	maxHelperStdout = 700 << 20
+	// MaxSnapshotBytes is the total size of sandboxed fs/open snapshots one connection
+	// may hold in memory, in bytes (spec/jsonrpc.md §3.6: 64 MiB). Our choice of
+	// mechanism: the reference passes the open descriptor back instead and has no budget.
+	MaxSnapshotBytes = 64 << 20
+)
+
+// Sandboxed helper implementation limits (our choice).
+const (
+	// maxHelperStderr is how much helper stderr is kept for the failure message, in bytes.
+	maxHelperStderr = 64 << 10
+	// maxHelperRequest caps the request the helper reads from stdin, in bytes: a
+	// fs/writeFile body of a whole JSON-RPC message plus its base64 expansion fits.
+	maxHelperRequest = 1 << 30
+	// helperWaitDelay bounds how long a cancelled helper's I/O may linger after the kill.
+	helperWaitDelay = time.Second
 )

@@ -13,8 +13,12 @@ import (
 // directory order), symlinks resolved, dangling links and loops left out, special files
 // listed with both flags false, names converted lossily to UTF-8.
 func (s *Service) ReadDirectory(ctx context.Context, p *protocol.FsReadDirectoryParams) (*protocol.FsReadDirectoryResult, error) {
-	if err := sandboxGate(p.Sandbox); err != nil {
+	if pol, err := s.sandboxFor(p.Sandbox, false); err != nil {
 		return nil, err
+	} else if pol != nil {
+		q := *p
+		q.Sandbox = nil
+		return helperCall[protocol.FsReadDirectoryResult](ctx, s, pol, protocol.MethodFsReadDirectory, &q)
 	}
 	native, err := nativePath(p.Path)
 	if err != nil {

@@ -15,8 +15,12 @@ import (
 // ReadFile implements fs/readFile: the whole file, or at most maxBytes when present (a
 // documented deviation: 0.169.0 ignores maxBytes).
 func (s *Service) ReadFile(ctx context.Context, p *protocol.FsReadFileParams) (*protocol.FsReadFileResult, error) {
-	if err := sandboxGate(p.Sandbox); err != nil {
+	if pol, err := s.sandboxFor(p.Sandbox, true); err != nil {
 		return nil, err
+	} else if pol != nil {
+		q := *p
+		q.Sandbox = nil
+		return helperCall[protocol.FsReadFileResult](ctx, s, pol, protocol.MethodFsReadFile, &q)
 	}
 	native, err := nativePath(p.Path)
 	if err != nil {

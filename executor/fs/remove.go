@@ -16,8 +16,12 @@ import (
 // parent that is a file is still an error, -32603 "Not a directory" (observed from codex
 // 0.169.0, contrary to an earlier reading of the spec). recursive:false removes files, symlinks and empty directories only.
 func (s *Service) Remove(ctx context.Context, p *protocol.FsRemoveParams) (*protocol.FsEmptyResult, error) {
-	if err := sandboxGate(p.Sandbox); err != nil {
+	if pol, err := s.sandboxFor(p.Sandbox, false); err != nil {
 		return nil, err
+	} else if pol != nil {
+		q := *p
+		q.Sandbox = nil
+		return helperCall[protocol.FsEmptyResult](ctx, s, pol, protocol.MethodFsRemove, &q)
 	}
 	native, err := nativePath(p.Path)
 	if err != nil {

@@ -1,56 +1,59 @@
 package fs
 
+// Sandbox decision for fs/* (spec/sandbox.md §2.9, §4; spec/jsonrpc.md §6).
+//
+// A request's sandbox context is resolved with policy.ForFileSystem (policy cwd = the
+// context's cwd, else the executor's own cwd; tmpdir = the executor's TMPDIR). The
+// operation runs in the sandboxed helper iff the profile is restricted and not
+// fullWrite, except that read-only operations (fs/readFile, fs/getMetadata, fs/open)
+// under a fullRead profile stay in-process. Everything else runs in-process.
+
 import (
-	"bytes"
-	"encoding/json"
+	"errors"
 
 	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/sandbox/policy"
 )
 
-// errSandboxUnenforced is returned for a sandbox this package cannot enforce yet.
-var errSandboxUnenforced = jsonrpc.InvalidRequest("sandbox intent cannot be enforced on this executor")
+// errNoLauncher is returned when a request needs the sandboxed helper but the Service
+// was built without a Launcher: fail closed, never run the operation unconfined.
+var errNoLauncher = jsonrpc.InvalidParams("sandbox intent cannot be enforced on this executor: sandbox support is not configured")
 
-// sandboxGate decides whether a request's sandbox (spec/jsonrpc.md §6) needs enforcement.
-// Absent or null: none. A managed profile with a restricted file_system needs the
-// sandboxed helper, which is not wired in yet: fail closed with -32600. Disabled and
-// external profiles, and managed ones with an unrestricted file system, run directly.
-//
-// Only the shape needed for that decision is checked here; full decoding and resolution
-// belong to sandbox/policy once the helper lands (then replace this one function).
-func sandboxGate(raw json.RawMessage) error {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil
+// sandboxFor resolves c and reports the policy the helper must enforce, or nil when
+// the operation runs in-process (no context, or a profile that needs no helper for
+// this operation). readOnly marks fs/readFile, fs/getMetadata and fs/open.
+func (s *Service) sandboxFor(c *policy.Context, readOnly bool) (*policy.Policy, error) {
+	if c == nil {
+		return nil, nil
 	}
-	var ctx struct {
-		Permissions *struct {
-			Type       *string `json:"type"`
-			FileSystem *struct {
-				Type *string `json:"type"`
-			} `json:"file_system"`
-		} `json:"permissions"`
-		WindowsSandboxLevel *string `json:"windowsSandboxLevel"`
+	var grants []string
+	if s.opts.Sandbox != nil {
+		grants = []string{s.opts.Sandbox.Executable()}
 	}
-	if err := json.Unmarshal(raw, &ctx); err != nil {
-		return jsonrpc.InvalidParams("%s", err.Error())
+	p, err := policy.Resolve(c, &policy.ResolveOptions{
+		Purpose:           policy.ForFileSystem,
+		ExecutorCwd:       s.opts.Cwd,
+		Home:              s.opts.Home,
+		TmpDir:            s.opts.TmpDir,
+		RuntimeReadGrants: grants,
+	})
+	if err != nil {
+		return nil, wireError(err)
 	}
-	switch {
-	case ctx.Permissions == nil:
-		return jsonrpc.InvalidParams("missing field `permissions`")
-	case ctx.WindowsSandboxLevel == nil:
-		return jsonrpc.InvalidParams("missing field `windowsSandboxLevel`")
-	case ctx.Permissions.Type == nil:
-		return jsonrpc.InvalidParams("missing field `type`")
+	if !p.NeedsFSHelper(readOnly) {
+		return nil, nil
 	}
-	switch *ctx.Permissions.Type {
-	case "disabled", "external":
-		return nil
-	case "managed":
-		fsys := ctx.Permissions.FileSystem
-		if fsys != nil && fsys.Type != nil && *fsys.Type == "unrestricted" {
-			return nil
-		}
-		return errSandboxUnenforced
+	if s.opts.Sandbox == nil {
+		return nil, errNoLauncher
 	}
-	return jsonrpc.InvalidParams("unknown variant `%s`, expected one of `managed`, `disabled`, `external`", *ctx.Permissions.Type)
+	return p, nil
+}
+
+// wireError turns a *policy.Error into the JSON-RPC error with the same code and text.
+func wireError(err error) error {
+	var pe *policy.Error
+	if errors.As(err, &pe) {
+		return &jsonrpc.Error{Code: pe.Code, Message: pe.Message}
+	}
+	return jsonrpc.Internal("%s", err.Error())
 }

@@ -20,8 +20,12 @@ import (
 // to errors. Entry URIs are built from lossy names with tabs dropped, as the reference does
 // (spec/jsonrpc.md §4), so such an entry lands in errors.
 func (s *Service) Walk(ctx context.Context, p *protocol.FsWalkParams) (*protocol.FsWalkResult, error) {
-	if err := sandboxGate(p.Sandbox); err != nil {
+	if pol, err := s.sandboxFor(p.Sandbox, false); err != nil {
 		return nil, err
+	} else if pol != nil {
+		q := *p
+		q.Sandbox = nil
+		return helperCall[protocol.FsWalkResult](ctx, s, pol, protocol.MethodFsWalk, &q)
 	}
 	o := p.Options
 	if o.MaxDepth > MaxWalkDepth || o.MaxDirectories > MaxWalkDirectories || o.MaxEntries > MaxWalkEntries {

@@ -12,8 +12,12 @@ import (
 // WriteFile implements fs/writeFile: create or truncate in place (an existing hard link keeps
 // its inode); parents are never created (missing parent → -32004).
 func (s *Service) WriteFile(ctx context.Context, p *protocol.FsWriteFileParams) (*protocol.FsEmptyResult, error) {
-	if err := sandboxGate(p.Sandbox); err != nil {
+	if pol, err := s.sandboxFor(p.Sandbox, false); err != nil {
 		return nil, err
+	} else if pol != nil {
+		q := *p
+		q.Sandbox = nil
+		return helperCall[protocol.FsEmptyResult](ctx, s, pol, protocol.MethodFsWriteFile, &q)
 	}
 	native, err := nativePath(p.Path)
 	if err != nil {

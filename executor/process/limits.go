@@ -23,6 +23,10 @@ const (
 	signalExitBase = 128
 	// ptySignalExitCode is the exit code of a PTY-mode child killed by a signal (§5.4).
 	ptySignalExitCode = 1
+	// deniedGrace is how long a sandboxed process's exit waits for trailing output
+	// before the sandboxDenied heuristic runs (spec/sandbox.md §5, spec/jsonrpc.md §5.3:
+	// 20 ms). Only non-zero exits of sandboxed processes wait.
+	deniedGrace = 20 * time.Millisecond
 )
 
 // Implementation limits, our choice.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/sandbox"
 )
 
 // Options configure a Manager. A nil *Options means all defaults; the struct is never
@@ -24,6 +25,13 @@ type Options struct {
 	ClosedRetention time.Duration
 	// Logger receives debug logs; nil discards them. Output bytes are never logged.
 	Logger *slog.Logger
+	// Sandbox launches commands that carry sandbox intent (spec/sandbox.md §2.9). Nil:
+	// every process/start with a sandbox or enforceManagedNetwork fails closed with
+	// -32602 and nothing is spawned.
+	Sandbox *sandbox.Launcher
+	// Home anchors "~/" deny globs when the sandbox context has no userHomeDir (the
+	// executor's HOME). Default "".
+	Home string
 }
 
 func (o *Options) withDefaults() Options {

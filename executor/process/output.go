@@ -101,3 +101,19 @@ func (l *outputLog) collect(after uint64, maxBytes int64) []protocol.ProcessOutp
 	}
 	return out
 }
+
+// texts returns the retained output as the sandboxDenied heuristic reads it
+// (spec/sandbox.md §5): stdout (pipes' stdout and pty chunks), stderr, and every chunk
+// in seq order. The slices are fresh copies.
+func (l *outputLog) texts() (stdout, stderr, all []byte) {
+	for i := 0; i < l.n; i++ {
+		c := l.at(i)
+		if c.stream == protocol.StreamStderr {
+			stderr = append(stderr, c.data...)
+		} else {
+			stdout = append(stdout, c.data...)
+		}
+		all = append(all, c.data...)
+	}
+	return stdout, stderr, all
+}

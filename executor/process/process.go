@@ -44,6 +44,8 @@ type proc struct {
 	drainLeft   int           // readers yet to acknowledge the exit drain
 	drainDone   chan struct{} // closed when drainLeft reaches 0
 	stdin       *stdinQueue   // nil unless tty or pipeStdin
+	sandboxed   bool          // launched through the sandbox launcher (sandboxType linuxSeccomp); set before spawn
+	denied      bool          // sandboxDenied, valid when exited
 }
 
 func newProc(id string, tty, pipeStdin bool, opts *Options) *proc {

@@ -84,7 +84,8 @@ func (m *Manager) routineWait(p *proc, child *os.Process) {
 		}
 		t.Stop()
 	}
-	m.emitExit(p, code)
+	denied := m.classifyExit(p, code)
+	m.emitExit(p, code, denied)
 	if killed {
 		p.stopOutputs(terminateDrain)
 	}
@@ -119,7 +120,7 @@ func (m *Manager) emitOutput(p *proc, stream protocol.ExecOutputStream, data []b
 	})
 }
 
-func (m *Manager) emitExit(p *proc, code int32) {
+func (m *Manager) emitExit(p *proc, code int32, denied bool) {
 	p.emitMu.Lock()
 	defer p.emitMu.Unlock()
 	p.mu.Lock()
@@ -127,10 +128,11 @@ func (m *Manager) emitExit(p *proc, code int32) {
 	p.nextSeq++
 	p.exited = true
 	p.exitCode = code
+	p.denied = denied
 	p.wakeLocked()
 	p.mu.Unlock()
 	m.notify(protocol.MethodProcessExited, &protocol.ProcessExitedNotification{
-		ProcessID: p.id, Seq: seq, ExitCode: code, SandboxDenied: false,
+		ProcessID: p.id, Seq: seq, ExitCode: code, SandboxDenied: denied,
 	})
 	m.maybeEmitCloseEmitLocked(p)
 }
@@ -140,6 +142,7 @@ func (m *Manager) finishStream(p *proc) {
 	defer p.emitMu.Unlock()
 	p.mu.Lock()
 	p.openStreams--
+	p.wakeLocked() // classifyExit waits for the last EOF
 	p.mu.Unlock()
 	m.maybeEmitCloseEmitLocked(p)
 }

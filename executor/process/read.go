@@ -79,6 +79,7 @@ func (p *proc) readLocked(after uint64, maxBytes int64) *protocol.ProcessReadRes
 	if p.exited {
 		code := p.exitCode
 		res.ExitCode = &code
+		res.SandboxDenied = p.denied
 	}
 	return res
 }

@@ -10,6 +10,8 @@ import (
 	"syscall"
 
 	"github.com/creack/pty"
+
+	"github.com/execlab/executor/sandbox"
 )
 
 // spawnSpec is everything needed to start a child.
@@ -20,6 +22,10 @@ type spawnSpec struct {
 	env       map[string]string
 	tty       bool
 	pipeStdin bool
+	// wrapped, when non-nil, is the sandbox launcher command to start instead: its Path
+	// is used as is (no PATH lookup; the stage resolves argv[0] on the request PATH),
+	// with its Args, Env and Dir; arg0 travels in its stage flags.
+	wrapped *sandbox.Command
 }
 
 // spawned is a started child: pid = pgid = sid.
@@ -62,6 +68,9 @@ func sysProcAttr(tty bool) *syscall.SysProcAttr {
 }
 
 func spawn(s *spawnSpec) (*spawned, error) {
+	if s.wrapped != nil {
+		return spawnWrapped(s)
+	}
 	if s.tty {
 		return spawnPty(s)
 	}
@@ -95,7 +104,7 @@ func envHasNul(env map[string]string) bool {
 	return false
 }
 
-func spawnPipes(s *spawnSpec) (_ *spawned, err error) {
+func spawnPipes(s *spawnSpec) (*spawned, error) {
 	if s.argv[0] == "" {
 		return nil, errMissingPipeProgram
 	}
@@ -110,7 +119,12 @@ func spawnPipes(s *spawnSpec) (_ *spawned, err error) {
 	if err != nil {
 		return nil, err
 	}
+	return startPipes(program, argv, s.cwd, envList(s.env), s.pipeStdin)
+}
 
+// startPipes starts program with stdout/stderr pipes and stdin from a pipe (pipeStdin)
+// or /dev/null.
+func startPipes(program string, argv []string, dir string, env []string, pipeStdin bool) (_ *spawned, err error) {
 	var parentFiles, childFiles []*os.File
 	defer func() {
 		for _, f := range childFiles {
@@ -124,7 +138,7 @@ func spawnPipes(s *spawnSpec) (_ *spawned, err error) {
 	}()
 	sp := &spawned{}
 	var stdinChild *os.File
-	if s.pipeStdin {
+	if pipeStdin {
 		r, w, perr := os.Pipe()
 		if perr != nil {
 			return nil, perr
@@ -150,8 +164,8 @@ func spawnPipes(s *spawnSpec) (_ *spawned, err error) {
 		files = append(files, w)
 	}
 	sp.proc, err = os.StartProcess(program, argv, &os.ProcAttr{
-		Dir:   s.cwd,
-		Env:   envList(s.env),
+		Dir:   dir,
+		Env:   env,
 		Files: files,
 		Sys:   sysProcAttr(false),
 	})
@@ -203,7 +217,7 @@ func lookPipeProgram(name, cwd string, env map[string]string) (string, error) {
 	return "", &os.PathError{Op: "exec", Path: name, Err: syscall.ENOENT}
 }
 
-func spawnPty(s *spawnSpec) (_ *spawned, err error) {
+func spawnPty(s *spawnSpec) (*spawned, error) {
 	if s.argv[0] == "" {
 		return nil, errMissingPtyProgram
 	}
@@ -226,7 +240,11 @@ func spawnPty(s *spawnSpec) (_ *spawned, err error) {
 	if envHasNul(s.env) {
 		return nil, errNulInEnv
 	}
+	return startPty(program, argv, cwd, envList(s.env))
+}
 
+// startPty starts program on a new PTY (24×80) that becomes its controlling terminal.
+func startPty(program string, argv []string, dir string, env []string) (_ *spawned, err error) {
 	master, slave, err := pty.Open()
 	if err != nil {
 		return nil, err
@@ -248,8 +266,8 @@ func spawnPty(s *spawnSpec) (_ *spawned, err error) {
 	}
 	sp.outputs, sp.stdin = []*os.File{rd}, wr
 	sp.proc, err = os.StartProcess(program, argv, &os.ProcAttr{
-		Dir:   cwd,
-		Env:   envList(s.env),
+		Dir:   dir,
+		Env:   env,
 		Files: []*os.File{slave, slave, slave},
 		Sys:   sysProcAttr(true),
 	})
@@ -285,4 +303,28 @@ func ptyHomeDir(env map[string]string) string {
 		return h
 	}
 	return "/"
+}
+
+// spawnWrapped starts the sandbox launcher for a sandboxed command. The command's own
+// argv and env are checked for NUL bytes like an unsandboxed one; program lookup and
+// arg0 are the stage's business. A missing cwd fails the spawn (chdir ENOENT), as in
+// the reference (spec/sandbox.md §1.6).
+func spawnWrapped(s *spawnSpec) (*spawned, error) {
+	w := s.wrapped
+	if s.argv[0] == "" {
+		if s.tty {
+			return nil, errMissingPtyProgram
+		}
+		return nil, errMissingPipeProgram
+	}
+	if hasNul(s.argv...) || hasNul(s.cwd) || (s.arg0 != nil && hasNul(*s.arg0)) {
+		return nil, errNulInArgs
+	}
+	if envHasNul(s.env) {
+		return nil, errNulInEnv
+	}
+	if s.tty {
+		return startPty(w.Path, w.Args, w.Dir, w.Env)
+	}
+	return startPipes(w.Path, w.Args, w.Dir, w.Env, s.pipeStdin)
 }

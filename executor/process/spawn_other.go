@@ -5,6 +5,8 @@ package process
 import (
 	"errors"
 	"os"
+
+	"github.com/execlab/executor/sandbox"
 )
 
 type spawnSpec struct {
@@ -14,6 +16,7 @@ type spawnSpec struct {
 	env       map[string]string
 	tty       bool
 	pipeStdin bool
+	wrapped   *sandbox.Command
 }
 
 type spawned struct {

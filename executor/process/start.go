@@ -15,8 +15,9 @@ import (
 
 // Start handles process/start (spec/jsonrpc.md §3.1). Checks run in the reference's
 // order, which decides which error wins: networkProxy, shellSnapshot, preparation
-// (sandbox, cwd, environment), empty argv, duplicate id; then the entry is inserted as
-// Starting and the child spawned.
+// (sandbox, cwd, environment), empty argv, the sandbox launch plan (our own -32602
+// when no backend can enforce it), duplicate id; then the entry is inserted as
+// Starting and the child spawned (through the sandbox launcher when wrapped).
 //
 // ctx bounds the request only: the child outlives it (process lifetime is the
 // Manager's, never the request's).
@@ -28,21 +29,30 @@ func (m *Manager) Start(ctx context.Context, params *protocol.ProcessStartParams
 	if present(params.ShellSnapshot) {
 		return nil, jsonrpc.InvalidParams("shell snapshots are unsupported on this platform")
 	}
-	sandboxType, err := prepareSandbox(params.Sandbox)
+	cwd, cwdErr := params.Cwd.NativeCwd()
+	pol, err := m.prepareSandbox(params, cwd)
 	if err != nil {
 		return nil, err
 	}
-	cwd, err := params.Cwd.NativeCwd()
-	if err != nil {
-		return nil, err
+	if cwdErr != nil {
+		return nil, cwdErr
 	}
 	env := childEnv(params.Env, params.EnvPolicy, os.Environ)
 	if len(params.Argv) == 0 {
 		return nil, jsonrpc.InvalidParams("argv must not be empty")
 	}
+	wrapped, err := m.wrapSandbox(params, pol, cwd, env)
+	if err != nil {
+		return nil, err
+	}
+	sandboxType := protocol.SandboxTypeNone
+	if wrapped != nil {
+		sandboxType = wrapped.SandboxType
+	}
 
 	id := params.ProcessID
 	p := newProc(id, params.Tty, params.PipeStdin, &m.opts)
+	p.sandboxed = wrapped != nil
 	m.mu.Lock()
 	if m.closing {
 		m.mu.Unlock()
@@ -66,6 +76,7 @@ func (m *Manager) Start(ctx context.Context, params *protocol.ProcessStartParams
 		env:       env,
 		tty:       params.Tty,
 		pipeStdin: params.PipeStdin,
+		wrapped:   wrapped,
 	})
 	if err != nil {
 		m.mu.Lock()
@@ -113,22 +124,12 @@ func (m *Manager) Start(ctx context.Context, params *protocol.ProcessStartParams
 		}(p.stdin)
 	}
 	m.mu.Unlock()
-	m.log.Debug("process started", "process_id", id, "pid", sp.proc.Pid, "tty", params.Tty)
+	m.log.Debug("process started", "process_id", id, "pid", sp.proc.Pid, "tty", params.Tty, "sandbox_type", sandboxType)
 	return &protocol.ProcessStartResult{ProcessID: id, SandboxType: sandboxType}, nil
 }
 
 // testHookSpawning, when set by tests, runs while the entry is Starting, before spawn.
 var testHookSpawning func(id string)
-
-// prepareSandbox is the single place where process/start meets sandbox intent. Until
-// sandbox enforcement is wired in, any non-null sandbox fails closed (sandbox.md: never
-// run a command less confined than asked).
-func prepareSandbox(raw json.RawMessage) (sandboxType string, err error) {
-	if present(raw) {
-		return "", jsonrpc.InvalidParams("sandbox intent cannot be enforced on this executor")
-	}
-	return protocol.SandboxTypeNone, nil
-}
 
 // present reports whether an optional raw member was given with a non-null value.
 func present(raw json.RawMessage) bool {

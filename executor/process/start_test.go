@@ -22,6 +22,7 @@ func TestStart_CheckOrder(t *testing.T) {
 	mustStart(t, m, startParams("dup", good, "sleep", "5"))
 	t.Cleanup(func() { _, _ = m.Terminate(context.Background(), &protocol.ProcessTerminateParams{ProcessID: "dup"}) })
 	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
+	disabled := sandboxContext(t, `{"permissions":{"type":"disabled"},"windowsSandboxLevel":"disabled"}`)
 	tests := []struct {
 		name string
 		edit func(p *protocol.ProcessStartParams)
@@ -29,15 +30,18 @@ func TestStart_CheckOrder(t *testing.T) {
 		msg  string
 	}{
 		{"networkProxy beats all", func(p *protocol.ProcessStartParams) {
-			p.NetworkProxy, p.ShellSnapshot, p.Sandbox = raw(`{"proxy":{}}`), raw(`{}`), raw(`{}`)
+			p.NetworkProxy, p.ShellSnapshot, p.Sandbox = raw(`{"proxy":{}}`), raw(`{}`), disabled
 			p.Cwd, p.Argv = "file://server/share", nil
 		}, -32602, "network proxy launch is unsupported on this executor"},
 		{"shellSnapshot beats sandbox", func(p *protocol.ProcessStartParams) {
-			p.ShellSnapshot, p.Sandbox, p.Argv = raw(`{"scopeId":"s"}`), raw(`{}`), nil
+			p.ShellSnapshot, p.Sandbox, p.Argv = raw(`{"scopeId":"s"}`), disabled, nil
 		}, -32602, "shell snapshots are unsupported on this platform"},
-		{"sandbox fails closed", func(p *protocol.ProcessStartParams) {
-			p.Sandbox, p.Cwd, p.Argv = raw(`{"permissions":{"type":"disabled"}}`), "file://server/share", nil
-		}, -32602, "sandbox intent cannot be enforced on this executor"},
+		{"sandbox fails closed without a launcher", func(p *protocol.ProcessStartParams) {
+			p.Sandbox, p.Cwd, p.Argv = disabled, "file://server/share", nil
+		}, -32602, "sandbox intent cannot be enforced on this executor: sandbox support is not configured"},
+		{"managed network fails closed without a launcher", func(p *protocol.ProcessStartParams) {
+			p.EnforceManagedNetwork, p.Argv = true, nil
+		}, -32602, "sandbox intent cannot be enforced on this executor: sandbox support is not configured"},
 		{"bad cwd beats empty argv", func(p *protocol.ProcessStartParams) {
 			p.Cwd, p.Argv = "file://server/share/x", nil
 		}, -32602, "cwd URI `file://server/share/x` is not valid on this exec-server host: 'file://server/share/x' is invalid on 'linux'"},
@@ -46,7 +50,7 @@ func TestStart_CheckOrder(t *testing.T) {
 		}, -32602, "argv must not be empty"},
 		{"duplicate", func(p *protocol.ProcessStartParams) {}, -32600, "process dup already exists"},
 		{"null members are absent", func(p *protocol.ProcessStartParams) {
-			p.NetworkProxy, p.ShellSnapshot, p.Sandbox = raw(`null`), raw(`null`), raw(`null`)
+			p.NetworkProxy, p.ShellSnapshot, p.Sandbox = raw(`null`), raw(`null`), nil
 			p.Argv = nil
 		}, -32602, "argv must not be empty"},
 	}

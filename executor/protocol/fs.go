@@ -1,17 +1,17 @@
 package protocol
 
-import "encoding/json"
+import "github.com/execlab/executor/sandbox/policy"
 
 // Filesystem method params and results (spec/jsonrpc.md §3.6). Every path is a PathURI.
-// Sandbox is the raw FileSystemSandboxContext (§6): empty or "null" = none; the fs package
-// decides whether it needs enforcement.
+// Sandbox is the decoded FileSystemSandboxContext (§6, spec/sandbox.md §1.2): nil (absent or
+// null) = none; the fs package decides whether it needs the sandboxed helper.
 
 // FsReadFileParams are the params of fs/readFile.
 type FsReadFileParams struct {
 	Path           PathURI         `json:"path"`
 	FollowSymlinks *bool           `json:"followSymlinks"` // nil = true
 	MaxBytes       *uint64         `json:"maxBytes"`       // honoured when present (documented deviation)
-	Sandbox        json.RawMessage `json:"sandbox,omitempty"`
+	Sandbox        *policy.Context `json:"sandbox,omitempty"`
 }
 
 // FsReadFileResult is the result of fs/readFile; DataBase64 is standard padded base64.
@@ -25,7 +25,7 @@ type FsWriteFileParams struct {
 	Path           PathURI         `json:"path"`
 	DataBase64     string          `json:"dataBase64"`
 	FollowSymlinks *bool           `json:"followSymlinks"`
-	Sandbox        json.RawMessage `json:"sandbox,omitempty"`
+	Sandbox        *policy.Context `json:"sandbox,omitempty"`
 }
 
 // FsCreateDirectoryParams are the params of fs/createDirectory.
@@ -33,14 +33,14 @@ type FsCreateDirectoryParams struct {
 	Path           PathURI         `json:"path"`
 	Recursive      *bool           `json:"recursive"` // nil = true
 	FollowSymlinks *bool           `json:"followSymlinks"`
-	Sandbox        json.RawMessage `json:"sandbox,omitempty"`
+	Sandbox        *policy.Context `json:"sandbox,omitempty"`
 }
 
 // FsGetMetadataParams are the params of fs/getMetadata.
 type FsGetMetadataParams struct {
 	Path           PathURI         `json:"path"`
 	FollowSymlinks *bool           `json:"followSymlinks"`
-	Sandbox        json.RawMessage `json:"sandbox,omitempty"`
+	Sandbox        *policy.Context `json:"sandbox,omitempty"`
 }
 
 // FsGetMetadataResult is the result of fs/getMetadata. Times are ms since the epoch;
@@ -57,7 +57,7 @@ type FsGetMetadataResult struct {
 // FsCanonicalizeParams are the params of fs/canonicalize.
 type FsCanonicalizeParams struct {
 	Path    PathURI         `json:"path"`
-	Sandbox json.RawMessage `json:"sandbox,omitempty"`
+	Sandbox *policy.Context `json:"sandbox,omitempty"`
 }
 
 // FsCanonicalizeResult is the result of fs/canonicalize.
@@ -68,7 +68,7 @@ type FsCanonicalizeResult struct {
 // FsReadDirectoryParams are the params of fs/readDirectory.
 type FsReadDirectoryParams struct {
 	Path    PathURI         `json:"path"`
-	Sandbox json.RawMessage `json:"sandbox,omitempty"`
+	Sandbox *policy.Context `json:"sandbox,omitempty"`
 }
 
 // FsDirectoryEntry is one fs/readDirectory entry; FileName is lossy UTF-8.
@@ -96,7 +96,7 @@ type FsWalkOptions struct {
 type FsWalkParams struct {
 	Path    PathURI         `json:"path"`
 	Options FsWalkOptions   `json:"options"`
-	Sandbox json.RawMessage `json:"sandbox,omitempty"`
+	Sandbox *policy.Context `json:"sandbox,omitempty"`
 }
 
 // Walk entry kinds.
@@ -130,7 +130,7 @@ type FsRemoveParams struct {
 	Recursive      *bool           `json:"recursive"` // nil = true
 	Force          *bool           `json:"force"`     // nil = true
 	FollowSymlinks *bool           `json:"followSymlinks"`
-	Sandbox        json.RawMessage `json:"sandbox,omitempty"`
+	Sandbox        *policy.Context `json:"sandbox,omitempty"`
 }
 
 // FsCopyParams are the params of fs/copy.
@@ -138,14 +138,14 @@ type FsCopyParams struct {
 	SourcePath      PathURI         `json:"sourcePath"`
 	DestinationPath PathURI         `json:"destinationPath"`
 	Recursive       bool            `json:"recursive"`
-	Sandbox         json.RawMessage `json:"sandbox,omitempty"`
+	Sandbox         *policy.Context `json:"sandbox,omitempty"`
 }
 
 // FsOpenParams are the params of fs/open.
 type FsOpenParams struct {
 	HandleID string          `json:"handleId"`
 	Path     PathURI         `json:"path"`
-	Sandbox  json.RawMessage `json:"sandbox,omitempty"`
+	Sandbox  *policy.Context `json:"sandbox,omitempty"`
 }
 
 // FsOpenResult is the result of fs/open.

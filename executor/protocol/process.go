@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/sandbox/policy"
 )
 
 // ExecOutputStream labels an output chunk: "stdout" and "stderr" with pipes, "pty" with a PTY.
@@ -62,8 +63,9 @@ type ProcessStartParams struct {
 	// Arg0 overrides argv[0] as the program sees it; nil = absent.
 	Arg0      *string        `json:"arg0"`
 	EnvPolicy *ExecEnvPolicy `json:"envPolicy"`
-	// Sandbox is the raw FileSystemSandboxContext (spec/jsonrpc.md §6); nil or "null" = none.
-	Sandbox               json.RawMessage `json:"sandbox,omitempty"`
+	// Sandbox is the decoded FileSystemSandboxContext (spec/jsonrpc.md §6); nil (absent or
+	// null) = none. Its decoder returns the reference's serde texts.
+	Sandbox               *policy.Context `json:"sandbox,omitempty"`
 	EnforceManagedNetwork bool            `json:"enforceManagedNetwork,omitempty"`
 	// ManagedNetwork, NetworkProxy, ShellSnapshot and Metadata are kept raw: the executor
 	// declines network proxies and shell snapshots (§3.9) and ignores metadata.

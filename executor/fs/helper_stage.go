@@ -1,0 +1,155 @@
+package fs
+
+// Helper side of the sandboxed filesystem helper (spec/sandbox.md §4): this binary
+// re-entered as `<exe> --codex-run-as-fs-helper` inside the sandbox. It reads one
+// request from stdin to EOF, runs it with the same in-process implementation as an
+// unsandboxed request (so defaults and error texts are identical), writes one response
+// plus "\n" to stdout and exits 0. See helper.go for the format.
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"os"
+
+	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/sandbox"
+)
+
+// MaybeRunHelper runs the filesystem helper when args[1] is sandbox.FSHelperFlag.
+// cmd/executor's main calls it right after sandbox.MaybeRunStage:
+//
+//	if handled, code := fs.MaybeRunHelper(os.Args, os.Stdin, os.Stdout); handled { os.Exit(code) }
+//
+// When handled is true the request has been answered and exitCode is the process exit
+// code (0 unless stdout could not be written or stdin not read).
+func MaybeRunHelper(args []string, stdin io.Reader, stdout io.Writer) (handled bool, exitCode int) {
+	if len(args) < 2 || args[1] != sandbox.FSHelperFlag {
+		return false, 0
+	}
+	return true, runHelperStage(stdin, stdout)
+}
+
+func runHelperStage(stdin io.Reader, stdout io.Writer) int {
+	in, err := io.ReadAll(io.LimitReader(stdin, maxHelperRequest+1))
+	if err != nil || len(in) > maxHelperRequest {
+		os.Stderr.WriteString("reading fs sandbox helper request failed\n")
+		return 1
+	}
+	var req struct {
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	var resp helperResponse
+	if err := json.Unmarshal(in, &req); err != nil {
+		resp.Error = jsonrpc.InvalidRequest("failed to encode or decode fs sandbox helper message: %s", err.Error())
+	} else if result, err := helperDispatch(context.Background(), req.Method, req.Params); err != nil {
+		resp.Error = asRPCError(err)
+	} else if resp.OK, err = json.Marshal(result); err != nil {
+		resp.Error = jsonrpc.Internal("failed to encode or decode fs sandbox helper message: %s", err.Error())
+	}
+	out, err := json.Marshal(&resp)
+	if err != nil {
+		return 1
+	}
+	if _, err := stdout.Write(append(out, '\n')); err != nil {
+		return 1
+	}
+	return 0
+}
+
+func asRPCError(err error) *jsonrpc.Error {
+	if e, ok := rpcError(err).(*jsonrpc.Error); ok {
+		return e
+	}
+	return jsonrpc.Internal("%s", err.Error())
+}
+
+// helperOpenParams and helperOpenResult are the helper-only "fs/open" operation: read
+// a whole regular file into a snapshot of at most MaxBytes bytes.
+type helperOpenParams struct {
+	Path     protocol.PathURI `json:"path"`
+	MaxBytes int64            `json:"maxBytes"`
+}
+
+type helperOpenResult struct {
+	DataBase64 string `json:"dataBase64"`
+	// Size is the file size fstat reported after the read; the executor checks that
+	// the decoded data has exactly this length.
+	Size int64 `json:"size"`
+}
+
+// helperDispatch decodes params for method and runs it in-process (no sandbox: the
+// helper is already inside it).
+func helperDispatch(ctx context.Context, method string, raw json.RawMessage) (any, error) {
+	s := New(nil)
+	switch method {
+	case protocol.MethodFsReadFile:
+		return helperRun(ctx, raw, s.ReadFile)
+	case protocol.MethodFsWriteFile:
+		return helperRun(ctx, raw, s.WriteFile)
+	case protocol.MethodFsCreateDirectory:
+		return helperRun(ctx, raw, s.CreateDirectory)
+	case protocol.MethodFsGetMetadata:
+		return helperRun(ctx, raw, s.GetMetadata)
+	case protocol.MethodFsCanonicalize:
+		return helperRun(ctx, raw, s.Canonicalize)
+	case protocol.MethodFsReadDirectory:
+		return helperRun(ctx, raw, s.ReadDirectory)
+	case protocol.MethodFsWalk:
+		return helperRun(ctx, raw, s.Walk)
+	case protocol.MethodFsRemove:
+		return helperRun(ctx, raw, s.Remove)
+	case protocol.MethodFsCopy:
+		return helperRun(ctx, raw, s.Copy)
+	case protocol.MethodFsOpen:
+		return helperRun(ctx, raw, helperOpen)
+	}
+	return nil, jsonrpc.InvalidRequest("unknown fs sandbox helper method %q", method)
+}
+
+func helperRun[P, R any](ctx context.Context, raw json.RawMessage, f func(context.Context, *P) (*R, error)) (any, error) {
+	var p P
+	if err := jsonrpc.UnmarshalParams(raw, &p); err != nil {
+		return nil, err
+	}
+	return f(ctx, &p)
+}
+
+// helperOpen reads a snapshot for a sandboxed fs/open: a FIFO or other non-regular file
+// fails at once with the unsandboxed text; a file larger than MaxBytes is refused; the
+// bytes read must match the size fstat reports afterwards.
+func helperOpen(_ context.Context, p *helperOpenParams) (*helperOpenResult, error) {
+	native, err := nativePath(p.Path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := openRegular(native)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, rpcError(err)
+	}
+	if st.Size() > p.MaxBytes {
+		return nil, errSnapshotBudget
+	}
+	data, err := io.ReadAll(io.LimitReader(f, p.MaxBytes+1))
+	if err != nil {
+		return nil, rpcError(err)
+	}
+	if int64(len(data)) > p.MaxBytes {
+		return nil, errSnapshotBudget
+	}
+	if st, err = f.Stat(); err != nil {
+		return nil, rpcError(err)
+	}
+	if st.Size() != int64(len(data)) {
+		return nil, errSnapshotChanged
+	}
+	return &helperOpenResult{DataBase64: base64.StdEncoding.EncodeToString(data), Size: st.Size()}, nil
+}

@@ -1,0 +1,24 @@
+package fs_test
+
+import (
+	"os"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/execlab/executor/executor/fs"
+	"github.com/execlab/executor/sandbox"
+)
+
+// TestMain lets the test binary re-enter itself as the sandbox stages and as the
+// filesystem helper, exactly as cmd/executor does, then runs the tests under a
+// goroutine-leak gate.
+func TestMain(m *testing.M) {
+	if handled, code := sandbox.MaybeRunStage(os.Args); handled {
+		os.Exit(code)
+	}
+	if handled, code := fs.MaybeRunHelper(os.Args, os.Stdin, os.Stdout); handled {
+		os.Exit(code)
+	}
+	goleak.VerifyTestMain(m)
+}

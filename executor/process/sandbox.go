@@ -1,0 +1,127 @@
+package process
+
+// Sandbox integration of process/start (spec/sandbox.md §2.9, §5; spec/jsonrpc.md §3.1).
+//
+// Flow: prepareSandbox resolves the request's FileSystemSandboxContext into a policy
+// (decode errors were already reported by the params decoder); wrapSandbox asks the
+// Launcher for the wrapped command line (/proc/self/exe as "codex-linux-sandbox" with
+// the stage flags), which spawn then starts directly, without any PATH lookup. On exit,
+// a sandboxed process's output is classified by sandbox.Denied (the sandboxDenied
+// heuristic) after a short grace period for trailing output.
+
+import (
+	"errors"
+	"time"
+
+	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/sandbox"
+	"github.com/execlab/executor/sandbox/policy"
+)
+
+// errNoLauncher is returned for sandbox intent when the Manager was built without a
+// Launcher: never run a command less confined than asked.
+var errNoLauncher = jsonrpc.InvalidParams("sandbox intent cannot be enforced on this executor: sandbox support is not configured")
+
+// sandboxRequested reports whether params carry sandbox intent: a sandbox context, or
+// enforceManagedNetwork (which the executor treats as a disabled profile under managed
+// network, a deviation in the stricter direction, spec/sandbox.md §2.9).
+func sandboxRequested(params *protocol.ProcessStartParams) bool {
+	return params.Sandbox != nil || params.EnforceManagedNetwork
+}
+
+// prepareSandbox resolves the sandbox context of a process/start (spec/sandbox.md
+// §2.1). cwd is the native command cwd ("" when it did not convert: the cwd error is
+// reported after sandbox errors, in the reference's order). A nil policy with a nil
+// error means "no sandbox context".
+func (m *Manager) prepareSandbox(params *protocol.ProcessStartParams, cwd string) (*policy.Policy, error) {
+	if !sandboxRequested(params) {
+		return nil, nil
+	}
+	if m.opts.Sandbox == nil {
+		return nil, errNoLauncher
+	}
+	if params.Sandbox == nil {
+		return nil, nil // managed network only: the launcher builds the disabled profile
+	}
+	p, err := policy.Resolve(params.Sandbox, &policy.ResolveOptions{
+		Purpose:           policy.ForProcess,
+		CommandCwd:        cwd,
+		Home:              m.opts.Home,
+		TmpDir:            params.Env["TMPDIR"], // the launcher environment is the request env
+		RuntimeReadGrants: []string{m.opts.Sandbox.Executable()},
+	})
+	if err != nil {
+		return nil, wireError(err)
+	}
+	return p, nil
+}
+
+// wrapSandbox returns the launcher command for a sandboxed start, or nil when the
+// request carries no sandbox intent (spawn directly, sandboxType "none").
+func (m *Manager) wrapSandbox(params *protocol.ProcessStartParams, p *policy.Policy, cwd string, env map[string]string) (*sandbox.Command, error) {
+	if !sandboxRequested(params) {
+		return nil, nil
+	}
+	cmd, err := m.opts.Sandbox.Wrap(&sandbox.Request{
+		Policy:                p,
+		EnforceManagedNetwork: params.EnforceManagedNetwork,
+		Argv:                  params.Argv,
+		Arg0:                  params.Arg0,
+		Cwd:                   cwd,
+		Env:                   envList(env),
+	})
+	if err != nil {
+		return nil, wireError(err)
+	}
+	if cmd != nil && p != nil {
+		m.log.Debug("sandboxed start", "process_id", params.ProcessID, "backend", cmd.Backend,
+			"requires_platform_sandbox", p.RequiresPlatformSandbox(params.EnforceManagedNetwork))
+	}
+	return cmd, nil
+}
+
+// wireError turns a *policy.Error into the JSON-RPC error with the same code and text.
+func wireError(err error) error {
+	var pe *policy.Error
+	if errors.As(err, &pe) {
+		return &jsonrpc.Error{Code: pe.Code, Message: pe.Message}
+	}
+	return jsonrpc.Internal("%s", err.Error())
+}
+
+// classifyExit decides sandboxDenied for a sandboxed process that exited with code
+// (spec/sandbox.md §5): it waits up to deniedGrace for the output streams to reach
+// EOF, so trailing output counts, then runs the heuristic over the retained stdout
+// (pipes' stdout plus pty), stderr and aggregated output. Unsandboxed processes and
+// exit code 0 are never denied and do not wait.
+func (m *Manager) classifyExit(p *proc, code int32) bool {
+	if !p.sandboxed || code == 0 {
+		return false
+	}
+	t := time.NewTimer(deniedGrace)
+	defer t.Stop()
+wait:
+	for {
+		p.mu.Lock()
+		if p.openStreams == 0 {
+			p.mu.Unlock()
+			break
+		}
+		wake := p.waitChanLocked()
+		p.mu.Unlock()
+		select {
+		case <-wake:
+		case <-t.C:
+			break wait
+		}
+	}
+	p.mu.Lock()
+	stdout, stderr, all := p.out.texts()
+	p.mu.Unlock()
+	denied, reason := sandbox.Denied(true, int(code), stdout, stderr, all)
+	if denied {
+		m.log.Debug("sandbox denial suspected", "process_id", p.id, "exit_code", code, "reason", reason)
+	}
+	return denied
+}

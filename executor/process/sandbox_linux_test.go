@@ -1,0 +1,254 @@
+package process_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/executor/process"
+	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/sandbox"
+	"github.com/execlab/executor/sandbox/policy"
+)
+
+var (
+	probeMu sync.Mutex
+	probes  = map[string]sandbox.Report{}
+)
+
+// hostReport probes the host once per forced backend ("" = auto).
+func hostReport(backend string) sandbox.Report {
+	probeMu.Lock()
+	defer probeMu.Unlock()
+	r, ok := probes[backend]
+	if !ok {
+		r = sandbox.Probe(context.Background(), &sandbox.ProbeOptions{Backend: backend})
+		probes[backend] = r
+	}
+	return r
+}
+
+// requireBackend returns a Launcher for the wanted backend; it skips locally and fails
+// under CI=true when the host cannot provide it (spec/sandbox.md §7.3).
+func requireBackend(t *testing.T, want string) *sandbox.Launcher {
+	t.Helper()
+	forced := want
+	if want == sandbox.BackendBubblewrap {
+		forced = ""
+	}
+	r := hostReport(forced)
+	if r.Backend != want {
+		msg := want + " backend unavailable: " + r.LogLine()
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return sandbox.NewLauncher(r, nil)
+}
+
+func sandboxContext(t *testing.T, js string) *policy.Context {
+	t.Helper()
+	var c policy.Context
+	if err := json.Unmarshal([]byte(js), &c); err != nil {
+		t.Fatalf("decoding sandbox context %s: %v", js, err)
+	}
+	return &c
+}
+
+// workspaceWrite is the workspace-write profile: root readable, the workspace writable.
+func workspaceWrite(t *testing.T, root string) *policy.Context {
+	u := protocol.FromNative(root)
+	return sandboxContext(t, `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[
+		{"path":{"type":"special","value":{"kind":"root"}},"access":"read"},
+		{"path":{"type":"special","value":{"kind":"project_roots"}},"access":"write"}]}},
+		"cwd":"`+string(u)+`","workspaceRoots":["`+string(u)+`"],"windowsSandboxLevel":"disabled"}`)
+}
+
+func readOnly(t *testing.T) *policy.Context {
+	return sandboxContext(t, `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[
+		{"path":{"type":"special","value":{"kind":"root"}},"access":"read"}]}},"windowsSandboxLevel":"disabled"}`)
+}
+
+func sandboxedManager(t *testing.T, l *sandbox.Launcher) (*process.Manager, *chanNotifier) {
+	t.Helper()
+	m := newManager(t, &process.Options{Sandbox: l})
+	n := newNotifier(256)
+	m.Attach(n)
+	return m, n
+}
+
+// runToExit starts p and returns the start result, the output and the exited event
+// plus the final process/read result.
+func runToExit(t *testing.T, m *process.Manager, n *chanNotifier, p *protocol.ProcessStartParams) (*protocol.ProcessStartResult, string, event, *protocol.ProcessReadResult) {
+	t.Helper()
+	res, err := m.Start(context.Background(), p)
+	if err != nil {
+		t.Fatalf("Start(%q): %v", p.Argv, err)
+	}
+	var out strings.Builder
+	var exited event
+	for _, ev := range n.untilClosed(t, p.ProcessID) {
+		switch ev.method {
+		case protocol.MethodProcessOutput:
+			out.Write(ev.chunk)
+		case protocol.MethodProcessExited:
+			exited = ev
+		}
+	}
+	rd, err := m.Read(context.Background(), &protocol.ProcessReadParams{ProcessID: p.ProcessID})
+	if err != nil {
+		t.Fatalf("Read: %v", err)
+	}
+	return res, out.String(), exited, rd
+}
+
+func TestStart_Sandboxed_Bubblewrap(t *testing.T) {
+	l := requireBackend(t, sandbox.BackendBubblewrap)
+	ws := t.TempDir()
+	tests := []struct {
+		name       string
+		ctx        *policy.Context
+		argv       []string
+		arg0       *string
+		tty        bool
+		wantCode   int32
+		wantDenied bool
+		wantOut    string // substring
+	}{
+		{"true", workspaceWrite(t, ws), []string{"/bin/true"}, nil, false, 0, false, ""},
+		{"write inside workspace", workspaceWrite(t, ws), []string{"sh", "-c", "echo hi > f && cat f"}, nil, false, 0, false, "hi"},
+		{"write outside workspace is denied", workspaceWrite(t, ws), []string{"sh", "-c", "echo x > /etc/executor-sandbox-test"}, nil, false, 2, true, "Read-only file system"},
+		{"silent failure is not a denial", workspaceWrite(t, ws), []string{"sh", "-c", "exit 1"}, nil, false, 1, false, ""},
+		{"keyword with exit 0 is not a denial", workspaceWrite(t, ws), []string{"sh", "-c", "echo Permission denied"}, nil, false, 0, false, "Permission denied"},
+		{"exit 127 not found", workspaceWrite(t, ws), []string{"sh", "-c", "no-such-command-xyz"}, nil, false, 127, false, "not found"},
+		{"SIGSYS is a denial", workspaceWrite(t, ws), []string{"sh", "-c", "kill -SYS $$"}, nil, false, 159, true, ""},
+		{"SIGKILL is not", workspaceWrite(t, ws), []string{"sh", "-c", "kill -9 $$"}, nil, false, 137, false, ""},
+		{"network is restricted", readOnly(t), []string{"sh", "-c", "echo > /dev/tcp/127.0.0.1/9"}, nil, false, 1, true, ""},
+		{"arg0 preserved", workspaceWrite(t, ws), []string{"sh", "-c", "echo $0"}, str("custom-arg0"), false, 0, false, "custom-arg0"},
+		{"pty", workspaceWrite(t, ws), []string{"sh", "-c", "test -t 0 && echo tty"}, nil, true, 0, false, "tty"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, n := sandboxedManager(t, l)
+			p := startParams("p", protocol.FromNative(ws), tt.argv...)
+			p.ProcessID = "p" + string(rune('a'+i))
+			p.Env["HOME"] = ws
+			p.Arg0, p.Tty, p.Sandbox = tt.arg0, tt.tty, tt.ctx
+			if tt.name == "network is restricted" {
+				p.Argv = []string{"bash", "-c", "echo > /dev/tcp/127.0.0.1/9"}
+			}
+			res, out, exited, rd := runToExit(t, m, n, p)
+			if res.SandboxType != protocol.SandboxTypeLinuxSeccomp {
+				t.Errorf("got sandboxType %q, want linuxSeccomp", res.SandboxType)
+			}
+			if exited.code != tt.wantCode || exited.denied != tt.wantDenied {
+				t.Errorf("got exit %d sandboxDenied %v (output %q), want %d %v", exited.code, exited.denied, out, tt.wantCode, tt.wantDenied)
+			}
+			if rd.SandboxDenied != tt.wantDenied {
+				t.Errorf("got process/read sandboxDenied %v, want %v", rd.SandboxDenied, tt.wantDenied)
+			}
+			if !strings.Contains(out, tt.wantOut) {
+				t.Errorf("got output %q, want it to contain %q", out, tt.wantOut)
+			}
+		})
+	}
+	if _, err := os.Stat("/etc/executor-sandbox-test"); err == nil {
+		t.Fatal("a sandboxed command wrote /etc/executor-sandbox-test")
+	}
+}
+
+// An unsandboxed failure with a keyword is never a denial, and sandboxType is none.
+func TestStart_Unsandboxed_NeverDenied(t *testing.T) {
+	m, n := sandboxedManager(t, requireBackend(t, sandbox.BackendBubblewrap))
+	p := startParams("u", tmpURI(t), "sh", "-c", "echo 'Permission denied' >&2; exit 1")
+	res, _, exited, rd := runToExit(t, m, n, p)
+	if res.SandboxType != protocol.SandboxTypeNone || exited.code != 1 || exited.denied || rd.SandboxDenied {
+		t.Fatalf("got sandboxType %q exit %d denied %v/%v, want none 1 false/false", res.SandboxType, exited.code, exited.denied, rd.SandboxDenied)
+	}
+}
+
+// A disabled profile is still wrapped (sandboxType linuxSeccomp, spec/sandbox.md §2.9)
+// and runs with full access.
+func TestStart_Sandboxed_DisabledProfileIsWrapped(t *testing.T) {
+	m, n := sandboxedManager(t, requireBackend(t, sandbox.BackendBubblewrap))
+	ws := t.TempDir()
+	p := startParams("d", protocol.FromNative(ws), "sh", "-c", "echo ok > f && cat f")
+	p.Sandbox = sandboxContext(t, `{"permissions":{"type":"disabled"},"windowsSandboxLevel":"disabled"}`)
+	res, out, exited, _ := runToExit(t, m, n, p)
+	if res.SandboxType != protocol.SandboxTypeLinuxSeccomp || exited.code != 0 || out != "ok\n" {
+		t.Fatalf("got sandboxType %q exit %d output %q, want linuxSeccomp 0 \"ok\\n\"", res.SandboxType, exited.code, out)
+	}
+}
+
+func TestStart_Sandboxed_PreparationErrors(t *testing.T) {
+	m, _ := sandboxedManager(t, requireBackend(t, sandbox.BackendBubblewrap))
+	ws := tmpURI(t)
+	tests := []struct {
+		name string
+		edit func(p *protocol.ProcessStartParams)
+		code int
+		msg  string
+	}{
+		{"managed network is refused", func(p *protocol.ProcessStartParams) {
+			p.EnforceManagedNetwork = true
+		}, -32602, "sandbox intent cannot be enforced on this executor: managed network requires bubblewrap proxy routing, which this executor does not implement"},
+		{"foreign permission path", func(p *protocol.ProcessStartParams) {
+			p.Sandbox = sandboxContext(t, `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[
+				{"path":{"type":"path","path":"file://server/share"},"access":"read"}]}},"windowsSandboxLevel":"disabled"}`)
+		}, -32602, "failed to prepare process sandbox: invalid sandbox permission path: 'file://server/share' is invalid on 'linux'"},
+		{"sandbox error beats bad cwd", func(p *protocol.ProcessStartParams) {
+			p.Sandbox = sandboxContext(t, `{"permissions":{"type":"disabled"},"windowsSandboxLevel":"mxc"}`)
+			p.Cwd = "file://server/share/x"
+		}, -32602, "native MXC is unavailable on this executor"},
+		{"missing cwd is a spawn failure", func(p *protocol.ProcessStartParams) {
+			p.Cwd = ws + "/missing"
+		}, -32603, "No such file or directory (os error 2)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := startParams("e", ws, "true")
+			p.Sandbox = readOnly(t)
+			tt.edit(p)
+			_, err := m.Start(context.Background(), p)
+			wantRPCError(t, err, tt.code, tt.msg)
+		})
+	}
+}
+
+// Degraded backend (spec/sandbox.md §3.11): read-only plans run, workspace-write is
+// refused before anything is spawned.
+func TestStart_Sandboxed_DegradedLandlock(t *testing.T) {
+	l := requireBackend(t, sandbox.BackendLandlock)
+	m, n := sandboxedManager(t, l)
+	ws := t.TempDir()
+	marker := filepath.Join(ws, "spawned")
+
+	p := startParams("ww", protocol.FromNative(ws), "touch", marker)
+	p.Sandbox = workspaceWrite(t, ws)
+	_, err := m.Start(context.Background(), p)
+	var re *jsonrpc.Error
+	if !errors.As(err, &re) || re.Code != -32602 ||
+		!strings.HasPrefix(re.Message, "sandbox intent cannot be enforced on this executor: degraded Landlock backend cannot express") {
+		t.Fatalf("got error %v, want -32602 with the degraded-backend refusal", err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("refused command was spawned")
+	}
+
+	p = startParams("ro", protocol.FromNative(ws), "sh", "-c", "cat /etc/hostname >/dev/null && echo read-ok; echo x > "+marker)
+	p.Sandbox = readOnly(t)
+	res, out, exited, _ := runToExit(t, m, n, p)
+	if res.SandboxType != protocol.SandboxTypeLinuxSeccomp || !strings.Contains(out, "read-ok") || exited.code == 0 || !exited.denied {
+		t.Fatalf("got sandboxType %q output %q exit %d denied %v, want linuxSeccomp, read-ok, a failed write flagged as denied", res.SandboxType, out, exited.code, exited.denied)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("read-only sandbox wrote a file")
+	}
+}
