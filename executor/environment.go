@@ -3,6 +3,7 @@ package executor
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/sandbox"
 )
 
 // ExecutorVersion is the executorVersion reported in environment/info: the release of
@@ -23,14 +25,21 @@ func handleEnvironmentStatus(context.Context, *conn) (any, error) {
 	return &protocol.EnvironmentStatus{Status: "ready"}, nil
 }
 
-// detectEnvironment inspects the host once (spec/jsonrpc.md §3.8).
-func detectEnvironment() *protocol.EnvironmentInfo {
+// detectEnvironment inspects the host once (spec/jsonrpc.md §3.8). l, if non-nil,
+// supplies sandboxSupport (spec/sandbox.md §3.3) and the sandbox-dependent capabilities.
+func detectEnvironment(l *sandbox.Launcher) *protocol.EnvironmentInfo {
 	info := &protocol.EnvironmentInfo{
 		Shell:                detectShell(),
 		ExecutorVersion:      ExecutorVersion,
 		PlatformOS:           platformOS(),
 		TemporaryDirectories: []protocol.PathURI{},
-		Capabilities:         capabilities(),
+		Capabilities:         capabilities(l),
+	}
+	if l != nil {
+		r := l.Report()
+		if b, err := json.Marshal(&r); err == nil {
+			info.SandboxSupport = b
+		}
 	}
 	cwd, err := os.Getwd()
 	if err == nil {
@@ -118,7 +127,15 @@ func passwdEntry(uid int) (passwd, bool) {
 	return passwd{}, false
 }
 
-// capabilities advertises only what this executor implements (spec/jsonrpc.md §3.8).
-func capabilities() protocol.Capabilities {
-	return protocol.Capabilities{HTTPHeaderEnvVars: true}
+// capabilities advertises only what this executor implements (spec/jsonrpc.md §3.8):
+// sandboxedFileStreaming only when a sandbox backend can run the fs helper (a sandboxed
+// fs/open is served from a snapshot the helper reads; without a backend it fails
+// closed). networkProxyLaunch, capabilityDiscoverySandbox, environmentConfigRead and
+// shellSnapshotV2 are not implemented.
+func capabilities(l *sandbox.Launcher) protocol.Capabilities {
+	c := protocol.Capabilities{HTTPHeaderEnvVars: true}
+	if l != nil && l.Report().Backend != sandbox.BackendNone {
+		c.SandboxedFileStreaming = true
+	}
+	return c
 }

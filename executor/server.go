@@ -10,6 +10,7 @@ import (
 	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/executor/session"
+	"github.com/execlab/executor/sandbox"
 )
 
 // Options configures a Server. Nil means defaults; it is never mutated.
@@ -25,6 +26,11 @@ type Options struct {
 	MaxRetainedChunks int
 	// Logger receives structured logs; nil discards them.
 	Logger *slog.Logger
+	// Sandbox enforces sandbox intent (process/start and fs/* `sandbox`,
+	// enforceManagedNetwork; spec/sandbox.md). Its probe Report is served as
+	// environment/info's sandboxSupport. Nil: every request that needs enforcement fails
+	// closed with -32602, sandboxSupport is absent and sandboxedFileStreaming false.
+	Sandbox *sandbox.Launcher
 }
 
 func (o *Options) withDefaults() Options {
@@ -82,8 +88,8 @@ func NewServer(opts *Options) *Server {
 	return &Server{
 		opts:     o,
 		sessions: session.NewRegistry[*sessionState](o.SessionTTL),
-		info:     detectEnvironment(),
-		fs:       fs.New(nil),
+		info:     detectEnvironment(o.Sandbox),
+		fs:       fs.New(&fs.Options{Sandbox: o.Sandbox}),
 	}
 }
 

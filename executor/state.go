@@ -23,6 +23,8 @@ func newSessionState(s *Server) *sessionState {
 		MaxRetainedBytes:  s.opts.MaxRetainedBytes,
 		MaxRetainedChunks: s.opts.MaxRetainedChunks,
 		Logger:            s.opts.Logger,
+		Sandbox:           s.opts.Sandbox,
+		Home:              homeDir(),
 	})}
 }
 

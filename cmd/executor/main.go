@@ -15,6 +15,9 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/execlab/executor/executor/fs"
+	"github.com/execlab/executor/sandbox"
 )
 
 const usage = `usage: executor <command> [flags]
@@ -25,6 +28,7 @@ Commands:
   registry  run the self-hosted environment registry + rendezvous (registry serve, registry token)
   exec      run one command in an executor (through a registry, or --url ws://…) and stream it
   dev       all in one process: registry + rendezvous + remote executor; prints an exec command
+  sandbox-info  print the sandbox capability probe (backend, bwrap, seccomp, Landlock) as JSON
   help      show this help
 
 Run 'executor <command> -h' for the flags of a command.
@@ -34,6 +38,14 @@ Run 'executor <command> -h' for the flags of a command.
 var errUsage = errors.New("usage error")
 
 func main() {
+	// Hidden re-entry points first, before any other initialization: the sandbox
+	// launcher/inner stages (spec/sandbox.md §3.2) and the sandboxed fs helper (§4).
+	if handled, code := sandbox.MaybeRunStage(os.Args); handled {
+		os.Exit(code)
+	}
+	if handled, code := fs.MaybeRunHelper(os.Args, os.Stdin, os.Stdout); handled {
+		os.Exit(code)
+	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
@@ -63,6 +75,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = runExec(ctx, args[1:], stdin, stdout, stderr)
 	case "dev":
 		err = runDev(ctx, args[1:], stdin, stdout, stderr)
+	case "sandbox-info":
+		err = runSandboxInfo(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -55,6 +55,7 @@ Flags (each also settable by the environment variable named in brackets):
 	concurrent := fs.Int("concurrent-requests", 1, "requests handled at once per stream; 1 = strictly serial")
 	ttl := fs.Duration("session-ttl", 0, "how long a disconnected session keeps its processes (default 30s)")
 	logLevel := fs.String("log-level", envOr("EXECUTOR_LOG_LEVEL", "warn"), "log level on stderr: debug, info, warn, error [EXECUTOR_LOG_LEVEL]")
+	sandboxBackend := sandboxBackendFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -79,6 +80,9 @@ Flags (each also settable by the environment variable named in brackets):
 	if *concurrent < 1 || *maxStreams < 1 {
 		return fmt.Errorf("%w: --concurrent-requests and --max-streams must be at least 1", errUsage)
 	}
+	if err := checkSandboxBackend(*sandboxBackend); err != nil {
+		return err
+	}
 	log, err := newLogger(stderr, *logLevel)
 	if err != nil {
 		return err
@@ -97,9 +101,11 @@ Flags (each also settable by the environment variable named in brackets):
 	if err != nil {
 		return err
 	}
+	srv := executor.NewServer(&executor.Options{ConcurrentRequests: *concurrent, SessionTTL: *ttl, Logger: log,
+		Sandbox: startSandbox(ctx, *sandboxBackend, log)})
 	return remote.Run(ctx, remote.Config{
 		Registry:    remote.ClientRegistry(c),
-		Server:      executor.NewServer(&executor.Options{ConcurrentRequests: *concurrent, SessionTTL: *ttl, Logger: log}),
+		Server:      srv,
 		Mux:         &mux.Options{MaxStreams: *maxStreams},
 		Traceparent: tp,
 		Logger:      log,

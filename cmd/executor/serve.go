@@ -21,6 +21,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	maxBytes := fs.Int("max-retained-bytes", 0, "output bytes kept per process for process/read (default 1 MiB)")
 	maxChunks := fs.Int("max-retained-chunks", 0, "output chunks kept per process for process/read (default 50000)")
 	logLevel := fs.String("log-level", envOr("EXECUTOR_LOG_LEVEL", "warn"), "log level on stderr: debug, info, warn, error (env EXECUTOR_LOG_LEVEL)")
+	sandboxBackend := sandboxBackendFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -34,6 +35,9 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if *concurrent < 1 {
 		return fmt.Errorf("%w: --concurrent-requests must be at least 1", errUsage)
 	}
+	if err := checkSandboxBackend(*sandboxBackend); err != nil {
+		return err
+	}
 	log, err := newLogger(stderr, *logLevel)
 	if err != nil {
 		return err
@@ -45,6 +49,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			SessionTTL:         *ttl,
 			MaxRetainedBytes:   *maxBytes,
 			MaxRetainedChunks:  *maxChunks,
+			Sandbox:            startSandbox(ctx, *sandboxBackend, log),
 		},
 		Stdin:  stdin,
 		Stdout: stdout,

@@ -1,5 +1,7 @@
 package protocol
 
+import "encoding/json"
+
 // Shell describes the executor's default shell; Path is a native path, not a URI.
 type Shell struct {
 	Name string `json:"name"`
@@ -27,6 +29,12 @@ type EnvironmentInfo struct {
 	TemporaryDirectories []PathURI    `json:"temporaryDirectories"`
 	TempDir              PathURI      `json:"tempDir"`
 	Capabilities         Capabilities `json:"capabilities"`
+	// SandboxSupport is the executor's sandbox probe (spec/sandbox.md §3.3), e.g.
+	// {"backend":"bubblewrap","userNamespaces":true,"seccomp":true,"landlockAbi":7,
+	// "procMount":true,"bubblewrap":{"path":"/usr/bin/bwrap","version":"0.8.0",
+	// "features":[…]},"warnings":[]}. An extension the reference does not send (its
+	// client ignores it); absent when the executor has no sandbox support configured.
+	SandboxSupport json.RawMessage `json:"sandboxSupport,omitempty"`
 }
 
 // EnvironmentStatus is the result of environment/status; Status is always "ready".

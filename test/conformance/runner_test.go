@@ -236,7 +236,7 @@ var (
 
 // deliberate lists the environment details we intentionally do not report (README,
 // "Deliberate deviations"); they are removed before comparison.
-var deliberate = map[string]bool{"providerId": true, "prependPathDirs": true, "capabilities": true}
+var deliberate = map[string]bool{"providerId": true, "prependPathDirs": true, "capabilities": true, "sandboxSupport": true}
 
 func normalize(m map[string]any, srv *server, mask []string) string {
 	for _, path := range mask {
