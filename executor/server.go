@@ -76,6 +76,8 @@ type Server struct {
 	sessions *session.Registry[*sessionState]
 	info     *protocol.EnvironmentInfo // computed once: resume results must be identical
 	fs       *fs.Service
+	// runtimeGrants are extra files sandboxed stages need readable (sandboxRuntimeGrants).
+	runtimeGrants []string
 
 	mu     sync.Mutex // guards closed and conns; held briefly
 	closed bool
@@ -85,11 +87,16 @@ type Server struct {
 // NewServer returns a Server. It starts nothing; the environment is inspected once here.
 func NewServer(opts *Options) *Server {
 	o := opts.withDefaults()
+	var grants []string
+	if o.Sandbox != nil {
+		grants = sandboxRuntimeGrants(o.Sandbox.Executable())
+	}
 	return &Server{
-		opts:     o,
-		sessions: session.NewRegistry[*sessionState](o.SessionTTL),
-		info:     detectEnvironment(o.Sandbox),
-		fs:       fs.New(&fs.Options{Sandbox: o.Sandbox}),
+		opts:          o,
+		sessions:      session.NewRegistry[*sessionState](o.SessionTTL),
+		info:          detectEnvironment(o.Sandbox),
+		fs:            fs.New(&fs.Options{Sandbox: o.Sandbox, RuntimeReadGrants: grants}),
+		runtimeGrants: grants,
 	}
 }
 

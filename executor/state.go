@@ -24,6 +24,7 @@ func newSessionState(s *Server) *sessionState {
 		MaxRetainedChunks: s.opts.MaxRetainedChunks,
 		Logger:            s.opts.Logger,
 		Sandbox:           s.opts.Sandbox,
+		RuntimeReadGrants: s.runtimeGrants,
 		Home:              homeDir(),
 	})}
 }

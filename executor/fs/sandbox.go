@@ -28,7 +28,7 @@ func (s *Service) sandboxFor(c *policy.Context, readOnly bool) (*policy.Policy, 
 	}
 	var grants []string
 	if s.opts.Sandbox != nil {
-		grants = []string{s.opts.Sandbox.Executable()}
+		grants = append([]string{s.opts.Sandbox.Executable()}, s.opts.RuntimeReadGrants...)
 	}
 	p, err := policy.Resolve(c, &policy.ResolveOptions{
 		Purpose:           policy.ForFileSystem,

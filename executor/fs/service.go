@@ -25,6 +25,9 @@ type Options struct {
 	// TmpDir is the executor's TMPDIR: it resolves `tmpdir` entries and is passed to the
 	// helper. Default: $TMPDIR ("" = unset).
 	TmpDir string
+	// RuntimeReadGrants are files the helper's stages need readable besides the executor
+	// binary (a dynamically linked binary's loader and libraries). Default none.
+	RuntimeReadGrants []string
 	// Path is the PATH the helper gets (its whole environment is PATH plus TMPDIR).
 	// Default: $PATH.
 	Path string

@@ -29,6 +29,10 @@ type Options struct {
 	// every process/start with a sandbox or enforceManagedNetwork fails closed with
 	// -32602 and nothing is spawned.
 	Sandbox *sandbox.Launcher
+	// RuntimeReadGrants are files sandboxed commands' stages need readable besides the
+	// executor binary (a dynamically linked binary's loader and libraries); added as
+	// read entries unless already readable. Default none.
+	RuntimeReadGrants []string
 	// Home anchors "~/" deny globs when the sandbox context has no userHomeDir (the
 	// executor's HOME). Default "".
 	Home string

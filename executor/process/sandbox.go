@@ -49,7 +49,7 @@ func (m *Manager) prepareSandbox(params *protocol.ProcessStartParams, cwd string
 		CommandCwd:        cwd,
 		Home:              m.opts.Home,
 		TmpDir:            params.Env["TMPDIR"], // the launcher environment is the request env
-		RuntimeReadGrants: []string{m.opts.Sandbox.Executable()},
+		RuntimeReadGrants: append([]string{m.opts.Sandbox.Executable()}, m.opts.RuntimeReadGrants...),
 	})
 	if err != nil {
 		return nil, wireError(err)
