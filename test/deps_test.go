@@ -1,0 +1,111 @@
+// Package test holds repository-wide checks; see also its subdirectories.
+package test
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/execlab/executor/test/internal/refbin"
+)
+
+const mod = "github.com/execlab/executor/"
+
+// pkg is one package of the module: its direct and transitive non-test imports.
+type pkg struct {
+	imports, deps []string
+}
+
+// pkgDeps lists every package of the module.
+func pkgDeps(t *testing.T) map[string]pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-json=ImportPath,Imports,Deps", "./...")
+	cmd.Dir = refbin.RepoRoot()
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	pkgs := map[string]pkg{}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for dec.More() {
+		var p struct {
+			ImportPath    string
+			Imports, Deps []string
+		}
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		pkgs[strings.TrimPrefix(p.ImportPath, mod)] = pkg{imports: p.Imports, deps: p.Deps}
+	}
+	return pkgs
+}
+
+func under(pkg, prefix string) bool { return pkg == prefix || strings.HasPrefix(pkg, prefix+"/") }
+
+// TestDependencyDirection enforces the layering of STYLE.md: which packages may depend on
+// which. Module and third-party packages are checked transitively; standard-library
+// packages (no dot in the first path element) only as direct imports, since e.g. log/slog
+// itself uses encoding/json. A violation names the package and the dependency.
+func TestDependencyDirection(t *testing.T) {
+	rules := []struct {
+		from      string   // package prefix (module-relative)
+		forbidden []string // module-relative prefixes or full import paths
+		except    []string // packages under from that are exempt
+	}{
+		{from: "relay", forbidden: []string{mod + "noise", mod + "executor", mod + "registry", mod + "sandbox", "encoding/json"}},
+		{from: "relay", forbidden: []string{"github.com/coder/websocket"}, except: []string{"relay/wsconn"}},
+		{from: "noise", forbidden: []string{mod + "relay", mod + "executor", mod + "registry", "net/http", "github.com/coder/websocket", "google.golang.org/protobuf"}},
+		{from: "noise", forbidden: []string{"net"}, except: []string{"noise/channel"}},
+		{from: "executor", forbidden: []string{mod + "relay", mod + "noise", mod + "registry", "github.com/coder/websocket", "google.golang.org/protobuf"}},
+		{from: "sandbox", forbidden: []string{mod + "executor", mod + "relay", mod + "noise", mod + "registry", mod + "harness"}},
+		{from: "registry", forbidden: []string{mod + "executor", mod + "noise", mod + "sandbox"}},
+		{from: "", forbidden: []string{mod + "cmd", mod + "test"}, except: []string{"cmd", "test"}},
+		{from: "", forbidden: []string{mod + "relay/relaytest", mod + "executor/executortest"}, except: []string{"relay/relaytest", "executor/executortest"}},
+		{from: "", forbidden: []string{mod + "proto/relayv1"}, except: []string{"relay/frame", "proto/relayv1"}},
+	}
+	pkgs := pkgDeps(t)
+	if len(pkgs) < 10 {
+		t.Fatalf("go list found %d packages, want the whole module", len(pkgs))
+	}
+	// The data is real: a known edge is present (otherwise every rule passes vacuously).
+	if !contains(pkgs["executor"].deps, mod+"executor/jsonrpc") || !contains(pkgs["relay/mux"].imports, "log/slog") {
+		t.Fatalf("dependency data looks empty: %v", pkgs["executor"])
+	}
+	for pkg, p := range pkgs {
+		for _, r := range rules {
+			if r.from != "" && !under(pkg, r.from) {
+				continue
+			}
+			exempt := false
+			for _, e := range r.except {
+				if under(pkg, e) {
+					exempt = true
+				}
+			}
+			if exempt {
+				continue
+			}
+			for _, f := range r.forbidden {
+				ds := p.deps
+				if !strings.Contains(strings.SplitN(f, "/", 2)[0], ".") {
+					ds = p.imports // standard library: direct imports only
+				}
+				for _, d := range ds {
+					if d == f || strings.HasPrefix(d, f+"/") {
+						t.Errorf("%s imports %s (forbidden by the layering rules)", pkg, d)
+					}
+				}
+			}
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
