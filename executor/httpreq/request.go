@@ -115,12 +115,8 @@ func (c *Client) buildRequest(p *protocol.HTTPRequestParams) (*http.Request, err
 		return nil, jsonrpc.InvalidParams("http/request url is invalid: empty host")
 	}
 	var body io.Reader
-	if p.BodyBase64 != nil {
-		data, err := base64.StdEncoding.Strict().DecodeString(*p.BodyBase64)
-		if err != nil {
-			return nil, jsonrpc.InvalidParams("%s", base64ErrText(*p.BodyBase64))
-		}
-		body = bytes.NewReader(data)
+	if p.BodyBase64 != nil { // decoded (and validated) with the params
+		body = bytes.NewReader(*p.BodyBase64)
 	}
 	req, err := http.NewRequest(p.Method, u.String(), body)
 	if err != nil {

@@ -1,6 +1,10 @@
 package protocol
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/execlab/executor/executor/jsonrpc"
+)
 
 // http/request params, result and the bodyDelta notification (spec/jsonrpc.md §3.7).
 
@@ -49,7 +53,7 @@ type HTTPRequestParams struct {
 	Method         string             `json:"method"`
 	URL            string             `json:"url"`
 	Headers        []HTTPHeader       `json:"headers,omitempty"`
-	BodyBase64     *string            `json:"bodyBase64"`
+	BodyBase64     *jsonrpc.Bytes     `json:"bodyBase64"`
 	TimeoutMs      *uint64            `json:"timeoutMs"`
 	RedirectPolicy HTTPRedirectPolicy `json:"redirectPolicy,omitempty"`
 	RequestID      string             `json:"requestId"`
