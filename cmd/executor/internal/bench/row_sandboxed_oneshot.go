@@ -1,0 +1,96 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/sandbox/policy"
+)
+
+// sandboxed_oneshot: oneshot_local under the workspace-write profile (root readable,
+// one workspace writable, network restricted): /bin/true through the sandbox launcher
+// (bubblewrap on both sides), from process/start to process/closed. A sample is the
+// median of oneshotPerSample runs, in milliseconds. Goal (issue 6): ≤ 0.5× the reference.
+func init() {
+	register(Row{
+		Name:     "sandboxed_oneshot",
+		Unit:     "ms",
+		Goal:     Goal{Kind: RatioAtMost, Value: 0.5},
+		Describe: "p50 latency of /bin/true under a workspace-write sandbox, process/start → process/closed, local ws",
+		Measure:  measureSandboxedOneshot,
+	})
+}
+
+// benchWorkspace returns the side's workspace directory (created on first use) inside
+// the instance's home under /var/tmp, outside its TMPDIR.
+func benchWorkspace(side *Side) (string, error) {
+	ws := filepath.Join(side.inst.home, "ws")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		return "", fmt.Errorf("creating bench workspace: %w", err)
+	}
+	return ws, nil
+}
+
+// benchSandbox decodes a sandbox context written as JSON with %s standing for the
+// workspace PathUri.
+func benchSandbox(format, ws string) (*policy.Context, error) {
+	var c policy.Context
+	u := string(protocol.FromNative(ws))
+	if err := json.Unmarshal([]byte(fmt.Sprintf(format, u, u)), &c); err != nil {
+		return nil, fmt.Errorf("decoding bench sandbox: %w", err)
+	}
+	return &c, nil
+}
+
+// workspaceWriteJSON is the workspace-write profile; both %s are the workspace.
+const workspaceWriteJSON = `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[
+ {"path":{"type":"special","value":{"kind":"root"}},"access":"read"},
+ {"path":{"type":"special","value":{"kind":"project_roots"}},"access":"write"}]}},
+ "cwd":"%s","workspaceRoots":["%s"],"windowsSandboxLevel":"disabled"}`
+
+func measureSandboxedOneshot(ctx context.Context, e *Env, side *Side) (float64, error) {
+	sess, err := side.shared(ctx)
+	if err != nil {
+		return 0, err
+	}
+	ws, err := benchWorkspace(side)
+	if err != nil {
+		return 0, err
+	}
+	sb, err := benchSandbox(workspaceWriteJSON, ws)
+	if err != nil {
+		return 0, err
+	}
+	n := oneshotPerSample
+	if e.Quick {
+		n = oneshotPerSampleQuick
+	}
+	lat := make([]float64, 0, n)
+	for range n {
+		out, err := sess.runProcess(ctx, protocol.ProcessStartParams{
+			ProcessID: side.processID("sandboxed-oneshot"),
+			Argv:      []string{"/bin/true"},
+			Cwd:       protocol.FromNative(ws),
+			// PATH: the reference looks bwrap up on the request PATH.
+			Env:     map[string]string{"PATH": "/usr/bin:/bin"},
+			Sandbox: sb,
+		}, func(o protocol.ProcessOutputNotification) error {
+			return fmt.Errorf("%w: sandboxed /bin/true printed %q on %s", errDataLoss, o.Chunk, o.Stream)
+		})
+		if err != nil {
+			return 0, err
+		}
+		if out.exitCode != 0 || out.lastSeq != 2 {
+			return 0, fmt.Errorf("%w: sandboxed /bin/true exited %d with close seq %d, want 0 and 2", errDataLoss, out.exitCode, out.lastSeq)
+		}
+		lat = append(lat, float64(out.elapsed)/float64(time.Millisecond))
+	}
+	sort.Float64s(lat)
+	return median(lat), nil
+}
