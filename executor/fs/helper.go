@@ -123,14 +123,21 @@ func (s *Service) runHelper(ctx context.Context, pol *policy.Policy, method stri
 		return nil, jsonrpc.Internal("%s", err.Error())
 	}
 
+	return decodeHelperResponse(stdout.buf.Bytes())
+}
+
+// decodeHelperResponse parses the helper's stdout: the raw ok result, or the helper's
+// error (a *jsonrpc.Error), or -32603 "failed to encode or decode fs sandbox helper
+// message: …" for anything else.
+func decodeHelperResponse(out []byte) (json.RawMessage, error) {
 	var resp helperResponse
-	if err := json.Unmarshal(stdout.buf.Bytes(), &resp); err != nil {
+	if err := json.Unmarshal(out, &resp); err != nil {
 		return nil, jsonrpc.Internal("failed to encode or decode fs sandbox helper message: %s", err.Error())
 	}
 	switch {
 	case resp.Error != nil:
 		return nil, resp.Error
-	case resp.OK == nil:
+	case resp.OK == nil || string(resp.OK) == "null":
 		return nil, jsonrpc.Internal("failed to encode or decode fs sandbox helper message: response has neither ok nor error")
 	}
 	return resp.OK, nil
