@@ -165,7 +165,7 @@ func run(t *testing.T, sc *Scenario, srv *server) []string {
 				if err != nil {
 					t.Fatalf("%s: step %d (%s): message %d of %d: %v\ntranscript so far:\n%s", srv.name, i, st, j+1, n, err, strings.Join(transcript, "\n"))
 				}
-				got = append(got, normalize(m, srv, sc.Mask))
+				got = append(got, normalizeFor(sc, m, srv))
 			}
 			if st.RecvSet > 0 {
 				sort.Strings(got)
@@ -175,24 +175,31 @@ func run(t *testing.T, sc *Scenario, srv *server) []string {
 			// Collected as a set: responses and process notifications race by nature
 			// (both servers); seq values inside the messages still pin event order.
 			var got []string
-			var deltas []map[string]any
+			var deltas, events []map[string]any
 			seen := map[string]bool{}
 			for {
 				m, err := recv()
 				if err != nil {
 					t.Fatalf("%s: step %d (%s): %v\ntranscript so far:\n%s", srv.name, i, st, err, strings.Join(append(transcript, got...), "\n"))
 				}
-				if m["method"] == "http/request/bodyDelta" {
+				meth, _ := m["method"].(string)
+				switch {
+				case meth == "http/request/bodyDelta":
 					deltas = append(deltas, m)
-				} else {
-					got = append(got, normalize(m, srv, sc.Mask))
+				case sc.MergeOutput && strings.HasPrefix(meth, "process/"):
+					events = append(events, m)
+				default:
+					got = append(got, normalizeFor(sc, m, srv))
 				}
 				if untilMatches(m, st.RecvUntil, seen) {
 					break
 				}
 			}
 			if len(deltas) > 0 {
-				got = append(got, normalize(mergeDeltas(t, deltas), srv, sc.Mask))
+				got = append(got, normalizeFor(sc, mergeDeltas(t, deltas), srv))
+			}
+			for _, m := range mergeProcessEvents(t, events) {
+				got = append(got, normalizeFor(sc, m, srv))
 			}
 			sort.Strings(got)
 			transcript = append(transcript, got...)
@@ -376,4 +383,69 @@ func sortResponseHeaders(v any) {
 		b, _ := hs[j].(map[string]any)["name"].(string)
 		return a < b
 	})
+}
+
+// mergeProcessEvents checks that the seqs of each process's events are distinct and
+// contiguous, then returns one merged output message per (process, stream) and the other
+// events with their seq masked.
+func mergeProcessEvents(t *testing.T, events []map[string]any) []map[string]any {
+	t.Helper()
+	type key struct{ pid, stream string }
+	data := map[key][]byte{}
+	seqs := map[string][]int{}
+	var out []map[string]any
+	sort.SliceStable(events, func(i, j int) bool {
+		a, _ := events[i]["params"].(map[string]any)["seq"].(float64)
+		b, _ := events[j]["params"].(map[string]any)["seq"].(float64)
+		return a < b
+	})
+	for _, m := range events {
+		p, _ := m["params"].(map[string]any)
+		pid, _ := p["processId"].(string)
+		seq, _ := p["seq"].(float64)
+		seqs[pid] = append(seqs[pid], int(seq))
+		if m["method"] == "process/output" {
+			b, err := base64.StdEncoding.DecodeString(p["chunk"].(string))
+			if err != nil {
+				t.Fatalf("bad chunk: %v", err)
+			}
+			k := key{pid, p["stream"].(string)}
+			data[k] = append(data[k], b...)
+			continue
+		}
+		p["seq"] = "<seq>"
+		out = append(out, m)
+	}
+	for pid, ss := range seqs {
+		for i := 1; i < len(ss); i++ {
+			if ss[i] != ss[i-1]+1 {
+				t.Fatalf("process %s: seqs %v are not contiguous", pid, ss)
+			}
+		}
+	}
+	for k, b := range data {
+		out = append(out, map[string]any{"method": "process/output(merged)", "params": map[string]any{
+			"processId": k.pid, "stream": k.stream, "data": string(b)}})
+	}
+	return out
+}
+
+// normalizeFor normalizes m for scenario sc; with MergeOutput, process/read results have
+// their chunks folded per stream and nextSeq masked, like merged notifications.
+func normalizeFor(sc *Scenario, m map[string]any, srv *server) string {
+	if sc.MergeOutput {
+		if r, ok := m["result"].(map[string]any); ok {
+			if chunks, ok := r["chunks"].([]any); ok {
+				data := map[string]string{}
+				for _, c := range chunks {
+					cm, _ := c.(map[string]any)
+					b, _ := base64.StdEncoding.DecodeString(cm["chunk"].(string))
+					data[cm["stream"].(string)] += string(b)
+				}
+				r["chunks"] = data
+				r["nextSeq"] = "<seq>"
+			}
+		}
+	}
+	return normalize(m, srv, sc.Mask)
 }

@@ -35,6 +35,10 @@ type Scenario struct {
 	Steps       []Step            `json:"steps"`
 	Mask        []string          `json:"mask"`
 	Concurrent  int               `json:"concurrentRequests"`
+	// MergeOutput folds the process/output chunks of each stream within a recvUntil batch
+	// into one message and masks event seqs (after checking they are contiguous), for
+	// scenarios whose read boundaries depend on scheduling (PTY echo, for one).
+	MergeOutput bool `json:"mergeOutput"`
 }
 
 // Step is one action of a scenario; exactly one field is set.
