@@ -14,6 +14,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/execlab/executor/executor"
+	"github.com/execlab/executor/internal/wsmsg"
 )
 
 // serveWebSocket listens on addr, prints the bound URL on stdout and serves until ctx
@@ -95,7 +96,7 @@ func (h *wsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer wg.Done()
 		pingLoop(ctx, c, cancel)
 	}()
-	mc := &wsConn{c: c}
+	mc := wsmsg.New(c)
 	err = h.srv.ServeConn(ctx, mc, executor.ConnInfo{Transport: executor.TransportWebSocket, Peer: r.RemoteAddr})
 	cancel()
 	_ = c.CloseNow()
