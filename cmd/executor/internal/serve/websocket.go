@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -80,6 +81,11 @@ func (h *wsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	if !headerHasToken(r.Header, "Connection", "upgrade") {
+		// As the reference answers a plain GET / (the websocket library would say 426).
+		http.Error(w, "Connection header did not include 'upgrade'", http.StatusBadRequest)
+		return
+	}
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
 	if err != nil {
 		h.log.Debug("websocket upgrade failed", "err", err)
@@ -124,4 +130,16 @@ func pingLoop(ctx context.Context, c *websocket.Conn, cancel context.CancelFunc)
 			return
 		}
 	}
+}
+
+// headerHasToken reports whether a comma-separated header contains token (case-insensitive).
+func headerHasToken(h http.Header, name, token string) bool {
+	for _, v := range h.Values(name) {
+		for _, t := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), token) {
+				return true
+			}
+		}
+	}
+	return false
 }
