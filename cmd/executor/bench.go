@@ -15,6 +15,11 @@ import (
 
 // runBench is `executor bench`: the performance scoreboard against the reference.
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == bench.HelperArg {
+		// The bench's own helper process (not for users): holds the client sockets of the
+		// memory rows; driven over stdin/stdout by the bench that started it.
+		return bench.RunHelper(ctx, os.Stdin, stdout)
+	}
 	fs := flag.NewFlagSet("executor bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	reference := fs.String("reference", envOr("EXECUTOR_REFERENCE_BIN", ""),
@@ -38,27 +43,29 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		only = append(only, fs.Args()...)
 	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding this binary: %w", err)
+	}
 	oursBin := *ours
 	if oursBin == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return fmt.Errorf("finding this binary: %w", err)
-		}
 		oursBin = exe
 	}
 	cfg := bench.Config{
-		Ours:     bench.Target{Name: "ours", Argv: []string{oursBin, "serve", "--listen", "ws://127.0.0.1:0"}},
+		Ours:     bench.OursTarget(oursBin),
 		Only:     only,
 		Quick:    *quick,
 		Runs:     *runs,
 		Progress: stderr,
+		Helper:   []string{exe, "bench", bench.HelperArg},
 	}
 	refBin := *reference
 	if refBin == "" {
 		refBin = cachedReference()
 	}
 	if refBin != "" {
-		cfg.Reference = &bench.Target{Name: "reference", Argv: []string{refBin, "exec-server", "--listen", "ws://127.0.0.1:0"}}
+		ref := bench.ReferenceTarget(refBin)
+		cfg.Reference = &ref
 	} else {
 		fmt.Fprintln(stderr, "bench: no reference binary (use --reference or scripts/install-reference.sh); measuring ours only")
 	}

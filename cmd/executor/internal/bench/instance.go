@@ -22,6 +22,63 @@ type Target struct {
 	Name string
 	// Argv starts the executor listening on ws://127.0.0.1:0.
 	Argv []string
+	// RemoteArgv returns the argv that registers the executor with the registry at
+	// registryURL as environmentID, reading a registration bearer (one line) from stdin.
+	// Nil: the side has no remote mode and the relay rows fail for it.
+	RemoteArgv func(registryURL, environmentID string) []string
+}
+
+// OursTarget is our executor binary: `serve --listen ws://127.0.0.1:0` locally, `remote
+// --registry …` behind a registry.
+func OursTarget(bin string) Target {
+	return Target{
+		Name: "ours",
+		Argv: []string{bin, "serve", "--listen", "ws://127.0.0.1:0"},
+		RemoteArgv: func(registryURL, env string) []string {
+			return []string{bin, "remote", "--registry", registryURL, "--environment-id", env, "--registration-bearer-stdin"}
+		},
+	}
+}
+
+// ReferenceTarget is the reference `codex` binary: `exec-server --listen ws://127.0.0.1:0`
+// locally, `exec-server --remote …` behind a registry.
+func ReferenceTarget(bin string) Target {
+	return Target{
+		Name: "reference",
+		Argv: []string{bin, "exec-server", "--listen", "ws://127.0.0.1:0"},
+		RemoteArgv: func(registryURL, env string) []string {
+			return []string{bin, "exec-server", "--remote", registryURL, "--environment-id", env, "--registration-bearer-stdin"}
+		},
+	}
+}
+
+// childEnv is the environment of every executor the bench starts: ours, with a fresh
+// CODEX_HOME and TMPDIR, and without proxy variables (http_stream_local talks to a
+// loopback server, and the reference proxies loopback targets too, spec/jsonrpc.md §3.7).
+func childEnv(home, tmp string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasSuffix(strings.ToLower(k), "_proxy") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "CODEX_HOME="+home, "TMPDIR="+tmp)
+}
+
+// newHome creates a fresh CODEX_HOME under /var/tmp with a tmp directory inside.
+func newHome(name string) (home, tmp string, err error) {
+	home, err = os.MkdirTemp("/var/tmp", "executor-bench-"+name+"-")
+	if err != nil {
+		return "", "", err
+	}
+	tmp = filepath.Join(home, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		os.RemoveAll(home)
+		return "", "", err
+	}
+	return home, tmp, nil
 }
 
 // instance is one running executor with its own CODEX_HOME and TMPDIR under /var/tmp.
@@ -38,17 +95,12 @@ type instance struct {
 
 // startInstance starts t and waits for its URL.
 func startInstance(ctx context.Context, t Target) (*instance, error) {
-	home, err := os.MkdirTemp("/var/tmp", "executor-bench-"+t.Name+"-")
+	home, tmp, err := newHome(t.Name)
 	if err != nil {
 		return nil, fmt.Errorf("starting %s: %w", t.Name, err)
 	}
-	tmp := filepath.Join(home, "tmp")
-	if err := os.Mkdir(tmp, 0o700); err != nil {
-		os.RemoveAll(home)
-		return nil, fmt.Errorf("starting %s: %w", t.Name, err)
-	}
 	cmd := exec.Command(t.Argv[0], t.Argv[1:]...)
-	cmd.Env = append(os.Environ(), "CODEX_HOME="+home, "TMPDIR="+tmp)
+	cmd.Env = childEnv(home, tmp)
 	cmd.Dir = home
 	in := &instance{target: t, cmd: cmd, home: home, stderr: &tailBuffer{max: stderrTail}, scanDone: make(chan struct{})}
 	cmd.Stderr = in.stderr
@@ -104,20 +156,28 @@ func (in *instance) pid() int { return in.cmd.Process.Pid }
 // stop sends SIGTERM, waits up to stopTimeout, then SIGKILLs; it reaps the process, waits
 // for the scanner and removes the instance's directories.
 func (in *instance) stop() {
-	_ = in.cmd.Process.Signal(syscall.SIGTERM)
-	exited := make(chan struct{})
-	go func() { // owner: stop, which waits for it below
-		_ = in.cmd.Wait()
-		close(exited)
-	}()
-	select {
-	case <-exited:
-	case <-time.After(stopTimeout):
-		_ = in.cmd.Process.Kill()
-		<-exited
-	}
+	terminate(in.cmd)
 	<-in.scanDone
 	os.RemoveAll(in.home)
+}
+
+// terminate sends SIGTERM to a started cmd, waits up to stopTimeout, then SIGKILLs, and
+// reaps it.
+func terminate(cmd *exec.Cmd) {
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	exited := make(chan struct{})
+	go func() { // owner: terminate, which waits for it below
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	t := time.NewTimer(stopTimeout)
+	defer t.Stop()
+	select {
+	case <-exited:
+	case <-t.C:
+		_ = cmd.Process.Kill()
+		<-exited
+	}
 }
 
 // tailBuffer keeps the last max bytes written to it. Safe for concurrent use: exec

@@ -25,6 +25,80 @@ const (
 	rssSettle      = time.Second
 	rssSettleQuick = 300 * time.Millisecond
 
+	// readBlockFileBytes is the size of the file readblock_local reads, in bytes (issue 7:
+	// 1 GiB; --quick: 32 MiB), and readBlockLen the len of each fs/readBlock, in bytes: the
+	// wire maximum (spec/jsonrpc.md §3.6: 1 … 1,048,576).
+	readBlockFileBytes      = 1 << 30
+	readBlockFileBytesQuick = 32 << 20
+	readBlockLen            = 1 << 20
+
+	// walkEntries is the size of the tree walk_local walks, in entries (issue 7: 50,000;
+	// --quick: 2,000), built as directories of walkFilesPerDir files each: one directory
+	// entry plus its files make walkFilesPerDir+1 entries.
+	walkEntries      = 50_000
+	walkEntriesQuick = 2_000
+	walkFilesPerDir  = 99
+	// walkEntriesPerCall is the most entries one fs/walk of the tree returns. The
+	// executor's estimated response budget is 4 MiB at (URI length + 64) bytes per entry
+	// (spec/jsonrpc.md §3.6), which 50,000 entries under a /var/tmp path exceed, so the tree
+	// is split into parts of at most this many entries, walked one call each.
+	walkEntriesPerCall = 12_500
+	// walkMaxDepth, walkMaxDirectories and walkMaxEntries are the fs/walk options: the wire
+	// maxima (spec/jsonrpc.md §3.6), so only the tree bounds a walk.
+	walkMaxDepth       = 64
+	walkMaxDirectories = 10_000
+	walkMaxEntries     = 50_000
+
+	// httpBodyBytes is the size of the body http_stream_local streams, in bytes (issue 7:
+	// 256 MiB; --quick: 16 MiB); httpPatternBytes the length of the random pattern the body
+	// repeats, and httpWriteChunk the server's write size.
+	httpBodyBytes      = 256 << 20
+	httpBodyBytesQuick = 16 << 20
+	httpPatternBytes   = 1 << 20
+	httpWriteChunk     = 256 << 10
+
+	// handshakesPerSample is how many complete handshakes (both roles) one handshakes
+	// sample runs, spread over one goroutine per CPU.
+	handshakesPerSample      = 400
+	handshakesPerSampleQuick = 100
+
+	// relayStreamBytes is how much `head -c` writes in one relay_stream sample, in bytes
+	// (256 MiB as stdout_local; --quick: 16 MiB, issue 7).
+	relayStreamBytes      = 256 << 20
+	relayStreamBytesQuick = 16 << 20
+
+	// oneshotRemotePerSample is how many fresh connections one oneshot_remote sample makes
+	// (each: connect, websocket, handshake, initialize, /bin/true); the sample is their
+	// median.
+	oneshotRemotePerSample      = 20
+	oneshotRemotePerSampleQuick = 3
+
+	// idleStreams is how many idle authenticated streams idle_stream_memory holds (issue 7:
+	// 1,000; --quick: 100), and idleDialers how many the helper opens at once: well under
+	// the mux's 32 handshakes pending validation (relay/mux.MaxPending).
+	idleStreams      = 1_000
+	idleStreamsQuick = 100
+	idleDialers      = 8
+
+	// rendezvousSockets is how many idle websockets rendezvous_idle_memory holds, half
+	// executor sockets and half harness sockets with a claimed stream (issue 7: 10,000;
+	// --quick: 500).
+	rendezvousSockets      = 10_000
+	rendezvousSocketsQuick = 500
+	// fdHeadroom is how many file descriptors beyond the sockets the bench process keeps
+	// for itself when it raises RLIMIT_NOFILE.
+	fdHeadroom = 512
+
+	// memorySettle is how long the memory rows wait after the last socket or stream is up
+	// before reading the heap, so that in-flight frames (harness claims, acks) have landed.
+	memorySettle = 500 * time.Millisecond
+	// helperTimeout bounds each phase of a helper process (start-up, dialling, ready).
+	helperTimeout = 3 * time.Minute
+
+	// onlinePoll is how often the bench checks whether a remote executor's socket is open
+	// on the rendezvous.
+	onlinePoll = 20 * time.Millisecond
+
 	// startTimeout bounds an executor's start-up until it prints its ws:// URL.
 	startTimeout = 20 * time.Second
 	// stopTimeout is how long an executor gets to exit after SIGTERM before SIGKILL.
@@ -37,6 +111,8 @@ const (
 	// stderrTail is how much of an executor's stderr is kept for error messages, in bytes.
 	stderrTail = 4 << 10
 
-	// mebibyte converts bytes to MiB.
+	// mebibyte converts bytes to MiB, kibibyte to KiB, kilobyte to KB.
 	mebibyte = 1 << 20
+	kibibyte = 1 << 10
+	kilobyte = 1000
 )

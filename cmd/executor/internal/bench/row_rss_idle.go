@@ -53,26 +53,38 @@ func measureRSSIdle(ctx context.Context, e *Env, side *Side) (float64, error) {
 }
 
 // vmRSS reads VmRSS (KiB) from /proc/PID/status.
-func vmRSS(pid int) (int64, error) {
+func vmRSS(pid int) (int64, error) { return procStatusKiB(pid, "VmRSS") }
+
+// procStatusKiB reads a "Key: N kB" line (VmRSS, VmHWM) from /proc/PID/status, in KiB.
+func procStatusKiB(pid int, key string) (int64, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, fmt.Errorf("reading VmRSS: %w", err)
+		return 0, fmt.Errorf("reading %s: %w", key, err)
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:")
+		rest, ok := strings.CutPrefix(sc.Text(), key+":")
 		if !ok {
 			continue
 		}
 		fields := strings.Fields(rest)
 		if len(fields) != 2 || fields[1] != "kB" {
-			return 0, fmt.Errorf("reading VmRSS: unexpected line %q", sc.Text())
+			return 0, fmt.Errorf("reading %s: unexpected line %q", key, sc.Text())
 		}
 		return strconv.ParseInt(fields[0], 10, 64)
 	}
 	if err := sc.Err(); err != nil {
-		return 0, fmt.Errorf("reading VmRSS: %w", err)
+		return 0, fmt.Errorf("reading %s: %w", key, err)
 	}
-	return 0, fmt.Errorf("reading VmRSS: no VmRSS line for pid %d", pid)
+	return 0, fmt.Errorf("reading %s: no %s line for pid %d", key, key, pid)
+}
+
+// resetPeakRSS resets the VmHWM of pid to its current RSS (proc(5), clear_refs value 5;
+// needs the same user or root).
+func resetPeakRSS(pid int) error {
+	if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0); err != nil {
+		return fmt.Errorf("resetting peak RSS: %w", err)
+	}
+	return nil
 }

@@ -27,9 +27,6 @@ func init() {
 var zeros = make([]byte, 64<<10)
 
 func measureStdoutLocal(ctx context.Context, e *Env, side *Side) (float64, error) {
-	if e.headPath == "" {
-		return 0, errors.New("head(1) not found on PATH")
-	}
 	sess, err := side.shared(ctx)
 	if err != nil {
 		return 0, err
@@ -38,11 +35,21 @@ func measureStdoutLocal(ctx context.Context, e *Env, side *Side) (float64, error
 	if e.Quick {
 		size = stdoutBytesQuick
 	}
+	return streamZeros(ctx, e, sess, side.processID("stdout"), size)
+}
+
+// streamZeros runs `head -c size /dev/zero` with pipes on sess, checks that exactly size
+// zero bytes arrive on stdout, and returns the rate in MiB/s from process/start to the
+// last event.
+func streamZeros(ctx context.Context, e *Env, sess *session, processID string, size int64) (float64, error) {
+	if e.headPath == "" {
+		return 0, errors.New("head(1) not found on PATH")
+	}
 	ctx, cancel := context.WithTimeout(ctx, streamTimeout)
 	defer cancel()
 	var got int64
 	out, err := sess.runProcess(ctx, protocol.ProcessStartParams{
-		ProcessID: side.processID("stdout"),
+		ProcessID: processID,
 		Argv:      []string{e.headPath, "-c", strconv.FormatInt(size, 10), "/dev/zero"},
 		Cwd:       "file:///",
 		Env:       map[string]string{},

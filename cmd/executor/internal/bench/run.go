@@ -25,14 +25,40 @@ type Config struct {
 	Runs int
 	// Progress receives one line per sample; nil discards.
 	Progress io.Writer
+	// Helper is the argv prefix that runs this package's helper process (RunHelper), e.g.
+	// {"/path/to/executor", "bench", HelperArg}: the memory rows hold their client sockets
+	// in it so that they are not counted with what is measured. Empty fails those rows.
+	Helper []string
 }
 
-// Env is what rows may read about the run.
+// Env is what rows may read about the run, and the fixtures rows share during it (a large
+// file, a directory tree, a loopback HTTP server, a registry), created on first use and
+// released when Run returns.
 type Env struct {
 	// Quick is Config.Quick: rows pick their small sizes.
 	Quick bool
-	// headPath is the absolute path of head(1), for stdout_local.
+	// headPath is the absolute path of head(1), for stdout_local and relay_stream.
 	headPath string
+	// helper is Config.Helper.
+	helper []string
+
+	// Shared fixtures, each nil until first use; only the measuring goroutine touches them.
+	blockFile *blockFile     // readblock_local
+	walkTree  *walkTree      // walk_local
+	httpSrv   *httpServer    // http_stream_local, http_stream_rss
+	registry  *benchRegistry // relay_stream, oneshot_remote
+	// closers release the fixtures, in reverse order of creation.
+	closers []func()
+}
+
+// onClose registers f to run when Run returns (after every side has been closed).
+func (e *Env) onClose(f func()) { e.closers = append(e.closers, f) }
+
+func (e *Env) close() {
+	for i := len(e.closers) - 1; i >= 0; i-- {
+		e.closers[i]()
+	}
+	e.closers = nil
 }
 
 // Side is one executor under measurement during Run. Rows use Shared for a long-lived
@@ -42,6 +68,10 @@ type Side struct {
 	inst   *instance
 	sess   *session
 	ids    int
+	// remote is the side's executor registered with Env.registry (relay rows), and
+	// remoteSess a harness connection to it through the rendezvous; nil until first use.
+	remote     *remoteInstance
+	remoteSess *session
 }
 
 // shared returns the side's long-lived session, (re)starting its executor when needed.
@@ -74,6 +104,7 @@ func (s *Side) processID(row string) string {
 }
 
 func (s *Side) close() {
+	s.closeRemote()
 	if s.sess != nil {
 		s.sess.close()
 		s.sess = nil
@@ -147,7 +178,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if progress == nil {
 		progress = io.Discard
 	}
-	env := &Env{Quick: cfg.Quick}
+	env := &Env{Quick: cfg.Quick, helper: cfg.Helper}
 	if p, err := exec.LookPath("head"); err == nil {
 		env.headPath = p
 	}
@@ -161,6 +192,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		for _, s := range sides {
 			s.close()
 		}
+		env.close()
 	}()
 	for _, row := range Rows() {
 		res := RowResult{Row: row.Name, Unit: row.Unit, Goal: row.Goal.String()}
@@ -178,8 +210,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	return rep, nil
 }
 
-// measureRow runs one warm-up sample per side, then runs samples alternating sides.
+// measureRow runs one warm-up sample per side, then runs samples alternating sides. An
+// OursOnly row measures the first side (ours) only.
 func measureRow(ctx context.Context, env *Env, row Row, sides []*Side, runs int, progress io.Writer, res *RowResult) {
+	if row.OursOnly {
+		sides = sides[:1]
+	}
 	samples := make([][]float64, len(sides))
 	for i := -1; i < runs; i++ {
 		for si, side := range sides {

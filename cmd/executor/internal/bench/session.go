@@ -12,23 +12,50 @@ import (
 )
 
 // session is one initialized harness connection to an instance, with process
-// notifications routed to per-process handlers.
+// notifications routed to per-process handlers and http/request/bodyDelta notifications to
+// per-request handlers.
 type session struct {
 	client *harness.Client
 
-	// mu guards procs: handlers are registered by the measuring goroutine and looked up
-	// on the client's read loop.
-	mu    sync.Mutex
-	procs map[string]func(harness.Notification) // guarded by mu
+	// mu guards procs and bodies: handlers are registered by the measuring goroutine and
+	// looked up on the client's read loop.
+	mu     sync.Mutex
+	procs  map[string]func(harness.Notification)   // by processId; guarded by mu
+	bodies map[string]func(protocol.HTTPBodyDelta) // by requestId; guarded by mu
 }
 
-// openSession dials url and completes the handshake.
+func newSession() *session {
+	return &session{procs: map[string]func(harness.Notification){}, bodies: map[string]func(protocol.HTTPBodyDelta){}}
+}
+
+// openSession dials a local executor's ws:// url and completes the handshake.
 func openSession(ctx context.Context, url string) (*session, error) {
-	s := &session{procs: map[string]func(harness.Notification){}}
+	s := newSession()
 	c, err := harness.DialLocal(ctx, url, &harness.Options{OnNotification: s.route})
 	if err != nil {
 		return nil, err
 	}
+	return s.initialize(ctx, c)
+}
+
+// openRemoteSession connects to environment env through the registry at registryURL and
+// its rendezvous (connect, websocket, hybrid Noise handshake) and completes the handshake.
+func openRemoteSession(ctx context.Context, registryURL, env, token string) (*session, error) {
+	s := newSession()
+	dctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	c, err := harness.Dial(dctx, &harness.RemoteOptions{
+		Registry: registryURL, EnvironmentID: env, Token: token,
+		Client: &harness.Options{OnNotification: s.route},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.initialize(ctx, c)
+}
+
+// initialize sends initialize + initialized on c; on failure it closes c.
+func (s *session) initialize(ctx context.Context, c *harness.Client) (*session, error) {
 	s.client = c
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
@@ -41,9 +68,32 @@ func openSession(ctx context.Context, url string) (*session, error) {
 
 func (s *session) close() { s.client.Close() }
 
+// call makes one request bounded by callTimeout.
+func (s *session) call(ctx context.Context, method string, params, result any) error {
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	if err := s.client.Call(cctx, method, params, result); err != nil {
+		return fmt.Errorf("calling %s: %w", method, err)
+	}
+	return nil
+}
+
 // route runs on the client's read loop: it must not block. Notifications of processes
-// nobody waits for are ignored.
+// or requests nobody waits for are ignored.
 func (s *session) route(n harness.Notification) {
+	if n.Method == protocol.MethodHTTPBodyDelta {
+		var d protocol.HTTPBodyDelta
+		if err := n.Unmarshal(&d); err != nil {
+			return // no handler can be found without a requestId
+		}
+		s.mu.Lock()
+		h := s.bodies[d.RequestID]
+		s.mu.Unlock()
+		if h != nil {
+			h(d)
+		}
+		return
+	}
 	id, ok := n.ProcessID()
 	if !ok {
 		return
@@ -54,6 +104,22 @@ func (s *session) route(n harness.Notification) {
 	if h != nil {
 		h(n)
 	}
+}
+
+// onBody registers h for the bodyDelta notifications of requestID until the returned
+// function is called.
+func (s *session) onBody(requestID string, h func(protocol.HTTPBodyDelta)) (unregister func(), err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, dup := s.bodies[requestID]; dup {
+		return nil, fmt.Errorf("request id %q already in use", requestID)
+	}
+	s.bodies[requestID] = h
+	return func() {
+		s.mu.Lock()
+		delete(s.bodies, requestID)
+		s.mu.Unlock()
+	}, nil
 }
 
 // processOutcome is what one process run produced.

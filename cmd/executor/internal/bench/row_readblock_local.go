@@ -1,0 +1,136 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/execlab/executor/executor/protocol"
+)
+
+// readblock_local: fs/open, then fs/readBlock of readBlockLen (1 MiB) blocks from offset 0
+// to the end of a 1 GiB file (32 MiB with --quick), one request at a time, then fs/close,
+// over a local WebSocket. MiB/s from fs/open to the fs/close response. The received bytes
+// are hashed and compared with the file's SHA-256, and the read past the end must return
+// no bytes with eof. Goal: ≥ 2× the reference.
+func init() {
+	register(Row{
+		Name:     "readblock_local",
+		Unit:     "MiB/s",
+		Goal:     Goal{Kind: RatioAtLeast, Value: 2},
+		Describe: "fs/open + sequential 1 MiB fs/readBlock of a 1 GiB file + fs/close, bytes checked by SHA-256",
+		Measure:  measureReadBlockLocal,
+	})
+}
+
+// blockFile is the random file readblock_local reads, created once per Run under /var/tmp
+// (the page cache keeps it hot for both sides).
+type blockFile struct {
+	path string
+	size int64
+	sum  [sha256.Size]byte
+}
+
+// blockFileFor returns the run's file, creating it on first use.
+func (e *Env) blockFileFor() (*blockFile, error) {
+	if e.blockFile != nil {
+		return e.blockFile, nil
+	}
+	size := int64(readBlockFileBytes)
+	if e.Quick {
+		size = readBlockFileBytesQuick
+	}
+	dir, err := os.MkdirTemp("/var/tmp", "executor-bench-blocks-")
+	if err != nil {
+		return nil, fmt.Errorf("creating readblock file: %w", err)
+	}
+	f := &blockFile{path: filepath.Join(dir, "data"), size: size}
+	if err := f.write(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("creating readblock file: %w", err)
+	}
+	e.blockFile = f
+	e.onClose(func() { os.RemoveAll(dir) })
+	return f, nil
+}
+
+// write fills the file with seeded pseudo-random bytes and records their SHA-256.
+func (f *blockFile) write() error {
+	out, err := os.Create(f.path)
+	if err != nil {
+		return err
+	}
+	h := sha256.New()
+	w := bufio.NewWriterSize(io.MultiWriter(out, h), 1<<20)
+	if _, err := io.CopyN(w, rand.NewChaCha8([32]byte{'r', 'b'}), f.size); err != nil {
+		out.Close()
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		out.Close()
+		return err
+	}
+	h.Sum(f.sum[:0])
+	return out.Close()
+}
+
+func measureReadBlockLocal(ctx context.Context, e *Env, side *Side) (float64, error) {
+	f, err := e.blockFileFor()
+	if err != nil {
+		return 0, err
+	}
+	sess, err := side.shared(ctx)
+	if err != nil {
+		return 0, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, streamTimeout)
+	defer cancel()
+	handle := side.processID("rb") // unique per side, ≤ 32 bytes
+	h := sha256.New()
+	buf := make([]byte, readBlockLen+2) // DecodedLen rounds up to a multiple of 3
+	start := time.Now()
+	if err := sess.call(ctx, protocol.MethodFsOpen, protocol.FsOpenParams{HandleID: handle, Path: protocol.FromNative(f.path)}, &protocol.FsOpenResult{}); err != nil {
+		return 0, err
+	}
+	var got int64
+	for {
+		var res protocol.FsReadBlockResult
+		if err := sess.call(ctx, protocol.MethodFsReadBlock, protocol.FsReadBlockParams{HandleID: handle, Offset: uint64(got), Len: readBlockLen}, &res); err != nil {
+			return 0, err
+		}
+		if base64.StdEncoding.DecodedLen(len(res.Chunk)) > len(buf)+2 { // padding slack
+			return 0, fmt.Errorf("%w: block at %d is longer than %d bytes", errDataLoss, got, readBlockLen)
+		}
+		n, err := base64.StdEncoding.Decode(buf, []byte(res.Chunk))
+		if err != nil {
+			return 0, fmt.Errorf("%w: block at %d: %v", errDataLoss, got, err)
+		}
+		h.Write(buf[:n])
+		got += int64(n)
+		if wantEOF := n < readBlockLen; res.Eof != wantEOF {
+			return 0, fmt.Errorf("%w: block at %d has %d bytes and eof %v", errDataLoss, got-int64(n), n, res.Eof)
+		}
+		if res.Eof || got > f.size {
+			break
+		}
+	}
+	if err := sess.call(ctx, protocol.MethodFsClose, protocol.FsCloseParams{HandleID: handle}, &protocol.FsEmptyResult{}); err != nil {
+		return 0, err
+	}
+	elapsed := time.Since(start)
+	if got != f.size {
+		return 0, fmt.Errorf("%w: read %d of %d bytes", errDataLoss, got, f.size)
+	}
+	var sum [sha256.Size]byte
+	if h.Sum(sum[:0]); sum != f.sum {
+		return 0, fmt.Errorf("%w: SHA-256 of the %d bytes read differs from the file's", errDataLoss, got)
+	}
+	return float64(f.size) / mebibyte / elapsed.Seconds(), nil
+}
