@@ -16,21 +16,42 @@
 //
 // Each row is one file (row_*.go) that registers a Row in init: a name, a unit, a goal and
 // a Measure function returning one sample for one side. Rows whose Measure is nil are
-// listed as "not yet available" with no numbers. Row names are stable: they are the keys
-// of the JSON report.
+// listed as "not yet available" with no numbers (a measured row replaces such a
+// placeholder). OursOnly rows (handshakes, idle_stream_memory, rendezvous_idle_memory)
+// measure code inside the bench process and have no reference column. Row names are
+// stable: they are the keys of the JSON report.
+//
+// Rows reach the executors three ways: over a local WebSocket (serve / exec-server
+// --listen), through our registry + rendezvous (registrycmd, started in the bench process)
+// to the executor in remote mode (executor remote / exec-server --remote, relay_stream and
+// oneshot_remote), or in process (noise handshakes; remote.Run and rendezvous.Hub for the
+// memory rows, whose client ends live in a helper process, RunHelper, so that the bench
+// process's heap holds only what is measured).
+//
+// # Fixtures
+//
+// Env holds what rows share during one Run, created on first use and released when Run
+// returns: a random 1 GiB file (readblock_local), a 50,000-entry tree (walk_local), both
+// under /var/tmp; a loopback HTTP server (http_stream_*); the registry (relay rows).
 //
 // # Layers
 //
-// Above: cmd/executor/bench.go (flags → Config, prints the Report). Below: the harness
-// client and the two executor binaries run as child processes. The package knows the wire
-// only through harness and executor/protocol.
+// Above: cmd/executor/bench.go (flags → Config, prints the Report; `bench HelperArg` runs
+// RunHelper). Below: the harness client, the two executor binaries run as child
+// processes, and for the in-process rows noise, registry/rendezvous, registrycmd and
+// cmd/executor/internal/remote. The package knows the wire only through harness, relay
+// frames (the helper's stream claims) and executor/protocol.
 //
 // # Concurrency
 //
 // Run is sequential: one sample at a time, so samples never compete with each other for
-// the machine. Goroutines: each started executor has one stdout-scanner goroutine owned by
-// its instance and waited for by instance.stop; each harness client owns its read loop
-// (closed by session.close). Nothing outlives Run.
+// the machine. Goroutines, each with its owner: every started executor (local or remote)
+// has one goroutine reading or reaping it, waited for by its stop; each harness client
+// owns its read loop (closed by session.close); the HTTP server's Serve loop is stopped by
+// Env.close; within one sample, handshake workers, the remote.Run of idle_stream_memory,
+// the rendezvous's Serve loop and the helper's stdout scanner are started and waited for
+// by that sample's Measure. The helper process uses bounded worker pools (parallel) it
+// waits for. Nothing outlives Run.
 //
 // # Limits
 //

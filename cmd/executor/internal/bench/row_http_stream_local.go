@@ -16,10 +16,11 @@ import (
 // http/request/bodyDelta over a local WebSocket and compared with what the server sent.
 // MiB/s from the request to the terminal delta. Goal: ≥ 2× the reference.
 //
-// http_stream_rss: the same stream on the side's long-lived executor, reporting how far
-// its resident memory rose above where it stood before the request: VmHWM after the stream
-// minus VmRSS before it, with the high-water mark reset first (`5` to /proc/PID/clear_refs),
-// in MiB. Goal (issue 7): ours ≤ 32 MiB; the reference is shown for comparison.
+// http_stream_rss: the same stream on a freshly started executor with one initialized
+// connection, reporting how far its resident memory rose above where it stood before the
+// request: VmHWM after the stream minus VmRSS before it, with the high-water mark reset
+// first (`5` to /proc/PID/clear_refs), in MiB. Goal (issue 7): ours ≤ 32 MiB; the
+// reference is shown for comparison.
 func init() {
 	register(Row{
 		Name:     "http_stream_local",
@@ -50,11 +51,19 @@ func measureHTTPStreamLocal(ctx context.Context, e *Env, side *Side) (float64, e
 }
 
 func measureHTTPStreamRSS(ctx context.Context, e *Env, side *Side) (float64, error) {
-	sess, err := side.shared(ctx)
+	// A fresh executor per sample: a long-lived one may already hold memory freed by
+	// earlier rows, which would hide the stream's growth.
+	inst, err := startInstance(ctx, side.Target)
 	if err != nil {
 		return 0, err
 	}
-	pid := side.inst.pid()
+	defer inst.stop()
+	sess, err := openSession(ctx, inst.url)
+	if err != nil {
+		return 0, fmt.Errorf("connecting: %w%s", err, inst.stderr.suffix())
+	}
+	defer sess.close()
+	pid := inst.pid()
 	if err := resetPeakRSS(pid); err != nil {
 		return 0, err
 	}

@@ -223,7 +223,11 @@ func measureRow(ctx context.Context, env *Env, row Row, sides []*Side, runs int,
 			if i < 0 {
 				label = "warm-up"
 			}
-			v, err := row.Measure(ctx, env, side)
+			var v float64
+			err := ctx.Err() // an interrupted run starts no more samples
+			if err == nil {
+				v, err = row.Measure(ctx, env, side)
+			}
 			if err != nil {
 				fmt.Fprintf(progress, "bench: %s %s %s: FAILED: %v\n", row.Name, side.Target.Name, label, err)
 				res.Status = StatusFailed
