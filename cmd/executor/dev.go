@@ -34,7 +34,11 @@ Flags:
 	listen := fs.String("listen", "127.0.0.1:0", "registry listen address, host:port")
 	envID := fs.String("environment-id", "dev", "environment id the executor registers as")
 	logLevel := fs.String("log-level", envOr("EXECUTOR_LOG_LEVEL", "warn"), "log level on stderr: debug, info, warn, error")
+	sandboxBackend := sandboxBackendFlag(fs)
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := checkSandboxBackend(*sandboxBackend); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -79,7 +83,7 @@ Flags:
 		svc.URL, *envID, tokenFile, exe, svc.URL, *envID, tokenFile)
 	err = remote.Run(ctx, remote.Config{
 		Registry: remote.ClientRegistry(c),
-		Server:   executor.NewServer(&executor.Options{Logger: log}),
+		Server:   executor.NewServer(&executor.Options{Logger: log, Sandbox: startSandbox(ctx, *sandboxBackend, log)}),
 		Logger:   log,
 	})
 	if errors.Is(err, context.Canceled) {
