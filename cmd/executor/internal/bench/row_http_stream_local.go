@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -104,11 +103,10 @@ func streamHTTP(ctx context.Context, e *Env, side *Side, sess *session) (time.Du
 		finished bool
 		done     = make(chan struct{})
 		doneAt   time.Time
-		buf      []byte
 	)
 	// The handler runs on the client's read loop, one delta at a time; its variables are
 	// read by this goroutine only after done is closed.
-	unregister, err := sess.onBody(reqID, func(d protocol.HTTPBodyDelta) {
+	unregister, err := sess.onBody(reqID, func(d *bodyDelta) {
 		if finished {
 			return
 		}
@@ -121,14 +119,8 @@ func streamHTTP(ctx context.Context, e *Env, side *Side, sess *session) (time.Du
 			fail(fmt.Errorf("%w: bodyDelta seq %d, want %d", errDataLoss, d.Seq, nextSeq))
 		}
 		nextSeq = d.Seq + 1
-		n := base64.StdEncoding.DecodedLen(len(d.DeltaBase64))
-		if cap(buf) < n {
-			buf = make([]byte, n)
-		}
-		k, err := base64.StdEncoding.Decode(buf[:n], []byte(d.DeltaBase64))
-		if err != nil {
-			fail(fmt.Errorf("%w: bodyDelta %d: %v", errDataLoss, d.Seq, err))
-		} else if err := srv.check(buf[:k], got); err != nil {
+		k := len(d.Delta.buf)
+		if err := srv.check(d.Delta.buf, got); err != nil {
 			fail(err)
 		}
 		got += int64(k)

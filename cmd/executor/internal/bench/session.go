@@ -20,12 +20,16 @@ type session struct {
 	// mu guards procs and bodies: handlers are registered by the measuring goroutine and
 	// looked up on the client's read loop.
 	mu     sync.Mutex
-	procs  map[string]func(harness.Notification)   // by processId; guarded by mu
-	bodies map[string]func(protocol.HTTPBodyDelta) // by requestId; guarded by mu
+	procs  map[string]func(harness.Notification) // by processId; guarded by mu
+	bodies map[string]func(*bodyDelta)           // by requestId; guarded by mu
+
+	// delta is the decoding scratch of route, used only on the client's read loop; a
+	// handler must not keep it.
+	delta bodyDelta
 }
 
 func newSession() *session {
-	return &session{procs: map[string]func(harness.Notification){}, bodies: map[string]func(protocol.HTTPBodyDelta){}}
+	return &session{procs: map[string]func(harness.Notification){}, bodies: map[string]func(*bodyDelta){}}
 }
 
 // openSession dials a local executor's ws:// url and completes the handshake.
@@ -82,8 +86,9 @@ func (s *session) call(ctx context.Context, method string, params, result any) e
 // or requests nobody waits for are ignored.
 func (s *session) route(n harness.Notification) {
 	if n.Method == protocol.MethodHTTPBodyDelta {
-		var d protocol.HTTPBodyDelta
-		if err := n.Unmarshal(&d); err != nil {
+		d := &s.delta
+		*d = bodyDelta{Delta: b64JSON{buf: d.Delta.buf[:0]}} // keep the buffer, not its bytes
+		if err := n.Unmarshal(d); err != nil {
 			return // no handler can be found without a requestId
 		}
 		s.mu.Lock()
@@ -107,8 +112,8 @@ func (s *session) route(n harness.Notification) {
 }
 
 // onBody registers h for the bodyDelta notifications of requestID until the returned
-// function is called.
-func (s *session) onBody(requestID string, h func(protocol.HTTPBodyDelta)) (unregister func(), err error) {
+// function is called. h runs on the client's read loop and must not keep d.
+func (s *session) onBody(requestID string, h func(d *bodyDelta)) (unregister func(), err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, dup := s.bodies[requestID]; dup {
