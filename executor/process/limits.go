@@ -34,7 +34,10 @@ const (
 	// readBufferSize is the largest single read from a child's output, in bytes; one
 	// read becomes one chunk (the reference reads ~8 KiB; larger reads keep
 	// notification overhead low at high throughput, §5.1).
-	readBufferSize = 64 << 10
+	readBufferSize = 256 << 10
+	// outputPipeBytes is the kernel buffer requested for stdout/stderr pipes (the
+	// default is 64 KiB), so that reads of up to readBufferSize can fill.
+	outputPipeBytes = 1 << 20
 	// initialReadSize is the first read size of each stream; it doubles after every
 	// read that fills the buffer, up to readBufferSize, so short-lived or quiet
 	// processes do not pay for 64 KiB buffers.

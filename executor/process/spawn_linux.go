@@ -4,6 +4,7 @@ package process
 
 import (
 	"errors"
+	"golang.org/x/sys/unix"
 	"os"
 	"path/filepath"
 	"strings"
@@ -160,6 +161,7 @@ func startPipes(program string, argv []string, dir string, env []string, pipeStd
 		}
 		parentFiles = append(parentFiles, r)
 		childFiles = append(childFiles, w)
+		growPipe(r)
 		sp.outputs = append(sp.outputs, r)
 		files = append(files, w)
 	}
@@ -327,4 +329,18 @@ func spawnWrapped(s *spawnSpec) (*spawned, error) {
 		return startPty(w.Path, w.Args, w.Dir, w.Env)
 	}
 	return startPipes(w.Path, w.Args, w.Dir, w.Env, s.pipeStdin)
+}
+
+// growPipe asks for an outputPipeBytes pipe buffer, best effort (an unprivileged process
+// may be refused above /proc/sys/fs/pipe-max-size): a fast writer then fills larger
+// reads, so fewer, bigger process/output chunks carry the same bytes. SyscallConn keeps
+// the descriptor non-blocking (File.Fd would not), which read deadlines rely on.
+func growPipe(f *os.File) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	_ = rc.Control(func(fd uintptr) {
+		_, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, outputPipeBytes)
+	})
 }
