@@ -18,6 +18,9 @@ const (
 	// InboundQueue bounds decoded messages waiting for dispatch; the read loop blocks
 	// (back-pressure on the transport) while it is full.
 	InboundQueue = 128
+	// OutboundBytes bounds the encoded bytes queued per connection (our choice, 16 MiB):
+	// producers wait beyond it; one message larger than the budget still passes alone.
+	OutboundBytes = 16 << 20
 	// linearKeys is the object size (keys) up to which the decoder's duplicate-key check
 	// compares linearly before switching to a set; a tuning knob, not a limit.
 	linearKeys = 16

@@ -77,16 +77,24 @@ type Conn struct {
 	out  chan []byte   // outbound queue; bounded by OutboundQueue, writers block when full
 	done chan struct{} // closed when Run starts shutting down
 
+	// qmu guards queued: the encoded bytes in out plus the one being written. Enqueuers
+	// wait (on space) while it is over OutboundBytes, so a fast producer of large
+	// messages (1 MiB body deltas, big reads) cannot pin 128 of them in memory.
+	qmu    sync.Mutex
+	queued int
+	space  chan struct{} // capacity 1; signalled by the writer after each message
+
 	closeOnce sync.Once
 }
 
 // NewConn returns a connection over mc. It starts nothing.
 func NewConn(mc MessageConn, opts *Options) *Conn {
 	return &Conn{
-		mc:   mc,
-		opts: opts.withDefaults(),
-		out:  make(chan []byte, OutboundQueue),
-		done: make(chan struct{}),
+		mc:    mc,
+		opts:  opts.withDefaults(),
+		out:   make(chan []byte, OutboundQueue),
+		done:  make(chan struct{}),
+		space: make(chan struct{}, 1),
 	}
 }
 
@@ -164,7 +172,9 @@ func (c *Conn) writeLoop(ctx context.Context, cancel context.CancelCauseFunc) {
 	for {
 		select {
 		case b := <-c.out:
-			if err := c.mc.WriteMessage(ctx, b); err != nil {
+			err := c.mc.WriteMessage(ctx, b)
+			c.release(len(b))
+			if err != nil {
 				cancel(errPeerGone)
 				return
 			}
@@ -272,18 +282,53 @@ func (c *Conn) handle(ctx context.Context, cancel context.CancelCauseFunc, h Han
 }
 
 func (c *Conn) enqueue(ctx context.Context, b []byte) bool {
+	return c.push(ctx, b) == nil
+}
+
+// push queues b, first waiting for byte budget (OutboundBytes; a message is always
+// admitted into an empty queue, however large) and then for a slot in out.
+func (c *Conn) push(ctx context.Context, b []byte) error {
 	select {
 	case <-c.done:
-		return false
+		return ErrConnClosed
 	default:
+	}
+	for {
+		c.qmu.Lock()
+		if c.queued == 0 || c.queued+len(b) <= OutboundBytes {
+			c.queued += len(b)
+			c.qmu.Unlock()
+			break
+		}
+		c.qmu.Unlock()
+		select {
+		case <-c.space:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-c.done:
+			return ErrConnClosed
+		}
 	}
 	select {
 	case c.out <- b:
-		return true
+		return nil
 	case <-ctx.Done():
-		return false
+		c.release(len(b))
+		return ctx.Err()
 	case <-c.done:
-		return false
+		c.release(len(b))
+		return ErrConnClosed
+	}
+}
+
+// release returns n bytes of budget and wakes one waiting enqueuer.
+func (c *Conn) release(n int) {
+	c.qmu.Lock()
+	c.queued -= n
+	c.qmu.Unlock()
+	select {
+	case c.space <- struct{}{}:
+	default:
 	}
 }
 
@@ -299,14 +344,7 @@ func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 	if err != nil {
 		return fmt.Errorf("encoding %s notification: %w", method, err)
 	}
-	select {
-	case c.out <- b:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-c.done:
-		return ErrConnClosed
-	}
+	return c.push(ctx, b)
 }
 
 // ErrConnClosed is returned by Notify after the connection has begun shutting down.
@@ -365,7 +403,11 @@ func appendValue(b []byte, v any) ([]byte, error) {
 		return nil, err
 	}
 	out := buf.Bytes()
-	return out[:len(out)-1], nil // drop Encode's trailing newline
+	out = out[:len(out)-1] // drop Encode's trailing newline
+	if cap(out) > 2*len(out)+4096 {
+		out = bytes.Clone(out) // the buffer's doubling would otherwise stay queued with it
+	}
+	return out, nil
 }
 
 func appendJSONString(b []byte, s string) []byte {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -197,5 +198,60 @@ func TestConn_NotifyFailsAfterClose(t *testing.T) {
 	<-done
 	if err := conn.Notify(context.Background(), "x", nil); !errors.Is(err, jsonrpc.ErrConnClosed) {
 		t.Fatalf("Notify after close: got %v, want ErrConnClosed", err)
+	}
+}
+
+// gatedConn is a MessageConn whose writes block until released, to fill the queue.
+type gatedConn struct {
+	*executortest.End
+	gate chan struct{}
+}
+
+func (g *gatedConn) WriteMessage(ctx context.Context, b []byte) error {
+	select {
+	case <-g.gate:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return g.End.WriteMessage(ctx, b)
+}
+
+func TestConn_NotifyWaitsForByteBudget(t *testing.T) {
+	a, b := executortest.Pipe()
+	g := &gatedConn{End: b, gate: make(chan struct{})}
+	conn := jsonrpc.NewConn(g, nil)
+	done := make(chan error, 1)
+	go func() { done <- conn.Run(context.Background(), &fakeHandler{}) }()
+	defer func() { a.Close(); <-done }()
+	big := json.RawMessage(`"` + strings.Repeat("x", jsonrpc.OutboundBytes/4) + `"`)
+	ctx := context.Background()
+	// The writer takes the first message and blocks in WriteMessage; it still counts.
+	for i := 0; i < 3; i++ {
+		if err := conn.Notify(ctx, "big", big); err != nil {
+			t.Fatal(err)
+		}
+	}
+	blocked := make(chan error, 1)
+	go func() { blocked <- conn.Notify(ctx, "big", big) }() // over budget: must wait
+	select {
+	case err := <-blocked:
+		t.Fatalf("fourth notification queued over the byte budget (err %v)", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	g.gate <- struct{}{} // one message written frees its bytes
+	select {
+	case err := <-blocked:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("notification still blocked after budget was freed")
+	}
+	close(g.gate)
+	c := executortest.NewClient(t, a)
+	for i := 0; i < 4; i++ {
+		if m := c.Recv(); m["method"] != "big" {
+			t.Fatalf("got %v", m["method"])
+		}
 	}
 }

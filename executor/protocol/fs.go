@@ -1,5 +1,7 @@
 package protocol
 
+import "strconv"
+
 import "github.com/execlab/executor/sandbox/policy"
 
 // Filesystem method params and results (spec/jsonrpc.md §3.6). Every path is a PathURI.
@@ -174,3 +176,35 @@ type FsCloseParams struct {
 
 // FsEmptyResult is the {} result of write, createDirectory, remove, copy and close.
 type FsEmptyResult struct{}
+
+// AppendJSON encodes the result without reflection (jsonrpc.AppendJSONer). Blocks are up
+// to 1 MiB.
+func (r *FsReadBlockResult) AppendJSON(b []byte) []byte {
+	b = append(b, `{"chunk":`...)
+	b = appendBase64String(b, r.Chunk)
+	b = append(b, `,"eof":`...)
+	b = strconv.AppendBool(b, r.Eof)
+	return append(b, '}')
+}
+
+// AppendJSON encodes the result without reflection.
+func (r *FsReadFileResult) AppendJSON(b []byte) []byte {
+	b = append(b, `{"dataBase64":`...)
+	b = appendBase64String(b, r.DataBase64)
+	return append(b, '}')
+}
+
+// appendBase64String appends s as a JSON string. Base64 text needs no escaping, which
+// is checked (a string from a sandboxed helper is not trusted to be base64); anything
+// else goes through the full escaper.
+func appendBase64String(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '=') {
+			return appendProcessJSONString(b, s)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"encoding/json"
+	"strconv"
 
 	"github.com/execlab/executor/executor/jsonrpc"
 )
@@ -81,4 +82,23 @@ type HTTPBodyDelta struct {
 	DeltaBase64 string  `json:"deltaBase64"`
 	Done        bool    `json:"done"`
 	Error       *string `json:"error"`
+}
+
+// AppendJSON encodes the notification without reflection (deltas are up to 1 MiB).
+func (d *HTTPBodyDelta) AppendJSON(b []byte) []byte {
+	b = append(b, `{"requestId":`...)
+	b = appendProcessJSONString(b, d.RequestID)
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendUint(b, d.Seq, 10)
+	b = append(b, `,"deltaBase64":`...)
+	b = appendBase64String(b, d.DeltaBase64)
+	b = append(b, `,"done":`...)
+	b = strconv.AppendBool(b, d.Done)
+	b = append(b, `,"error":`...)
+	if d.Error == nil {
+		b = append(b, "null"...)
+	} else {
+		b = appendProcessJSONString(b, *d.Error)
+	}
+	return append(b, '}')
 }

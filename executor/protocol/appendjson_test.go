@@ -1,0 +1,37 @@
+package protocol_test
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/execlab/executor/executor/protocol"
+)
+
+// TestAppendJSON_MatchesEncodingJSON checks the hand-written encoders against
+// encoding/json for the same values, including strings that need escaping.
+func TestAppendJSON_FsAndHTTPMatchEncodingJSON(t *testing.T) {
+	errText := "boom \"x\"\n"
+	for _, v := range []interface{ AppendJSON([]byte) []byte }{
+		&protocol.FsReadBlockResult{Chunk: "aGVsbG8=", Eof: true},
+		&protocol.FsReadBlockResult{Chunk: "", Eof: false},
+		&protocol.FsReadBlockResult{Chunk: "not\"base64", Eof: false},
+		&protocol.FsReadFileResult{DataBase64: "AAEC/w=="},
+		&protocol.HTTPBodyDelta{RequestID: "r\"1", Seq: 7, DeltaBase64: "eA==", Done: false},
+		&protocol.HTTPBodyDelta{RequestID: "r", Seq: 8, Done: true, Error: &errText},
+	} {
+		got := v.AppendJSON(nil)
+		want, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var g, w any
+		if err := json.Unmarshal(got, &g); err != nil {
+			t.Fatalf("%T: invalid JSON %s: %v", v, got, err)
+		}
+		json.Unmarshal(want, &w)
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("%T: got %s, want %s", v, got, want)
+		}
+	}
+}
