@@ -179,7 +179,7 @@ func (h *Handles) ReadBlock(ctx context.Context, p *protocol.FsReadBlockParams) 
 			chunk = hd.data[p.Offset:min(uint64(len(hd.data)), p.Offset+p.Len)]
 		}
 		return &protocol.FsReadBlockResult{
-			Chunk: base64.StdEncoding.EncodeToString(chunk),
+			Chunk: chunk,
 			Eof:   uint64(len(chunk)) < p.Len,
 		}, nil
 	}
@@ -190,7 +190,7 @@ func (h *Handles) ReadBlock(ctx context.Context, p *protocol.FsReadBlockParams) 
 		return nil, rpcError(err)
 	}
 	return &protocol.FsReadBlockResult{
-		Chunk: base64.StdEncoding.EncodeToString(buf[:n]),
+		Chunk: buf[:n],
 		Eof:   uint64(n) < p.Len,
 	}, nil
 }

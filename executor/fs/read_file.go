@@ -2,7 +2,6 @@ package fs
 
 import (
 	"context"
-	"encoding/base64"
 	"io"
 	"os"
 	"syscall"
@@ -64,7 +63,7 @@ func (s *Service) ReadFile(ctx context.Context, p *protocol.FsReadFileParams) (*
 	if err != nil {
 		return nil, rpcError(err)
 	}
-	return &protocol.FsReadFileResult{DataBase64: base64.StdEncoding.EncodeToString(data)}, nil
+	return &protocol.FsReadFileResult{DataBase64: data}, nil
 }
 
 func nameOrDot(name string) string {

@@ -2,7 +2,6 @@ package httpreq
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"io"
 	"sync"
@@ -60,7 +59,7 @@ func (s *stream) pump() {
 		n, err := io.ReadFull(s.body, buf)
 		if n > 0 {
 			seq++
-			d := &protocol.HTTPBodyDelta{RequestID: s.id, Seq: seq, DeltaBase64: base64.StdEncoding.EncodeToString(buf[:n])}
+			d := &protocol.HTTPBodyDelta{RequestID: s.id, Seq: seq, DeltaBase64: buf[:n]} // encoded before Notify returns: buf can be reused
 			if nerr := c.notifier.Notify(c.ctx, protocol.MethodHTTPBodyDelta, d); nerr != nil {
 				return
 			}

@@ -19,7 +19,8 @@ type MessageConn interface {
 // Notify blocks while the connection's outbound queue is full (back-pressure: a process
 // output pump stalls instead of dropping) and returns an error once the connection is
 // gone or ctx is done; the notification is then dropped. params is marshalled with its
-// AppendJSON([]byte) []byte method when it has one (hot paths), else with encoding/json.
+// AppendJSON([]byte) []byte method when it has one (hot paths), else with encoding/json,
+// before Notify returns: the caller may reuse any buffer params refers to afterwards.
 type Notifier interface {
 	Notify(ctx context.Context, method string, params any) error
 }

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/protocol"
 )
 
@@ -13,11 +14,10 @@ import (
 func TestAppendJSON_FsAndHTTPMatchEncodingJSON(t *testing.T) {
 	errText := "boom \"x\"\n"
 	for _, v := range []interface{ AppendJSON([]byte) []byte }{
-		&protocol.FsReadBlockResult{Chunk: "aGVsbG8=", Eof: true},
-		&protocol.FsReadBlockResult{Chunk: "", Eof: false},
-		&protocol.FsReadBlockResult{Chunk: "not\"base64", Eof: false},
-		&protocol.FsReadFileResult{DataBase64: "AAEC/w=="},
-		&protocol.HTTPBodyDelta{RequestID: "r\"1", Seq: 7, DeltaBase64: "eA==", Done: false},
+		&protocol.FsReadBlockResult{Chunk: jsonrpc.Bytes("hello"), Eof: true},
+		&protocol.FsReadBlockResult{Chunk: jsonrpc.Bytes{}, Eof: false},
+		&protocol.FsReadFileResult{DataBase64: jsonrpc.Bytes{0, 1, 2, 0xff}},
+		&protocol.HTTPBodyDelta{RequestID: "r\"1", Seq: 7, DeltaBase64: jsonrpc.Bytes("x"), Done: false},
 		&protocol.HTTPBodyDelta{RequestID: "r", Seq: 8, Done: true, Error: &errText},
 	} {
 		got := v.AppendJSON(nil)

@@ -1,8 +1,11 @@
 package protocol
 
-import "strconv"
+import (
+	"strconv"
 
-import "github.com/execlab/executor/sandbox/policy"
+	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/sandbox/policy"
+)
 
 // Filesystem method params and results (spec/jsonrpc.md §3.6). Every path is a PathURI.
 // Sandbox is the decoded FileSystemSandboxContext (§6, spec/sandbox.md §1.2): nil (absent or
@@ -18,7 +21,7 @@ type FsReadFileParams struct {
 
 // FsReadFileResult is the result of fs/readFile; DataBase64 is standard padded base64.
 type FsReadFileResult struct {
-	DataBase64 string `json:"dataBase64"`
+	DataBase64 jsonrpc.Bytes `json:"dataBase64"`
 }
 
 // FsWriteFileParams are the params of fs/writeFile. DataBase64 is decoded by the handler
@@ -165,8 +168,8 @@ type FsReadBlockParams struct {
 // FsReadBlockResult is the result of fs/readBlock; Eof is true iff fewer than Len bytes
 // came back.
 type FsReadBlockResult struct {
-	Chunk string `json:"chunk"` // standard padded base64
-	Eof   bool   `json:"eof"`
+	Chunk jsonrpc.Bytes `json:"chunk"` // standard padded base64 on the wire
+	Eof   bool          `json:"eof"`
 }
 
 // FsCloseParams are the params of fs/close.
@@ -181,7 +184,7 @@ type FsEmptyResult struct{}
 // to 1 MiB.
 func (r *FsReadBlockResult) AppendJSON(b []byte) []byte {
 	b = append(b, `{"chunk":`...)
-	b = appendBase64String(b, r.Chunk)
+	b = r.Chunk.AppendJSON(b)
 	b = append(b, `,"eof":`...)
 	b = strconv.AppendBool(b, r.Eof)
 	return append(b, '}')
@@ -190,21 +193,6 @@ func (r *FsReadBlockResult) AppendJSON(b []byte) []byte {
 // AppendJSON encodes the result without reflection.
 func (r *FsReadFileResult) AppendJSON(b []byte) []byte {
 	b = append(b, `{"dataBase64":`...)
-	b = appendBase64String(b, r.DataBase64)
+	b = r.DataBase64.AppendJSON(b)
 	return append(b, '}')
-}
-
-// appendBase64String appends s as a JSON string. Base64 text needs no escaping, which
-// is checked (a string from a sandboxed helper is not trusted to be base64); anything
-// else goes through the full escaper.
-func appendBase64String(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '=') {
-			return appendProcessJSONString(b, s)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
 }

@@ -77,11 +77,11 @@ type HTTPRequestResult struct {
 // HTTPBodyDelta is the http/request/bodyDelta notification: Seq from 1, contiguous; the
 // last frame has Done and an empty delta; Error only on that last frame.
 type HTTPBodyDelta struct {
-	RequestID   string  `json:"requestId"`
-	Seq         uint64  `json:"seq"`
-	DeltaBase64 string  `json:"deltaBase64"`
-	Done        bool    `json:"done"`
-	Error       *string `json:"error"`
+	RequestID   string        `json:"requestId"`
+	Seq         uint64        `json:"seq"`
+	DeltaBase64 jsonrpc.Bytes `json:"deltaBase64"`
+	Done        bool          `json:"done"`
+	Error       *string       `json:"error"`
 }
 
 // AppendJSON encodes the notification without reflection (deltas are up to 1 MiB).
@@ -91,7 +91,7 @@ func (d *HTTPBodyDelta) AppendJSON(b []byte) []byte {
 	b = append(b, `,"seq":`...)
 	b = strconv.AppendUint(b, d.Seq, 10)
 	b = append(b, `,"deltaBase64":`...)
-	b = appendBase64String(b, d.DeltaBase64)
+	b = d.DeltaBase64.AppendJSON(b)
 	b = append(b, `,"done":`...)
 	b = strconv.AppendBool(b, d.Done)
 	b = append(b, `,"error":`...)
