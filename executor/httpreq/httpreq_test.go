@@ -113,7 +113,12 @@ func TestRequest_Redirects(t *testing.T) {
 	var targetHits int
 	var mu sync.Mutex
 	mux := http.NewServeMux()
-	mux.HandleFunc("/target", func(w http.ResponseWriter, r *http.Request) { mu.Lock(); targetHits++; mu.Unlock(); w.Write([]byte("target")) })
+	mux.HandleFunc("/target", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		targetHits++
+		mu.Unlock()
+		w.Write([]byte("target"))
+	})
 	mux.HandleFunc("/redirect", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Location", "/target")
 		w.WriteHeader(302)

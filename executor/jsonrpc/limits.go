@@ -18,9 +18,11 @@ const (
 	// InboundQueue bounds decoded messages waiting for dispatch; the read loop blocks
 	// (back-pressure on the transport) while it is full.
 	InboundQueue = 128
-	// OutboundBytes bounds the encoded bytes queued per connection (our choice, 16 MiB):
-	// producers wait beyond it; one message larger than the budget still passes alone.
-	OutboundBytes = 16 << 20
+	// OutboundBytes bounds the encoded bytes queued per connection (our choice: a few
+	// 1 MiB body deltas in flight keep loopback streams at full speed while a streamed
+	// 256 MiB body peaks at ~14 MiB RSS). Producers wait beyond it; one message larger
+	// than the budget still passes alone.
+	OutboundBytes = 4 << 20
 	// linearKeys is the object size (keys) up to which the decoder's duplicate-key check
 	// compares linearly before switching to a set; a tuning knob, not a limit.
 	linearKeys = 16

@@ -1,6 +1,7 @@
 package conformance_test
 
 import (
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -50,13 +51,24 @@ func TestScenarios_MatchReference(t *testing.T) {
 			if sc.Concurrent > 0 {
 				args = append(args, "--concurrent-requests", strconv.Itoa(sc.Concurrent))
 			}
-			refSrv := startServer(t, ref, append([]string{"exec-server"}, args...), refbin.CodexHome(t))
-			want := run(t, sc, refSrv)
-			ourSrv := startServer(t, ourBin, append([]string{"serve"}, args...), refbin.CodexHome(t))
-			got := run(t, sc, ourSrv)
-			if strings.Join(got, "\n") != strings.Join(want, "\n") {
-				t.Errorf("%s: transcripts differ\n--- reference\n%s\n--- ours\n%s", sc.Description,
-					strings.Join(want, "\n"), strings.Join(got, "\n"))
+			// A mismatch is replayed once on fresh servers: scenarios use short sleeps, and
+			// a loaded CI machine can stretch them on either side. A real difference shows
+			// twice; the first is logged either way.
+			for attempt := 1; ; attempt++ {
+				refSrv := startServer(t, ref, append([]string{"exec-server"}, args...), refbin.CodexHome(t))
+				want := run(t, sc, refSrv)
+				ourSrv := startServer(t, ourBin, append([]string{"serve"}, args...), refbin.CodexHome(t))
+				got := run(t, sc, ourSrv)
+				if strings.Join(got, "\n") == strings.Join(want, "\n") {
+					return
+				}
+				diff := fmt.Sprintf("%s: transcripts differ (attempt %d)\n--- reference\n%s\n--- ours\n%s", sc.Description,
+					attempt, strings.Join(want, "\n"), strings.Join(got, "\n"))
+				if attempt == 2 {
+					t.Error(diff)
+					return
+				}
+				t.Log(diff)
 			}
 		})
 	}
