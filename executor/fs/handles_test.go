@@ -185,8 +185,9 @@ func BenchmarkWalk_50000(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		res, err := s.Walk(ctx, &protocol.FsWalkParams{Path: uri(dir), Options: opts})
-		if err != nil || len(res.Entries) != 50000 {
-			b.Fatalf("got %d entries, %v", len(res.Entries), err)
+		// Long temp-dir URIs can hit the 4 MiB response budget first (truncated).
+		if err != nil || (len(res.Entries) != 50000 && !res.Truncated) {
+			b.Fatalf("got %d entries (truncated %v), %v", len(res.Entries), res.Truncated, err)
 		}
 	}
 }

@@ -3,8 +3,8 @@ package fs
 import (
 	"context"
 	"os"
-	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/oserr"
@@ -94,27 +94,40 @@ func (w *walker) run(root walkDir) {
 			}
 			continue
 		}
-		names := make([]string, 0, len(des))
+		// os.ReadDir returns entries sorted by name (byte order), as the walk requires.
 		for _, de := range des {
-			names = append(names, de.Name())
-		}
-		sort.Strings(names)
-		for _, name := range names {
+			name := de.Name()
 			uri := childURI(d.uri, name)
-			native, err := protocol.PathURI(uri).Native()
-			if err != nil {
-				if !w.addError(uri, err.Error()) {
-					return
+			var native string
+			var mode os.FileMode
+			if cleanName(name) {
+				// Fast path: the URI names exactly this entry, so its native path is the
+				// plain join, and the type from the directory read needs no lstat (Go's
+				// ReadDir lstats by itself where the filesystem reports no type).
+				native = d.native + "/" + name
+				if d.native == "/" {
+					native = "/" + name
 				}
-				continue
-			}
-			lst, err := os.Lstat(native)
-			if err != nil {
-				if !w.addError(uri, oserr.Text(err)) {
-					return
+				mode = de.Type()
+			} else {
+				// The lossy URI may name a different path: resolve it like the reference.
+				n, err := protocol.PathURI(uri).Native()
+				if err != nil {
+					if !w.addError(uri, err.Error()) {
+						return
+					}
+					continue
 				}
-				continue
+				st, err := os.Lstat(n)
+				if err != nil {
+					if !w.addError(uri, oserr.Text(err)) {
+						return
+					}
+					continue
+				}
+				native, mode = n, st.Mode()
 			}
+			lst := modeInfo(mode)
 			isDir := lst.IsDir()
 			if lst.Mode()&os.ModeSymlink != 0 {
 				if !w.opts.FollowDirectorySymlinks {
@@ -207,3 +220,15 @@ func childURI(dir, name string) string {
 	}
 	return string(protocol.AppendNativeSegment(b, name))
 }
+
+// cleanName reports whether a directory entry name survives childURI unchanged: valid
+// UTF-8 without tab, newline or carriage return.
+func cleanName(name string) bool {
+	return utf8.ValidString(name) && !strings.ContainsAny(name, "\t\n\r")
+}
+
+// modeInfo adapts a bare file mode to the IsDir/Mode calls the walk makes.
+type modeInfo os.FileMode
+
+func (m modeInfo) IsDir() bool       { return os.FileMode(m).IsDir() }
+func (m modeInfo) Mode() os.FileMode { return os.FileMode(m) }

@@ -19,6 +19,12 @@ func TestAppendJSON_FsAndHTTPMatchEncodingJSON(t *testing.T) {
 		&protocol.FsReadFileResult{DataBase64: jsonrpc.Bytes{0, 1, 2, 0xff}},
 		&protocol.HTTPBodyDelta{RequestID: "r\"1", Seq: 7, DeltaBase64: jsonrpc.Bytes("x"), Done: false},
 		&protocol.HTTPBodyDelta{RequestID: "r", Seq: 8, Done: true, Error: &errText},
+		&protocol.FsWalkResult{Entries: []protocol.FsWalkEntry{}, Errors: []protocol.FsWalkError{}},
+		&protocol.FsWalkResult{
+			Entries:   []protocol.FsWalkEntry{{Path: "file:///a%20b", Kind: "file"}, {Path: "file:///d", Kind: "directory"}},
+			Errors:    []protocol.FsWalkError{{Path: "file:///x", Message: "No such file or directory (os error 2)"}},
+			Truncated: true,
+		},
 	} {
 		got := v.AppendJSON(nil)
 		want, err := json.Marshal(v)

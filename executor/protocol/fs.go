@@ -196,3 +196,33 @@ func (r *FsReadFileResult) AppendJSON(b []byte) []byte {
 	b = r.DataBase64.AppendJSON(b)
 	return append(b, '}')
 }
+
+// AppendJSON encodes the result without reflection (jsonrpc.AppendJSONer): a walk returns
+// up to 50,000 entries in one message.
+func (r *FsWalkResult) AppendJSON(b []byte) []byte {
+	b = append(b, `{"entries":[`...)
+	for i, e := range r.Entries {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"path":`...)
+		b = appendProcessJSONString(b, string(e.Path))
+		b = append(b, `,"kind":`...)
+		b = appendProcessJSONString(b, e.Kind)
+		b = append(b, '}')
+	}
+	b = append(b, `],"errors":[`...)
+	for i, e := range r.Errors {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"path":`...)
+		b = appendProcessJSONString(b, string(e.Path))
+		b = append(b, `,"message":`...)
+		b = appendProcessJSONString(b, e.Message)
+		b = append(b, '}')
+	}
+	b = append(b, `],"truncated":`...)
+	b = strconv.AppendBool(b, r.Truncated)
+	return append(b, '}')
+}
