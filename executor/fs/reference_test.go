@@ -1,6 +1,8 @@
 package fs_test
 
 import (
+	"github.com/execlab/executor/internal/refbin"
+
 	"encoding/json"
 	"errors"
 	"os"
@@ -15,7 +17,7 @@ import (
 // TestWalk_MatchesReference runs the same fs/walk and error-path requests against the
 // reference and the Service and compares results and errors exactly.
 func TestWalk_MatchesReference(t *testing.T) {
-	ref := startReference(t)
+	ref := refbin.Start(t)
 	dir, err := os.MkdirTemp("/var/tmp", "walk-probe-")
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +53,7 @@ func TestWalk_MatchesReference(t *testing.T) {
 	}
 	for i, c := range cases {
 		p := &protocol.FsWalkParams{Path: protocol.FromNative(c.path), Options: c.o}
-		res, rerr := ref.call("fs/walk", p)
+		res, rerr := ref.Call("fs/walk", p)
 		got, gerr := s.Walk(ctx, p)
 		if rerr != nil || gerr != nil {
 			var g *jsonrpc.Error

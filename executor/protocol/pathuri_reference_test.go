@@ -1,6 +1,8 @@
 package protocol_test
 
 import (
+	"github.com/execlab/executor/internal/refbin"
+
 	"encoding/json"
 	"errors"
 	"os"
@@ -15,7 +17,7 @@ import (
 // fs/canonicalize and checks that ParsePathURI/Native agree: same -32602 decode text, same
 // -32600 host-applicability text, or a native path that canonicalizes to the same URI.
 func TestPathURI_MatchesReference(t *testing.T) {
-	ref := startReference(t)
+	ref := refbin.Start(t)
 	base, err := os.MkdirTemp("/var/tmp", "pathuri-probe-")
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +49,7 @@ func TestPathURI_MatchesReference(t *testing.T) {
 		"file:///é", "file:///a`b{c}d|e^f", "file:///a\"b<c>d", "file:///%zz%4", "file:///a%2fb",
 	}
 	for _, in := range inputs {
-		res, rerr := ref.call("fs/canonicalize", map[string]any{"path": in, "sandbox": nil})
+		res, rerr := ref.Call("fs/canonicalize", map[string]any{"path": in, "sandbox": nil})
 		got, gerr := protocol.ParsePathURI(in)
 		var native string
 		var nerr error
@@ -95,7 +97,7 @@ func TestPathURI_MatchesReference(t *testing.T) {
 // every printable ASCII byte, controls, DEL, UTF-8 and invalid UTF-8 in their names are
 // canonicalized by the reference, which re-encodes the resolved path.
 func TestFromNative_MatchesReference(t *testing.T) {
-	ref := startReference(t)
+	ref := refbin.Start(t)
 	base, err := os.MkdirTemp("/var/tmp", "fromnative-probe-")
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +117,7 @@ func TestFromNative_MatchesReference(t *testing.T) {
 			t.Fatalf("mkdir %q: %v", p, err)
 		}
 		uri := protocol.FromNative(p)
-		res, rerr := ref.call("fs/canonicalize", map[string]any{"path": string(uri), "sandbox": nil})
+		res, rerr := ref.Call("fs/canonicalize", map[string]any{"path": string(uri), "sandbox": nil})
 		if rerr != nil {
 			t.Errorf("%q: reference error %+v for %s", n, rerr, uri)
 			continue

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/execlab/executor/test/internal/refbin"
+	"github.com/execlab/executor/internal/refbin"
 )
 
 var (

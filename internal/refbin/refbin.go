@@ -25,7 +25,7 @@ var (
 // RepoRoot returns the repository root (the directory holding go.mod).
 func RepoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", ".."))
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
 
 // Reference returns the path of the reference binary, failing (CI) or skipping the test
