@@ -45,8 +45,9 @@ func TestScenarios_MatchReference(t *testing.T) {
 	}
 	for _, name := range sortedNames(scenarios) {
 		sc := scenarios[name]
+		// Sequential on purpose: scenarios rely on short sleeps, and running them in
+		// parallel (on top of other packages' tests in CI) stretched those on 2 cores.
 		t.Run(name, func(t *testing.T) {
-			t.Parallel()
 			args := []string{"--listen", "ws://127.0.0.1:0"}
 			if sc.Concurrent > 0 {
 				args = append(args, "--concurrent-requests", strconv.Itoa(sc.Concurrent))
