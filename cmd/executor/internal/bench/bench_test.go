@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/execlab/executor/internal/refbin"
 )
 
 // oursBin is the executor binary built by TestMain.
@@ -25,10 +25,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	oursBin = filepath.Join(dir, "executor")
-	build := exec.Command("go", "build", "-o", oursBin, "github.com/execlab/executor/cmd/executor")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
+	oursBin, err = refbin.BuildExecutor(dir)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "building executor:", err)
 		os.RemoveAll(dir)
 		os.Exit(1)
@@ -44,29 +42,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// findReference locates the reference binary: $EXECUTOR_REFERENCE_BIN, else
-// scripts/install-reference.sh (which installs it when missing). With CI=true a missing
-// binary fails the test.
-func findReference(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("EXECUTOR_REFERENCE_BIN"); p != "" {
-		return p
-	}
-	for _, c := range []string{"../../../../scripts/install-reference.sh", "/work/shared/tools/reference-codex"} {
-		if _, err := os.Stat(c); err != nil {
-			continue
-		}
-		out, err := exec.Command(c).Output()
-		if p := strings.TrimSpace(string(out)); err == nil && p != "" {
-			return p
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("reference binary not found (set EXECUTOR_REFERENCE_BIN)")
-	}
-	t.Skip("reference binary not found; set EXECUTOR_REFERENCE_BIN, or CI=true to require it")
-	return ""
-}
+// findReference locates the reference binary (internal/refbin: $EXECUTOR_REFERENCE_BIN or
+// scripts/install-reference.sh; under CI=true a missing binary fails the test).
+func findReference(t *testing.T) string { return refbin.Reference(t) }
 
 func targets(t *testing.T) (Target, *Target) {
 	ref := ReferenceTarget(findReference(t))
