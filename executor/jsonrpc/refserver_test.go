@@ -4,6 +4,8 @@ package jsonrpc_test
 // spoken to over a loopback WebSocket.
 
 import (
+	"github.com/execlab/executor/internal/refbin"
+
 	"bufio"
 	"context"
 	"encoding/json"
@@ -19,39 +21,9 @@ import (
 	"github.com/coder/websocket"
 )
 
-// referenceBinary finds the reference codex binary: $EXECUTOR_REFERENCE_BIN, else the
-// repository's scripts/install-reference.sh, else /work/shared/tools/reference-codex.
-// It fails the test under CI=true when none works, and skips otherwise.
-func referenceBinary(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("EXECUTOR_REFERENCE_BIN"); p != "" {
-		return p
-	}
-	var tried []string
-	for _, tool := range []string{"../../scripts/install-reference.sh", "/work/shared/tools/reference-codex"} {
-		if _, err := os.Stat(tool); err != nil {
-			tried = append(tried, tool+": "+err.Error())
-			continue
-		}
-		out, err := exec.Command(tool).Output()
-		if err != nil {
-			tried = append(tried, tool+": "+err.Error())
-			continue
-		}
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-		if p := strings.TrimSpace(lines[len(lines)-1]); p != "" {
-			if _, err := os.Stat(p); err == nil {
-				return p
-			}
-		}
-		tried = append(tried, tool+": printed no usable path")
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("reference binary not found (CI=true): %s", strings.Join(tried, "; "))
-	}
-	t.Skipf("reference binary not found: %s", strings.Join(tried, "; "))
-	return ""
-}
+// referenceBinary finds the reference binary through internal/refbin ($EXECUTOR_REFERENCE_BIN or
+// scripts/install-reference.sh; fails under CI=true when missing, skips otherwise).
+func referenceBinary(t *testing.T) string { return refbin.Reference(t) }
 
 // refServer is one running `codex exec-server --listen ws://127.0.0.1:0`.
 type refServer struct {

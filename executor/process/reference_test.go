@@ -1,11 +1,11 @@
 package process_test
 
 // Differential check of spawn-failure texts against the reference binary
-// (`codex exec-server --listen stdio`). Binary lookup: $EXECUTOR_REFERENCE_BIN, else
-// scripts/install-reference.sh, else /work/shared/tools/reference-codex; with CI=true a
-// missing binary fails the test.
+// (`codex exec-server --listen stdio`); binary lookup through internal/refbin.
 
 import (
+	"github.com/execlab/executor/internal/refbin"
+
 	"bufio"
 	"context"
 	"encoding/json"
@@ -14,7 +14,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -22,27 +21,9 @@ import (
 	"github.com/execlab/executor/executor/protocol"
 )
 
-func findReference(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("EXECUTOR_REFERENCE_BIN"); p != "" {
-		return p
-	}
-	for _, script := range []string{"../../scripts/install-reference.sh", "/work/shared/tools/reference-codex"} {
-		if _, err := os.Stat(script); err != nil {
-			continue
-		}
-		if out, err := exec.Command(script).Output(); err == nil {
-			if p := strings.TrimSpace(string(out)); p != "" {
-				return p
-			}
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("reference binary not found (set EXECUTOR_REFERENCE_BIN)")
-	}
-	t.Skip("reference binary not found; set EXECUTOR_REFERENCE_BIN, or CI=true to require it")
-	return ""
-}
+// findReference finds the reference binary through internal/refbin ($EXECUTOR_REFERENCE_BIN or
+// scripts/install-reference.sh; fails under CI=true when missing, skips otherwise).
+func findReference(t *testing.T) string { return refbin.Reference(t) }
 
 // stdioRef is the reference exec-server over stdio, handshake done.
 type stdioRef struct {
