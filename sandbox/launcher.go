@@ -139,6 +139,16 @@ func (l *Launcher) Wrap(req *Request) (*Command, error) {
 		return nil, &policy.Error{Code: policy.CodeInternal, Message: err.Error()}
 	}
 	a.profile = enc
+	if argv := l.directBwrap(a, p, plan, req.Env); argv != nil {
+		return &Command{
+			Path:        a.bwrap,
+			Args:        argv,
+			Env:         req.Env,
+			Dir:         req.Cwd,
+			SandboxType: SandboxTypeLinuxSeccomp,
+			Backend:     a.backend,
+		}, nil
+	}
 	return &Command{
 		Path:        "/proc/self/exe",
 		Args:        append([]string{StageArgv0}, a.encode()...),

@@ -10,10 +10,12 @@ import (
 )
 
 // TestMain lets the test binary re-enter itself as the sandbox stages, exactly as
-// cmd/executor does, and act as the in-sandbox probe program, then runs the tests
+// cmd/executor does (with one in-process command, inProcessProbe), and act as the in-sandbox probe program, then runs the tests
 // under a goroutine-leak gate.
 func TestMain(m *testing.M) {
-	if handled, code := sandbox.MaybeRunStage(os.Args); handled {
+	if handled, code := sandbox.MaybeRunStageWith(os.Args, &sandbox.StageOptions{
+		InProcess: map[string]func() int{inProcessFlag: inProcessProbe},
+	}); handled {
 		os.Exit(code)
 	}
 	if name := os.Getenv(probeEnv); name != "" {

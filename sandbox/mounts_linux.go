@@ -58,11 +58,19 @@ func fatalf(format string, args ...any) error { return &buildError{msg: fmt.Spri
 // buildMounts computes the mount arguments for p. registryDir is hidden read-only when
 // it lies inside a writable root.
 func buildMounts(p *policy.Policy, registryDir string) (*mountPlan, error) {
+	return buildMountsMode(p, registryDir, false)
+}
+
+// buildMountsMode is buildMounts; with dry set it opens no descriptor: each
+// --ro-bind-data refers to fd -1 and only len(plan.dataFDs) tells that one is needed.
+// A dry plan is for inspection in a long-lived, multithreaded process, where a
+// descriptor without O_CLOEXEC would leak into concurrently spawned children.
+func buildMountsMode(p *policy.Policy, registryDir string, dry bool) (*mountPlan, error) {
 	ents, err := launchEntries(p)
 	if err != nil {
 		return nil, err
 	}
-	b := &mountBuilder{ents: ents, fullWrite: p.FullWrite()}
+	b := &mountBuilder{ents: ents, fullWrite: p.FullWrite(), dry: dry}
 	return b.build(registryDir)
 }
 
@@ -147,6 +155,7 @@ type mountBuilder struct {
 	plan      mountPlan
 	remount   []string
 	usedData  map[string]bool
+	dry       bool // open no descriptors (buildMountsMode)
 }
 
 func (b *mountBuilder) build(registryDir string) (*mountPlan, error) {
@@ -452,6 +461,11 @@ func (b *mountBuilder) maskEmptyProtected(p string, dir bool) error {
 }
 
 func (b *mountBuilder) roBindData(dest string) {
+	if b.dry {
+		b.plan.dataFDs = append(b.plan.dataFDs, -1)
+		b.add("--ro-bind-data", "-1", dest)
+		return
+	}
 	fd, err := unix.Open("/dev/null", unix.O_RDONLY, 0) // no O_CLOEXEC: bwrap inherits it
 	if err != nil {
 		// Fall back to an empty read-only tmpfs-free bind of /dev/null's content: an

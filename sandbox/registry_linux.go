@@ -36,8 +36,10 @@ func (e *errRegistrySymlink) Error() string {
 
 // registryPath is $TMPDIR/codex-bwrap-synthetic-mount-targets-<euid> (launcher TMPDIR,
 // else /tmp).
-func registryPath() string {
-	tmp := os.Getenv("TMPDIR")
+func registryPath() string { return registryPathFor(os.Getenv("TMPDIR")) }
+
+// registryPathFor is registryPath for a launcher whose TMPDIR is tmp.
+func registryPathFor(tmp string) string {
 	if !strings.HasPrefix(tmp, "/") {
 		tmp = "/tmp"
 	}

@@ -36,6 +36,23 @@ type stageArgs struct {
 // executor/fs. When handled is true the stage has run (or, for plain plans, exec'd the
 // command and never returned) and exitCode is the process exit code.
 func MaybeRunStage(args []string) (handled bool, exitCode int) {
+	return MaybeRunStageWith(args, nil)
+}
+
+// StageOptions extend the stages with in-process commands. Nil means none.
+type StageOptions struct {
+	// InProcess maps a flag F to a function the inner stage runs itself, instead of
+	// starting a child, when the sandboxed command is exactly [<this executable>, F]
+	// (same file as /proc/self/exe). The function runs after the same checks and
+	// confinement the child would get (zero capabilities, no_new_privs, the plan's
+	// seccomp filter, here synchronized to every thread of the stage) with the
+	// command's stdio, cwd and environment, and returns the exit code. It saves one
+	// start of this binary per call; the fs helper (FSHelperFlag) is the user.
+	InProcess map[string]func() int
+}
+
+// MaybeRunStageWith is MaybeRunStage with options (see StageOptions).
+func MaybeRunStageWith(args []string, opts *StageOptions) (handled bool, exitCode int) {
 	var rest []string
 	switch {
 	case len(args) > 0 && filepath.Base(args[0]) == StageArgv0:
@@ -48,7 +65,7 @@ func MaybeRunStage(args []string) (handled bool, exitCode int) {
 	default:
 		return false, 0
 	}
-	return true, runStage(rest)
+	return true, runStage(rest, opts)
 }
 
 func parseStageArgs(args []string) (*stageArgs, error) {

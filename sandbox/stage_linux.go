@@ -29,7 +29,7 @@ func stageFail(code int, msg string) int {
 	return code
 }
 
-func runStage(args []string) int {
+func runStage(args []string, opts *StageOptions) int {
 	a, err := parseStageArgs(args)
 	if err != nil {
 		return stageFail(exitBuildFailure, err.Error())
@@ -48,6 +48,9 @@ func runStage(args []string) int {
 		return stageFail(exitBuildFailure, err.Error())
 	}
 	if a.inner {
+		if fn := inProcessCommand(a, opts); fn != nil {
+			return runInProcess(p, fn)
+		}
 		return runInner(a, p)
 	}
 	if a.legacyLandlock && !p.FullWrite() {
@@ -139,6 +142,41 @@ func runInner(a *stageArgs, p *policy.Policy) int {
 	return reapAsInit(s.pid, sigs)
 }
 
+// inProcessCommand returns the registered function for a's command when the command
+// is this executable with exactly one registered flag (StageOptions.InProcess).
+func inProcessCommand(a *stageArgs, opts *StageOptions) func() int {
+	if opts == nil || len(a.command) != 2 {
+		return nil
+	}
+	fn := opts.InProcess[a.command[1]]
+	if fn == nil {
+		return nil
+	}
+	self, err := os.Stat("/proc/self/exe")
+	if err != nil {
+		return nil
+	}
+	if target, err := os.Stat(a.command[0]); err != nil || !os.SameFile(self, target) {
+		return nil
+	}
+	return fn
+}
+
+// runInProcess is the inner stage for an in-process command: the same capability
+// check as runInner, then no_new_privs and the plan's filter on every thread of this
+// process (TSYNC), then fn. Nothing runs unconfined after the filter is installed,
+// so unlike runInner there is no unfiltered thread to keep.
+func runInProcess(p *policy.Policy, fn func() int) int {
+	if held, err := capsRetained(); err != nil || held {
+		return stageFail(exitBuildFailure, msgRetainedCaps)
+	}
+	runtime.LockOSThread() // never unlocked: the stage exits after fn
+	if err := installSeccompAllThreads(p.Plan(false).Seccomp, SeccompOptions{}); err != nil {
+		return stageFail(exitBuildFailure, err.Error())
+	}
+	return fn()
+}
+
 // reapAsInit forwards signals to pid and reaps every child until pid exits; returns
 // its exit code or 128+signal (pid 1 cannot re-raise).
 func reapAsInit(pid int, sigs chan os.Signal) int {
@@ -189,30 +227,7 @@ func runBubblewrap(a *stageArgs, p *policy.Policy, plan policy.Plan) int {
 	if err != nil {
 		return stageFail(exitBuildFailure, msgRuntimeUnavailable)
 	}
-	cwd := a.commandCwd
-	if cwd == "" {
-		cwd, _ = os.Getwd()
-	}
-	if c, err := filepath.EvalSymlinks(cwd); err == nil {
-		cwd = c
-	}
-	argv := []string{a.bwrap, "--as-pid-1", "--new-session", "--die-with-parent"}
-	argv = append(argv, mp.args...)
-	argv = append(argv, "--unshare-user", "--unshare-pid", "--unshare-ipc")
-	if plan.UnshareNet {
-		argv = append(argv, "--unshare-net")
-	}
-	if !a.noProc {
-		argv = append(argv, "--proc", "/proc")
-	}
-	argv = append(argv, "--chdir", cwd, "--cap-drop", "ALL")
-	if a.hasFeature("argv0") {
-		argv = append(argv, "--argv0", StageArgv0)
-	}
-	inner := &stageArgs{policyCwd: a.policyCwd, commandCwd: a.commandCwd, profile: a.profile,
-		haveProfile: true, arg0: a.arg0, haveArg0: a.haveArg0, inner: true, command: a.command}
-	argv = append(argv, "--", exe, StageFlag)
-	argv = append(argv, inner.encode()...)
+	argv := bwrapArgv(a, plan, mp, exe)
 
 	if len(mp.targets) == 0 {
 		err := unix.Exec(a.bwrap, argv, os.Environ())
@@ -240,6 +255,37 @@ func runBubblewrap(a *stageArgs, p *policy.Policy, plan policy.Plan) int {
 		return 128 + int(sig)
 	}
 	return code
+}
+
+// bwrapArgv is the complete bwrap command line for a launcher invocation a whose
+// mounts are mp: namespaces, /proc, the command cwd (symlinks resolved, so --chdir
+// names the path bwrap mounted), --cap-drop ALL, then exe re-entered as the inner
+// stage with the same profile and command.
+func bwrapArgv(a *stageArgs, plan policy.Plan, mp *mountPlan, exe string) []string {
+	cwd := a.commandCwd
+	if cwd == "" {
+		cwd, _ = os.Getwd()
+	}
+	if c, err := filepath.EvalSymlinks(cwd); err == nil {
+		cwd = c
+	}
+	argv := []string{a.bwrap, "--as-pid-1", "--new-session", "--die-with-parent"}
+	argv = append(argv, mp.args...)
+	argv = append(argv, "--unshare-user", "--unshare-pid", "--unshare-ipc")
+	if plan.UnshareNet {
+		argv = append(argv, "--unshare-net")
+	}
+	if !a.noProc {
+		argv = append(argv, "--proc", "/proc")
+	}
+	argv = append(argv, "--chdir", cwd, "--cap-drop", "ALL")
+	if a.hasFeature("argv0") {
+		argv = append(argv, "--argv0", StageArgv0)
+	}
+	inner := &stageArgs{policyCwd: a.policyCwd, commandCwd: a.commandCwd, profile: a.profile,
+		haveProfile: true, arg0: a.arg0, haveArg0: a.haveArg0, inner: true, command: a.command}
+	argv = append(argv, "--", exe, StageFlag)
+	return append(argv, inner.encode()...)
 }
 
 // superviseBwrap runs bwrap in its own process group with Pdeathsig, forwarding the

@@ -40,7 +40,9 @@ var errUsage = errors.New("usage error")
 func main() {
 	// Hidden re-entry points first, before any other initialization: the sandbox
 	// launcher/inner stages (spec/sandbox.md §3.2) and the sandboxed fs helper (§4).
-	if handled, code := sandbox.MaybeRunStage(os.Args); handled {
+	if handled, code := sandbox.MaybeRunStageWith(os.Args, &sandbox.StageOptions{
+		InProcess: map[string]func() int{sandbox.FSHelperFlag: fs.HelperMain},
+	}); handled {
 		os.Exit(code)
 	}
 	if handled, code := fs.MaybeRunHelper(os.Args, os.Stdin, os.Stdout); handled {

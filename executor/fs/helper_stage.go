@@ -32,6 +32,13 @@ func MaybeRunHelper(args []string, stdin io.Reader, stdout io.Writer) (handled b
 	return true, runHelperStage(stdin, stdout)
 }
 
+// HelperMain answers one helper request on os.Stdin/os.Stdout and returns the exit
+// code. It is the in-process form of MaybeRunHelper for the sandbox inner stage:
+//
+//	sandbox.MaybeRunStageWith(os.Args, &sandbox.StageOptions{
+//		InProcess: map[string]func() int{sandbox.FSHelperFlag: fs.HelperMain}})
+func HelperMain() int { return runHelperStage(os.Stdin, os.Stdout) }
+
 func runHelperStage(stdin io.Reader, stdout io.Writer) int {
 	in, err := io.ReadAll(io.LimitReader(stdin, maxHelperRequest+1))
 	if err != nil || len(in) > maxHelperRequest {

@@ -14,7 +14,9 @@ import (
 // filesystem helper, exactly as cmd/executor does, then runs the tests under a
 // goroutine-leak gate.
 func TestMain(m *testing.M) {
-	if handled, code := sandbox.MaybeRunStage(os.Args); handled {
+	if handled, code := sandbox.MaybeRunStageWith(os.Args, &sandbox.StageOptions{
+		InProcess: map[string]func() int{sandbox.FSHelperFlag: fs.HelperMain},
+	}); handled {
 		os.Exit(code)
 	}
 	if handled, code := fs.MaybeRunHelper(os.Args, os.Stdin, os.Stdout); handled {
