@@ -241,3 +241,66 @@ func TestStage_Failures(t *testing.T) {
 		}
 	}
 }
+
+// A command the stage cannot execute exits 101 with the reference's execvp line
+// (sandboxDenied true), on every plan: inner stage (bubblewrap) and plain.
+func TestStage_ExecFailures(t *testing.T) {
+	l := sandbox.NewLauncher(requireBwrap(t), nil)
+	dir := t.TempDir()
+	noExec := filepath.Join(dir, "noexec")
+	if err := os.WriteFile(noExec, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	readList := managedCtx("restricted", entryJSON(specialJSON("minimal"), "read"), entryJSON(pathJSON(dir), "read"))
+	plain := managedCtx("restricted", entryJSON(specialJSON("root"), "write"))
+	tests := []struct {
+		name, ctx, prog, want string
+	}{
+		{"not on PATH, bubblewrap", readList, "no-such-program-xyz",
+			"Failed to execvp no-such-program-xyz: No such file or directory (os error 2)"},
+		{"missing absolute path, bubblewrap", readList, "/nonexistent/dir/prog",
+			"Failed to execvp /nonexistent/dir/prog: No such file or directory (os error 2)"},
+		{"not executable, bubblewrap", readList, noExec,
+			"Failed to execvp " + noExec + ": Permission denied (os error 13)"},
+		{"not on PATH, plain", plain, "no-such-program-xyz",
+			"Failed to execvp no-such-program-xyz: No such file or directory (os error 2)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := runSandboxed(t, l, tt.ctx, "/", baseEnv(), tt.prog)
+			if res.code != 101 || !strings.Contains(res.stderr, tt.want) {
+				t.Errorf("got exit %d, stderr %q; want 101 with %q", res.code, res.stderr, tt.want)
+			}
+			if d, _ := sandbox.Denied(true, res.code, nil, []byte(res.stderr), nil); !d {
+				t.Errorf("got sandboxDenied false, want true")
+			}
+		})
+	}
+}
+
+// A command cwd the profile hides does not fail the launch: the command starts in
+// $HOME when visible, else "/" (bwrap's fallback, as in the reference).
+func TestBubblewrap_HiddenCwd(t *testing.T) {
+	l := sandbox.NewLauncher(requireBwrap(t), nil)
+	hidden := t.TempDir()
+	home := t.TempDir()
+	visible := t.TempDir()
+	tests := []struct {
+		name, ctx, cwd, home, want string
+	}{
+		{"hidden cwd, hidden home: /", managedCtx("restricted", entryJSON(specialJSON("minimal"), "read")), hidden, home, "/"},
+		{"hidden cwd, visible home: home", managedCtx("restricted", entryJSON(specialJSON("minimal"), "read"),
+			entryJSON(pathJSON(home), "read")), hidden, home, home},
+		{"visible cwd", managedCtx("restricted", entryJSON(specialJSON("minimal"), "read"),
+			entryJSON(pathJSON(visible), "read")), visible, home, visible},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := []string{"PATH=/usr/bin:/bin", "HOME=" + tt.home}
+			res := runSandboxed(t, l, tt.ctx, tt.cwd, env, "/bin/sh", "-c", "pwd")
+			if got := strings.TrimSpace(res.stdout); got != tt.want || res.code != 0 {
+				t.Errorf("got cwd %q (exit %d, stderr %q), want %q", got, res.code, res.stderr, tt.want)
+			}
+		})
+	}
+}

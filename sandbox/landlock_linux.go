@@ -6,6 +6,7 @@ package sandbox
 // the ruleset handles exactly the rights of the running kernel's ABI.
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -133,7 +134,7 @@ func runLandlock(a *stageArgs, p *policy.Policy, plan policy.Plan) int {
 	}
 	bin, argv, err := resolveCommand(a)
 	if err != nil {
-		return stageFail(127, err.Error())
+		return execFailed(a, err)
 	}
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return stageFail(exitBuildFailure, fmt.Sprintf("setting child subreaper: %v", err))
@@ -175,7 +176,7 @@ func runLandlock(a *stageArgs, p *policy.Policy, plan policy.Plan) int {
 			Sys: &syscall.SysProcAttr{Setsid: true},
 		})
 		if err != nil {
-			fail(err)
+			fail(&startError{err})
 			return
 		}
 		ch <- started{pid: proc.Pid}
@@ -183,16 +184,21 @@ func runLandlock(a *stageArgs, p *policy.Policy, plan policy.Plan) int {
 	}()
 	s := <-ch
 	if s.err != nil {
-		msg := s.err.Error()
-		if msg != msgRetainedCaps {
-			msg = "starting command: " + msg
+		var se *startError
+		if errors.As(s.err, &se) {
+			return execFailed(a, se.err)
 		}
-		return stageFail(exitBuildFailure, msg)
+		return stageFail(exitBuildFailure, s.err.Error())
 	}
 	code := reapAsInit(s.pid, sigs)
 	killDescendants()
 	return code
 }
+
+// startError is a failure to execute the command itself (not to confine it).
+type startError struct{ err error }
+
+func (e *startError) Error() string { return "starting command: " + e.err.Error() }
 
 // killDescendants SIGKILLs every remaining descendant (reparented to us as subreaper)
 // and reaps them.

@@ -15,6 +15,10 @@ import (
 	"github.com/execlab/executor/sandbox/policy"
 )
 
+// errConfining marks a spawn-thread failure before the command was started (seccomp,
+// capabilities), as opposed to a failure to execute the command itself.
+var errConfining = errors.New("confining the command")
+
 // forwardedSignals are relayed from a supervising stage to its child (§3.7, §3.8).
 var forwardedSignals = []os.Signal{unix.SIGHUP, unix.SIGINT, unix.SIGQUIT, unix.SIGTERM}
 
@@ -69,10 +73,11 @@ func runStage(args []string, opts *StageOptions) int {
 }
 
 // resolveCommand finds argv[0] on the stage's PATH (the request env) and applies arg0.
+// A failure is reported with execFailed.
 func resolveCommand(a *stageArgs) (string, []string, error) {
 	bin, err := exec.LookPath(a.command[0])
 	if err != nil && !errors.Is(err, exec.ErrDot) {
-		return "", nil, fmt.Errorf("%s: No such file or directory", a.command[0])
+		return "", nil, err
 	}
 	argv := append([]string(nil), a.command...)
 	if a.haveArg0 {
@@ -81,13 +86,19 @@ func resolveCommand(a *stageArgs) (string, []string, error) {
 	return bin, argv, nil
 }
 
+// execFailed reports that the command could not be executed, as the reference does:
+// exit 101 with "Failed to execvp <argv0>: <text> (os error <n>)" (exec_error.go).
+func execFailed(a *stageArgs, err error) int {
+	return stageFail(exitPanic, execvpMessage(a.command[0], err))
+}
+
 // runPlain is §3.4 rows 1 and 3: NNP + seccomp (if any) on this locked thread, then
 // execve. Never returns on success.
 func runPlain(a *stageArgs, mode policy.SeccompMode) int {
 	runtime.LockOSThread() // never unlocked: the thread is confined and then replaced by execve
 	bin, argv, err := resolveCommand(a)
 	if err != nil {
-		return stageFail(127, err.Error())
+		return execFailed(a, err)
 	}
 	if mode != policy.SeccompNone {
 		if err := installSeccomp(mode, SeccompOptions{}); err != nil {
@@ -95,7 +106,7 @@ func runPlain(a *stageArgs, mode policy.SeccompMode) int {
 		}
 	}
 	err = unix.Exec(bin, argv, os.Environ())
-	return stageFail(126, fmt.Sprintf("executing %s: %v", a.command[0], err))
+	return execFailed(a, err)
 }
 
 // runInner is the inner stage (§3.8): check capabilities, then start the command on
@@ -106,7 +117,7 @@ func runInner(a *stageArgs, p *policy.Policy) int {
 	}
 	bin, argv, err := resolveCommand(a)
 	if err != nil {
-		return stageFail(127, err.Error())
+		return execFailed(a, err)
 	}
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, forwardedSignals...)
@@ -121,7 +132,7 @@ func runInner(a *stageArgs, p *policy.Policy) int {
 	go func() {
 		runtime.LockOSThread()
 		if err := installSeccomp(mode, SeccompOptions{}); err != nil {
-			ch <- started{err: err}
+			ch <- started{err: fmt.Errorf("%w: %w", errConfining, err)}
 			return
 		}
 		proc, err := os.StartProcess(bin, argv, &os.ProcAttr{
@@ -137,7 +148,10 @@ func runInner(a *stageArgs, p *policy.Policy) int {
 	}()
 	s := <-ch
 	if s.err != nil {
-		return stageFail(exitBuildFailure, fmt.Sprintf("starting command: %v", s.err))
+		if errors.Is(s.err, errConfining) {
+			return stageFail(exitBuildFailure, s.err.Error())
+		}
+		return execFailed(a, s.err)
 	}
 	return reapAsInit(s.pid, sigs)
 }
@@ -258,17 +272,12 @@ func runBubblewrap(a *stageArgs, p *policy.Policy, plan policy.Plan) int {
 }
 
 // bwrapArgv is the complete bwrap command line for a launcher invocation a whose
-// mounts are mp: namespaces, /proc, the command cwd (symlinks resolved, so --chdir
-// names the path bwrap mounted), --cap-drop ALL, then exe re-entered as the inner
-// stage with the same profile and command.
+// mounts are mp: namespaces, /proc, --cap-drop ALL, then exe re-entered as the inner
+// stage with the same profile and command. There is no --chdir, as in the reference:
+// bwrap, started in the command cwd, enters that directory inside the sandbox when the
+// profile shows it, else $HOME, else stays at "/" (observed from codex 0.169.0: a
+// command whose cwd the profile hides starts in "/").
 func bwrapArgv(a *stageArgs, plan policy.Plan, mp *mountPlan, exe string) []string {
-	cwd := a.commandCwd
-	if cwd == "" {
-		cwd, _ = os.Getwd()
-	}
-	if c, err := filepath.EvalSymlinks(cwd); err == nil {
-		cwd = c
-	}
 	argv := []string{a.bwrap, "--as-pid-1", "--new-session", "--die-with-parent"}
 	argv = append(argv, mp.args...)
 	argv = append(argv, "--unshare-user", "--unshare-pid", "--unshare-ipc")
@@ -278,7 +287,7 @@ func bwrapArgv(a *stageArgs, plan policy.Plan, mp *mountPlan, exe string) []stri
 	if !a.noProc {
 		argv = append(argv, "--proc", "/proc")
 	}
-	argv = append(argv, "--chdir", cwd, "--cap-drop", "ALL")
+	argv = append(argv, "--cap-drop", "ALL")
 	if a.hasFeature("argv0") {
 		argv = append(argv, "--argv0", StageArgv0)
 	}

@@ -442,7 +442,11 @@ func normalizeFor(sc *Scenario, m map[string]any, srv *server) string {
 					b, _ := base64.StdEncoding.DecodeString(cm["chunk"].(string))
 					data[cm["stream"].(string)] += string(b)
 				}
-				r["chunks"] = data
+				folded := map[string]any{} // map[string]any so that mask paths reach into it
+				for k, v := range data {
+					folded[k] = v
+				}
+				r["chunks"] = folded
 				r["nextSeq"] = "<seq>"
 			}
 		}
