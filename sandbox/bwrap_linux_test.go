@@ -285,6 +285,10 @@ func TestBubblewrap_HiddenCwd(t *testing.T) {
 	hidden := t.TempDir()
 	home := t.TempDir()
 	visible := t.TempDir()
+	alias := filepath.Join(t.TempDir(), "alias")
+	if err := os.Symlink(visible, alias); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name, ctx, cwd, home, want string
 	}{
@@ -293,6 +297,8 @@ func TestBubblewrap_HiddenCwd(t *testing.T) {
 			entryJSON(pathJSON(home), "read")), hidden, home, home},
 		{"visible cwd", managedCtx("restricted", entryJSON(specialJSON("minimal"), "read"),
 			entryJSON(pathJSON(visible), "read")), visible, home, visible},
+		{"symlink alias cwd: --chdir to its target", managedCtx("restricted", entryJSON(specialJSON("minimal"), "read"),
+			entryJSON(pathJSON(visible), "read")), alias, home, visible},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

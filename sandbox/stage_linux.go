@@ -273,11 +273,18 @@ func runBubblewrap(a *stageArgs, p *policy.Policy, plan policy.Plan) int {
 
 // bwrapArgv is the complete bwrap command line for a launcher invocation a whose
 // mounts are mp: namespaces, /proc, --cap-drop ALL, then exe re-entered as the inner
-// stage with the same profile and command. There is no --chdir, as in the reference:
-// bwrap, started in the command cwd, enters that directory inside the sandbox when the
-// profile shows it, else $HOME, else stays at "/" (observed from codex 0.169.0: a
-// command whose cwd the profile hides starts in "/").
+// stage with the same profile and command. --chdir is passed only when the command
+// cwd is a symlink alias (its canonical path differs), as in the reference (§3.6).
+// Otherwise bwrap, started in the command cwd, enters that directory inside the
+// sandbox when the profile shows it, else $HOME, else stays at "/" (observed from
+// codex 0.169.0: a command whose cwd the profile hides starts in "/").
 func bwrapArgv(a *stageArgs, plan policy.Plan, mp *mountPlan, exe string) []string {
+	var chdir string
+	if cwd := a.commandCwd; cwd != "" {
+		if c, err := filepath.EvalSymlinks(cwd); err == nil && c != filepath.Clean(cwd) {
+			chdir = c
+		}
+	}
 	argv := []string{a.bwrap, "--as-pid-1", "--new-session", "--die-with-parent"}
 	argv = append(argv, mp.args...)
 	argv = append(argv, "--unshare-user", "--unshare-pid", "--unshare-ipc")
@@ -286,6 +293,9 @@ func bwrapArgv(a *stageArgs, plan policy.Plan, mp *mountPlan, exe string) []stri
 	}
 	if !a.noProc {
 		argv = append(argv, "--proc", "/proc")
+	}
+	if chdir != "" {
+		argv = append(argv, "--chdir", chdir)
 	}
 	argv = append(argv, "--cap-drop", "ALL")
 	if a.hasFeature("argv0") {
