@@ -310,3 +310,37 @@ func TestBubblewrap_HiddenCwd(t *testing.T) {
 		})
 	}
 }
+
+// ancestor_rename_blocked (spec §6): the directories between a writable root and a
+// read-only carve-out are mount points, so renaming one away to recreate the
+// carve-out's path writable fails EBUSY, and the carve-out stays read-only.
+func TestBubblewrap_AncestorRenameBlocked(t *testing.T) {
+	l := sandbox.NewLauncher(requireBwrap(t), nil)
+	w := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(w, "a/b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(w, "a/b/f"), []byte("ro"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := managedCtx("restricted", entryJSON(specialJSON("root"), "read"),
+		entryJSON(pathJSON(w), "write"), entryJSON(pathJSON(filepath.Join(w, "a/b")), "read"))
+	tests := []struct {
+		name, probe string
+		args        []string
+		want        string
+	}{
+		{"carve-out read-only", "write", []string{filepath.Join(w, "a/b/f")}, "EROFS"},
+		{"sibling of carve-out writable", "write", []string{filepath.Join(w, "a/g")}, "ok"},
+		{"rename ancestor", "rename-then-write", []string{filepath.Join(w, "a"), filepath.Join(w, "a2"), "b/f"}, "EBUSY"},
+		{"rename carve-out", "rename-then-write", []string{filepath.Join(w, "a/b"), filepath.Join(w, "a/b2"), "f"}, "EBUSY"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			wantOut(t, tt.name, probeRun(t, l, ctx, w, tt.probe, tt.args...), tt.want)
+		})
+	}
+	if b, err := os.ReadFile(filepath.Join(w, "a/b/f")); err != nil || string(b) != "ro" {
+		t.Errorf("host carve-out file: got %q, %v; want %q unchanged", b, err, "ro")
+	}
+}

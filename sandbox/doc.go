@@ -28,9 +28,11 @@
 //   - on exit: sandbox.Denied(…) computes sandboxDenied.
 //
 // Limits and deviations: managed (proxy-only) networking is refused (-32602) rather
-// than implemented; fd-backed read-only binds (--ro-bind-fd) and ancestor self-binds
-// against renames are not used; the protected-create monitor is not implemented (masks
-// are used instead, which the spec allows). bwrap is searched on the executor's PATH
+// than implemented; fd-backed read-only binds (--ro-bind-fd) are not used; the
+// protected-create monitor is not implemented (masks are used instead, which the spec
+// allows). Deviation from the reference, as the spec asks: directories between a
+// writable root and a carve-out below it are self-bound (mount points, so renaming
+// them fails EBUSY), unless a mount inside one was already made. bwrap is searched on the executor's PATH
 // only, never the request's.
 //
 // Concurrency: Launcher and Report are immutable values, safe for concurrent use.

@@ -155,12 +155,14 @@ type mountBuilder struct {
 	plan      mountPlan
 	remount   []string
 	usedData  map[string]bool
-	dry       bool // open no descriptors (buildMountsMode)
+	bound     map[string]bool // ancestors already self-bound (bindAncestors)
+	dry       bool            // open no descriptors (buildMountsMode)
 }
 
 func (b *mountBuilder) build(registryDir string) (*mountPlan, error) {
 	b.canon = map[string]string{}
 	b.usedData = map[string]bool{}
+	b.bound = map[string]bool{}
 	// Writable roots: canonical targets and protected metadata.
 	var extra []mountEntry
 	for _, e := range b.ents {
@@ -299,13 +301,16 @@ func (b *mountBuilder) emit(p string, acc policy.Access, protected bool, deeper 
 	target := p
 	if parentAcc == policy.AccessWrite {
 		w := parentPath
+		wt := w
 		if t, ok := b.canon[w]; ok && t != w {
 			target = t + strings.TrimPrefix(p, w)
+			wt = t
 		}
 		if acc != policy.AccessWrite {
 			if err := checkNoSymlink(w, p, acc); err != nil {
 				return err
 			}
+			b.bindAncestors(wt, target)
 		}
 	}
 	fi, statErr := os.Lstat(p)
@@ -358,6 +363,47 @@ func (b *mountBuilder) emit(p string, acc policy.Access, protected bool, deeper 
 		b.roBindData(target)
 	}
 	return nil
+}
+
+// bindAncestors self-binds every existing directory strictly between the writable
+// root target wt and the carve-out target (spec/sandbox.md §3.6 step 3, a deviation
+// from the reference): each becomes a mount point, so the command cannot rename or
+// remove an ancestor (EBUSY) and recreate the carve-out's path writable. Each
+// ancestor is bound once, before any carve-out below it: emission runs by depth, and
+// a later bind of the same directory would hide the carve-outs already mounted in it.
+func (b *mountBuilder) bindAncestors(wt, target string) {
+	rel := strings.TrimPrefix(target, wt)
+	if rel == target || rel == "" {
+		return
+	}
+	segs := strings.Split(strings.TrimPrefix(rel, "/"), "/")
+	cur := wt
+	for _, seg := range segs[:len(segs)-1] {
+		cur = path.Join(cur, seg)
+		fi, err := os.Lstat(cur)
+		if err != nil || !fi.IsDir() {
+			return // missing (masked at its first missing component) or not a directory
+		}
+		if b.bound[cur] {
+			continue
+		}
+		b.bound[cur] = true
+		if b.mentionsBelow(cur) {
+			continue // binding now would hide mounts already made inside it
+		}
+		b.add("--bind", cur, cur)
+	}
+}
+
+// mentionsBelow reports whether any argument emitted so far names a path strictly
+// inside dir (conservatively, sources count too).
+func (b *mountBuilder) mentionsBelow(dir string) bool {
+	for _, a := range b.plan.args {
+		if a != dir && strings.HasPrefix(a, "/") && policy.IsWithin(a, dir) {
+			return true
+		}
+	}
+	return false
 }
 
 func hasAncestorEntry(ents []mountEntry, p string) bool {

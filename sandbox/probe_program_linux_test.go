@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"unsafe"
 
@@ -83,6 +84,17 @@ func runProbeProgram(name string, args []string) int {
 	case "read":
 		_, err := os.ReadFile(args[0])
 		return report(err)
+	case "rename-then-write":
+		// rename args[0] to args[1], recreate args[0]/args[2]'s parent chain, then write
+		// args[0]/args[2]: the ancestor-rename attack on a read-only carve-out.
+		if err := os.Rename(args[0], args[1]); err != nil {
+			return report(err)
+		}
+		f := filepath.Join(args[0], args[2])
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			return report(err)
+		}
+		return report(os.WriteFile(f, []byte("x"), 0o644))
 	}
 	fmt.Println("unknown probe", name)
 	return 2
