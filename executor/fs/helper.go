@@ -7,7 +7,7 @@ package fs
 // TMPDIR, network restricted, the executor binary readable), writes one JSON request to
 // its stdin and closes it, and reads one JSON response from its stdout:
 //
-//	→ {"method":"fs/readFile","params":{"path":"file:///w/a.txt"}}      (no sandbox member)
+//	→ {"method":"fs/readFile","params":{"path":"file:///w/a.txt"},"denyGlobs":["/w/**/*.env"]}   (no sandbox member)
 //	← {"ok":{"dataBase64":"aGkK"}}  or  {"error":{"code":-32004,"message":"No such file or directory (os error 2)"}}
 //
 // The format is internal (both ends are this binary); the wire params and results are
@@ -32,6 +32,9 @@ import (
 type helperRequest struct {
 	Method string `json:"method"`
 	Params any    `json:"params"`
+	// DenyGlobs are the policy's deny patterns, re-checked by read operations
+	// (helper_globs.go).
+	DenyGlobs []string `json:"denyGlobs,omitempty"`
 }
 
 type helperResponse struct {
@@ -73,7 +76,7 @@ func helperCall[R any](ctx context.Context, s *Service, pol *policy.Policy, meth
 }
 
 func (s *Service) runHelper(ctx context.Context, pol *policy.Policy, method string, params any) (json.RawMessage, error) {
-	req, err := json.Marshal(helperRequest{Method: method, Params: params})
+	req, err := json.Marshal(helperRequest{Method: method, Params: params, DenyGlobs: pol.DenyGlobs})
 	if err != nil {
 		return nil, jsonrpc.Internal("failed to encode or decode fs sandbox helper message: %s", err.Error())
 	}

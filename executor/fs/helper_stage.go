@@ -46,12 +46,15 @@ func runHelperStage(stdin io.Reader, stdout io.Writer) int {
 		return 1
 	}
 	var req struct {
-		Method string          `json:"method"`
-		Params json.RawMessage `json:"params"`
+		Method    string          `json:"method"`
+		Params    json.RawMessage `json:"params"`
+		DenyGlobs []string        `json:"denyGlobs"`
 	}
 	var resp helperResponse
 	if err := json.Unmarshal(in, &req); err != nil {
 		resp.Error = jsonrpc.InvalidRequest("failed to encode or decode fs sandbox helper message: %s", err.Error())
+	} else if err := checkDenyGlobs(req.DenyGlobs, req.Method, req.Params); err != nil {
+		resp.Error = asRPCError(err)
 	} else if result, err := helperDispatch(context.Background(), req.Method, req.Params); err != nil {
 		resp.Error = asRPCError(err)
 	} else if resp.OK, err = json.Marshal(result); err != nil {
