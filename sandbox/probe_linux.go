@@ -66,17 +66,45 @@ func Probe(ctx context.Context, opts *ProbeOptions) Report {
 }
 
 // probeSeccomp installs a trivial filter on a throwaway locked thread: the goroutine
-// exits without unlocking, so the runtime discards the confined thread.
+// exits without unlocking, so the runtime discards the confined thread. The main
+// thread is never confined: the runtime cannot discard it (it would stay wedged,
+// confined, for the life of the process). An attempt that lands on the main thread
+// holds it, unconfined, until the probe is over, so the next attempt runs elsewhere.
 func probeSeccomp() bool {
 	if runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64" {
 		return false
 	}
-	ch := make(chan bool, 1)
-	go func() {
-		runtime.LockOSThread()
-		ch <- installSeccomp(policy.SeccompVmSocketRestricted, SeccompOptions{}) == nil
-	}()
-	return <-ch
+	const (
+		failed = iota
+		installed
+		onMainThread
+	)
+	release := make(chan struct{})
+	defer close(release) // lets a goroutine holding the main thread unlock it and return
+	for attempt := 0; attempt < 2; attempt++ {
+		res := make(chan int, 1)
+		go func() {
+			runtime.LockOSThread()
+			if unix.Gettid() == unix.Getpid() {
+				res <- onMainThread
+				<-release
+				runtime.UnlockOSThread()
+				return
+			}
+			if installSeccomp(policy.SeccompVmSocketRestricted, SeccompOptions{}) != nil {
+				res <- failed
+				return // the thread may be half-confined (NNP): discarded all the same
+			}
+			res <- installed // never unlocked: the confined thread is discarded
+		}()
+		switch <-res {
+		case installed:
+			return true
+		case failed:
+			return false
+		}
+	}
+	return false
 }
 
 // discoverBwrap returns the first usable bwrap on path (§3.5): canonicalized, not under
