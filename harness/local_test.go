@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/harness"
@@ -281,8 +282,22 @@ func TestLocal_ResumeOnNewConnection(t *testing.T) {
 		if err := c1.Close(); err != nil {
 			t.Fatal(err)
 		}
-		c2, _ := dial(t, url, false)
-		again, err := c2.Initialize(testCtx(t), "harness-test", first.SessionID)
+		// The server notices the closed socket asynchronously: until it has detached the
+		// session a resume is refused with -32010 (both implementations), so retry for a
+		// bounded time on fresh connections.
+		var c2 *harness.Client
+		var again protocol.InitializeResult
+		var err error
+		for attempt := 0; ; attempt++ {
+			c2, _ = dial(t, url, false)
+			again, err = c2.Initialize(testCtx(t), "harness-test", first.SessionID)
+			var re *harness.RPCError
+			if err == nil || !errors.As(err, &re) || re.Code != harness.CodeSessionAttached || attempt == 40 {
+				break
+			}
+			c2.Close()
+			time.Sleep(50 * time.Millisecond)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
