@@ -132,7 +132,7 @@ func (c *Client) post(ctx context.Context, rawURL string, body []byte, extra map
 	}
 	h := http.Header{}
 	if err := c.auth.Apply(ctx, h); err != nil {
-		return response{}, fmt.Errorf("preparing registry credentials: %w", err)
+		return response{}, &credentialError{err}
 	}
 	// Lower-case names go on the wire as stored (spec §2.2: header names are lower-case).
 	for k, v := range h {

@@ -27,12 +27,17 @@
 // # Credentials
 //
 // An Auth sets the authorization headers on each request. Providers: Bearer (stdin bearer,
-// API key), ChatGPT tokens (stdin or $CODEX_HOME/auth.json with OAuth refresh) and Agent
-// Identity (AgentAssertion per request). Every provider's String/LogValue is redacted; no
+// API key), ChatGPT tokens (stdin or $CODEX_HOME/auth.json with OAuth refresh), Agent
+// Identity (AgentAssertion per request) and CredentialStream (--executor-credential-stdin:
+// rotating JSON frames on stdin, format in credframe.go, at most MaxCredentialFrameLine bytes
+// per line). An Apply failure fails the register with the reference's "request auth build
+// error" text (*Error wrapping the provider's error). Every provider's String/LogValue is redacted; no
 // token, key, assertion or account id is ever logged or put in an error.
 //
 // # Concurrency
 //
 // A Client is safe for concurrent use (Validate runs once per pending handshake, up to 32 at
-// once). It starts no goroutines beyond net/http's connection handling.
+// once). It starts no goroutines beyond net/http's connection handling. CredentialStream's
+// ReadFrames blocks on stdin and runs on a goroutine owned by the caller (the CLI), which
+// stops it by making the read fail.
 package client

@@ -24,11 +24,30 @@ type Error struct {
 	Kind   error // ErrAuthentication, ErrRequest, ErrProtocol or ErrConfig
 	Status int   // HTTP status, 0 when none
 	Detail string
+	// Err is the underlying error when the Auth failed to produce credentials (for
+	// errors.Is, e.g. ErrCredentialExpired); nil otherwise. Its text is already in Detail.
+	Err error
 }
 
 func (e *Error) Error() string { return e.Kind.Error() + ": " + e.Detail }
 func (e *Error) Is(target error) bool {
 	return target == e.Kind
+}
+func (e *Error) Unwrap() error { return e.Err }
+
+// credentialError marks a failure of Auth.Apply inside a request.
+type credentialError struct{ err error }
+
+func (e *credentialError) Error() string { return "preparing registry credentials: " + e.err.Error() }
+func (e *credentialError) Unwrap() error { return e.err }
+
+// authBuildError is the reference's text for a credential provider that could not produce
+// request credentials (observed from codex 0.169.0 with an expired executor credential:
+// "environment registry authentication error: failed to resolve environment registry
+// authentication: request auth build error: exec-server executor credential is expired").
+func authBuildError(err error) *Error {
+	return &Error{Kind: ErrAuthentication, Err: err,
+		Detail: "failed to resolve environment registry authentication: request auth build error: " + err.Error()}
 }
 
 func statusLine(code int) string {

@@ -20,4 +20,18 @@ const (
 	headerAccountID = "chatgpt-account-id"
 	// headerFedRAMP marks FedRAMP ChatGPT accounts (§11.1 row 4).
 	headerFedRAMP = "x-openai-fedramp"
+
+	// MaxCredentialFrameLine bounds one --executor-credential-stdin frame line, its "\n"
+	// included (bytes; observed from codex 0.169.0: a 16384-byte line is accepted, 16385 is
+	// "exceeds the size limit", also before any "\n" arrives). §11.1 row 1b.
+	MaxCredentialFrameLine = 16 << 10
+)
+
+// Implementation constants (our choice).
+const (
+	// InitialCredentialTimeout bounds the wait for the first --executor-credential-stdin
+	// frame. The reference has such a timeout ("timed out waiting for the initial
+	// exec-server executor credential") but did not fire within 6 minutes of observation, so
+	// ours is long enough never to undercut it.
+	InitialCredentialTimeout = 10 * time.Minute
 )

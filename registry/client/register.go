@@ -46,6 +46,9 @@ func (c *Client) Register(ctx context.Context, executorKey json.RawMessage) (Reg
 			if ctx.Err() != nil {
 				return Registration{}, ctx.Err()
 			}
+			if ce := (*credentialError)(nil); errors.As(err, &ce) {
+				return Registration{}, authBuildError(ce.err)
+			}
 			return Registration{}, c.transportError(err)
 		}
 		if is2xx(resp.status) {
