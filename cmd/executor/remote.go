@@ -34,6 +34,9 @@ rendezvous service the registry names, and serves every harness that connects th
 
 Credentials for the registry, first match wins:
   --registration-bearer-stdin       one bearer token line on stdin
+  --executor-credential-stdin       rotating credential frames on stdin, one JSON line each:
+                                    {"version":1,"environment_id":ID,"token":T,"expires_at":UNIX}
+                                    a new frame replaces the bearer; EOF stops the executor
   --chatgpt-token-stdin             a ChatGPT access token line on stdin (+ --chatgpt-account-id)
   --use-agent-identity-auth         Agent Identity JWT from CODEX_ACCESS_TOKEN
   CODEX_API_KEY                     an API key (https openai.com/openai.org or loopback registries only)
@@ -47,6 +50,12 @@ Flags (each also settable by the environment variable named in brackets):
 	envID := fs.String("environment-id", os.Getenv("EXECUTOR_ENVIRONMENT_ID"), "environment to register as: 1-256 of A-Z a-z 0-9 - _ [EXECUTOR_ENVIRONMENT_ID]")
 	_ = fs.String("name", os.Getenv("EXECUTOR_NAME"), "human-readable name for logs; not sent to the registry [EXECUTOR_NAME]")
 	bearerStdin := fs.Bool("registration-bearer-stdin", envBool("EXECUTOR_REGISTRATION_BEARER_STDIN"), "read a registry bearer token (one line) from stdin [EXECUTOR_REGISTRATION_BEARER_STDIN]")
+	credStdin := fs.Bool("executor-credential-stdin", envBool("EXECUTOR_CREDENTIAL_STDIN"), "read rotating executor credential frames (JSON lines) from stdin; exit when stdin closes [EXECUTOR_CREDENTIAL_STDIN]")
+	exitOnClose, err := exitOnStdinCloseDefault()
+	if err != nil {
+		return err
+	}
+	fs.BoolVar(&exitOnClose, "exit-on-stdin-close", exitOnClose, "exit (status 0) when stdin closes [CODEX_EXEC_SERVER_EXIT_ON_STDIN_CLOSE, EXECUTOR_EXIT_ON_STDIN_CLOSE: true or false]")
 	chatgptStdin := fs.Bool("chatgpt-token-stdin", envBool("EXECUTOR_CHATGPT_TOKEN_STDIN"), "read a ChatGPT access token (one line) from stdin; the registry must be https [EXECUTOR_CHATGPT_TOKEN_STDIN]")
 	accountID := fs.String("chatgpt-account-id", os.Getenv("EXECUTOR_CHATGPT_ACCOUNT_ID"), "ChatGPT account id sent with --chatgpt-token-stdin [EXECUTOR_CHATGPT_ACCOUNT_ID]")
 	agentAuth := fs.Bool("use-agent-identity-auth", envBool("EXECUTOR_USE_AGENT_IDENTITY_AUTH"), "authenticate with the Agent Identity JWT in CODEX_ACCESS_TOKEN [EXECUTOR_USE_AGENT_IDENTITY_AUTH]")
@@ -68,14 +77,9 @@ Flags (each also settable by the environment variable named in brackets):
 	if strings.TrimSpace(*envID) == "" {
 		return fmt.Errorf("%w: --environment-id is required", errUsage)
 	}
-	n := 0
-	for _, b := range []bool{*bearerStdin, *chatgptStdin} {
-		if b {
-			n++
-		}
-	}
-	if n > 1 {
-		return fmt.Errorf("%w: --registration-bearer-stdin and --chatgpt-token-stdin cannot be used together", errUsage)
+	if err := checkStdinModes(map[string]bool{"registration-bearer-stdin": *bearerStdin,
+		"executor-credential-stdin": *credStdin, "chatgpt-token-stdin": *chatgptStdin}); err != nil {
+		return err
 	}
 	if *concurrent < 1 || *maxStreams < 1 {
 		return fmt.Errorf("%w: --concurrent-requests and --max-streams must be at least 1", errUsage)
@@ -87,11 +91,26 @@ Flags (each also settable by the environment variable named in brackets):
 	if err != nil {
 		return err
 	}
-	auth, err := remoteAuth(authInputs{
+	// Stdin is prepared for a reader that outlives start-up only when one is needed; then
+	// the one-line credentials are read through the same buffer the pump drains.
+	if stdin == nil {
+		stdin = eofReader{}
+	}
+	var src stdinSource
+	lines := bufio.NewReader(stdin)
+	if *credStdin || exitOnClose {
+		src = prepareStdin(stdin)
+		lines = bufio.NewReader(src.r)
+	}
+	var creds *client.CredentialStream
+	var auth client.Auth
+	if *credStdin {
+		creds = client.NewCredentialStream(strings.TrimSpace(*envID), nil)
+		auth = creds
+	} else if auth, err = remoteAuth(authInputs{
 		registry: *registry, bearerStdin: *bearerStdin, chatgptStdin: *chatgptStdin, accountID: *accountID,
-		agent: *agentAuth, codexHome: *codexHome, stdin: stdin,
-	})
-	if err != nil {
+		agent: *agentAuth, codexHome: *codexHome, stdin: lines,
+	}); err != nil {
 		return err
 	}
 	tp := remote.Traceparent(os.Getenv("TRACEPARENT"))
@@ -101,15 +120,84 @@ Flags (each also settable by the environment variable named in brackets):
 	if err != nil {
 		return err
 	}
+
+	// runCtx ends the executor when stdin does: the pump cancels it with errStdinEOF (exit
+	// 0) or with the credential error (exit 1). Like ctx, it is the process lifetime.
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var pump *stdinPump
+	switch {
+	case creds != nil:
+		pump = startStdinPump(src, src.r, creds.ReadFrames, func(err error) {
+			if errors.Is(err, client.ErrCredentialPipeClosed) {
+				err = errStdinEOF
+			}
+			cancel(err)
+		})
+	case exitOnClose:
+		pump = startStdinPump(src, lines, drainStdin, func(error) { cancel(errStdinEOF) })
+	}
+	defer pump.stop()
+	if creds != nil {
+		if err := creds.WaitInitial(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil // signalled while waiting: exit 0
+			}
+			return err
+		}
+	}
+
 	srv := executor.NewServer(&executor.Options{ConcurrentRequests: *concurrent, SessionTTL: *ttl, Logger: log,
 		Sandbox: startSandbox(ctx, *sandboxBackend, log)})
-	return remote.Run(ctx, remote.Config{
+	err = remote.Run(runCtx, remote.Config{
 		Registry:    remote.ClientRegistry(c),
 		Server:      srv,
 		Mux:         &mux.Options{MaxStreams: *maxStreams},
 		Traceparent: tp,
 		Logger:      log,
 	})
+	if serr, ok := stdinOutcome(ctx, runCtx); ok {
+		if serr == nil {
+			log.Info("stopping the executor: its parent closed stdin")
+		}
+		return serr
+	}
+	return err
+}
+
+// checkStdinModes rejects more than one stdin credential mode (spec §11.1: mutually
+// exclusive, a usage error as clap's in the reference).
+func checkStdinModes(modes map[string]bool) error {
+	var set []string
+	for _, name := range []string{"registration-bearer-stdin", "executor-credential-stdin", "chatgpt-token-stdin"} {
+		if modes[name] {
+			set = append(set, "--"+name)
+		}
+	}
+	if len(set) > 1 {
+		return fmt.Errorf("%w: %s and %s cannot be used together", errUsage, set[0], set[1])
+	}
+	return nil
+}
+
+// exitOnStdinCloseDefault reads CODEX_EXEC_SERVER_EXIT_ON_STDIN_CLOSE (the reference's
+// variable) or our alias EXECUTOR_EXIT_ON_STDIN_CLOSE. As clap does in the reference, only
+// "true" and "false" are accepted; anything else, empty included, is a usage error.
+func exitOnStdinCloseDefault() (bool, error) {
+	for _, name := range []string{"CODEX_EXEC_SERVER_EXIT_ON_STDIN_CLOSE", "EXECUTOR_EXIT_ON_STDIN_CLOSE"} {
+		v, ok := os.LookupEnv(name)
+		if !ok {
+			continue
+		}
+		switch v {
+		case "true":
+			return true, nil
+		case "false":
+			return false, nil
+		}
+		return false, fmt.Errorf("%w: invalid value %q for '--exit-on-stdin-close' (from %s) [possible values: true, false]", errUsage, v, name)
+	}
+	return false, nil
 }
 
 type authInputs struct {
@@ -118,7 +206,7 @@ type authInputs struct {
 	accountID                 string
 	agent                     bool
 	codexHome                 string
-	stdin                     io.Reader
+	stdin                     *bufio.Reader
 }
 
 // remoteAuth picks the credential source in the reference's order (spec/registry-auth.md
@@ -176,12 +264,10 @@ func remoteAuth(in authInputs) (client.Auth, error) {
 	return nil, errNoRemoteAuth
 }
 
-// readLine reads one line from stdin (the bearer); stdin stays open afterwards.
-func readLine(r io.Reader) (string, error) {
-	if r == nil {
-		return "", client.ErrInvalidBearer
-	}
-	line, err := bufio.NewReader(r).ReadString('\n')
+// readLine reads one line from stdin (the bearer); stdin stays open afterwards, and what
+// follows the line stays in r (for --exit-on-stdin-close).
+func readLine(r *bufio.Reader) (string, error) {
+	line, err := r.ReadString('\n')
 	if err != nil && !errors.Is(err, io.EOF) {
 		return "", fmt.Errorf("reading credential from stdin: %w", err)
 	}
