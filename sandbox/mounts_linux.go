@@ -58,6 +58,11 @@ func fatalf(format string, args ...any) error { return &buildError{msg: fmt.Spri
 // buildMounts computes the mount arguments for p. registryDir is hidden read-only when
 // it lies inside a writable root.
 func buildMounts(p *policy.Policy, registryDir string) (*mountPlan, error) {
+	if !p.Restricted { // unrestricted under bwrap (managed network): "/" writable (§3.6)
+		q := *p
+		q.Restricted, q.Entries = true, []policy.ResolvedEntry{{Path: "/", Access: policy.AccessWrite}}
+		p = &q
+	}
 	ents, err := launchEntries(p)
 	if err != nil {
 		return nil, err

@@ -53,7 +53,10 @@ func runStage(args []string) int {
 	if a.legacyLandlock && !p.FullWrite() {
 		return stageFail(exitPanic, msgLegacyLandlock)
 	}
-	plan := p.Plan(false)
+	plan := p.Plan(a.managed != nil)
+	if plan.Managed && a.backend != BackendBubblewrap {
+		return stageFail(exitBuildFailure, msgUnenforceable+"managed network requires bubblewrap")
+	}
 	switch a.backend {
 	case "plain", "":
 		return runPlain(a, plan.Seccomp)
@@ -105,6 +108,15 @@ func runInner(a *stageArgs, p *policy.Policy) int {
 	if err != nil {
 		return stageFail(127, err.Error())
 	}
+	env := os.Environ()
+	if a.managed != nil { // §3.8 step 3: bridges run on unconfined threads
+		ip, routed, err := startInnerProxy(a.routeSpec, env)
+		if err != nil {
+			return stageFail(exitPanic, msgProxyInnerPrefix+err.Error())
+		}
+		defer ip.close()
+		env = routed
+	}
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, forwardedSignals...)
 	type started struct {
@@ -112,17 +124,18 @@ func runInner(a *stageArgs, p *policy.Policy) int {
 		err error
 	}
 	ch := make(chan started, 1)
-	mode := p.Plan(false).Seccomp
+	mode := p.Plan(a.managed != nil).Seccomp
+	opts := SeccompOptions{AllowUnixSockets: a.managed != nil && a.managed.DangerouslyAllowAllUnixSockets}
 	// The spawn goroutine locks its thread and never unlocks it: when it returns, the
 	// runtime terminates the confined thread. Other threads stay unfiltered.
 	go func() {
 		runtime.LockOSThread()
-		if err := installSeccomp(mode, SeccompOptions{}); err != nil {
+		if err := installSeccomp(mode, opts); err != nil {
 			ch <- started{err: err}
 			return
 		}
 		proc, err := os.StartProcess(bin, argv, &os.ProcAttr{
-			Env:   os.Environ(),
+			Env:   env,
 			Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
 		})
 		if err != nil {
@@ -181,6 +194,14 @@ func runBubblewrap(a *stageArgs, p *policy.Policy, plan policy.Plan) int {
 	if fi, err := os.Lstat(regDir); err == nil && fi.Mode()&os.ModeSymlink != 0 {
 		return stageFail(exitPanic, (&errRegistrySymlink{path: regDir}).Error())
 	}
+	var hp *hostProxy // managed network: supervised, closed after bwrap exits (§3.10)
+	if a.managed != nil {
+		var err error
+		if hp, err = startHostProxy(a.managed, os.Environ(), os.Getenv("TMPDIR")); err != nil {
+			return stageFail(exitPanic, msgProxyBridgePrefix+err.Error())
+		}
+		defer hp.close()
+	}
 	mp, err := buildMounts(p, regDir)
 	if err != nil {
 		return stageFail(exitBuildFailure, msgBuildPrefix+err.Error())
@@ -198,6 +219,9 @@ func runBubblewrap(a *stageArgs, p *policy.Policy, plan policy.Plan) int {
 	}
 	argv := []string{a.bwrap, "--as-pid-1", "--new-session", "--die-with-parent"}
 	argv = append(argv, mp.args...)
+	if hp != nil {
+		argv = append(argv, hp.bwrapArgs()...)
+	}
 	argv = append(argv, "--unshare-user", "--unshare-pid", "--unshare-ipc")
 	if plan.UnshareNet {
 		argv = append(argv, "--unshare-net")
@@ -211,28 +235,36 @@ func runBubblewrap(a *stageArgs, p *policy.Policy, plan policy.Plan) int {
 	}
 	inner := &stageArgs{policyCwd: a.policyCwd, commandCwd: a.commandCwd, profile: a.profile,
 		haveProfile: true, arg0: a.arg0, haveArg0: a.haveArg0, inner: true, command: a.command}
+	if hp != nil {
+		inner.managed, inner.routeSpec = a.managed, hp.spec.encode()
+	}
 	argv = append(argv, "--", exe, StageFlag)
 	argv = append(argv, inner.encode()...)
 
-	if len(mp.targets) == 0 {
+	if len(mp.targets) == 0 && hp == nil {
 		err := unix.Exec(a.bwrap, argv, os.Environ())
 		return stageFail(exitBuildFailure, fmt.Sprintf("executing bwrap: %v", err))
 	}
-	reg, err := openRegistry(regDir)
-	if err != nil {
-		var sym *errRegistrySymlink
-		if errors.As(err, &sym) {
-			return stageFail(exitPanic, err.Error())
+	var reg *registry
+	if len(mp.targets) > 0 {
+		if reg, err = openRegistry(regDir); err != nil {
+			var sym *errRegistrySymlink
+			if errors.As(err, &sym) {
+				return stageFail(exitPanic, err.Error())
+			}
+			return stageFail(exitBuildFailure, msgBuildPrefix+err.Error())
 		}
-		return stageFail(exitBuildFailure, msgBuildPrefix+err.Error())
-	}
-	defer reg.close()
-	if err := reg.claim(mp.targets); err != nil {
-		reg.release(mp.targets)
-		return stageFail(exitBuildFailure, msgBuildPrefix+err.Error())
+		defer reg.close()
+		if err := reg.claim(mp.targets); err != nil {
+			reg.release(mp.targets)
+			return stageFail(exitBuildFailure, msgBuildPrefix+err.Error())
+		}
 	}
 	code := superviseBwrap(a.bwrap, argv)
-	reg.release(mp.targets)
+	if reg != nil {
+		reg.release(mp.targets)
+	}
+	hp.close() // before a re-raised signal can end this process
 	if code < 0 { // terminated by a signal: re-raise it
 		sig := unix.Signal(-code)
 		signal.Reset(sig)
