@@ -267,8 +267,10 @@ func inC0Set(c byte) bool { return c < 0x20 || c > 0x7e }
 func inFragmentSet(c byte) bool {
 	return inC0Set(c) || c == ' ' || c == '"' || c == '<' || c == '>' || c == '`'
 }
-func inQuerySet(c byte) bool { return inC0Set(c) || c == ' ' || c == '"' || c == '#' || c == '<' || c == '>' }
-func inPathSet(c byte) bool  { return inQuerySet(c) || c == '?' || c == '`' || c == '{' || c == '}' }
+func inQuerySet(c byte) bool {
+	return inC0Set(c) || c == ' ' || c == '"' || c == '#' || c == '<' || c == '>'
+}
+func inPathSet(c byte) bool { return inQuerySet(c) || c == '?' || c == '`' || c == '{' || c == '}' }
 func inUserinfoSet(c byte) bool {
 	return inPathSet(c) || c == '/' || c == ':' || c == ';' || c == '=' || c == '@' ||
 		c >= '[' && c <= '^' || c == '|'

@@ -264,7 +264,8 @@ func runBubblewrap(a *stageArgs, p *policy.Policy, plan policy.Plan) int {
 	if reg != nil {
 		reg.release(mp.targets)
 	}
-	hp.close() // before a re-raised signal can end this process
+	// Close the bridge and remove its directory before a re-raised signal ends us.
+	hp.close()
 	if code < 0 { // terminated by a signal: re-raise it
 		sig := unix.Signal(-code)
 		signal.Reset(sig)

@@ -256,9 +256,7 @@ func TestStart_Sandboxed_ManagedNetwork(t *testing.T) {
 	// bash /dev/tcp to the rewritten port: a plain proxied GET, answered by the host proxy.
 	script := `p=${HTTP_PROXY##*:}; echo "$HTTP_PROXY" | sed 's/:[0-9]*$/:PORT/'; echo "$NO_PROXY"; ` +
 		`[ "$p" != "` + port + `" ] && echo bridged; exec 3<>/dev/tcp/127.0.0.1/$p; ` +
-		`printf 'GET http://example.invalid/x HTTP/1.0
-
-' >&3; tail -n 1 <&3`
+		`printf 'GET http://example.invalid/x HTTP/1.0\r\n\r\n' >&3; tail -n 1 <&3`
 	tests := []struct {
 		name       string
 		sandbox    *policy.Context
