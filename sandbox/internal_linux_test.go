@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/execlab/executor/sandbox/policy"
@@ -118,5 +119,46 @@ func TestLandlockRefusal(t *testing.T) {
 		if got := landlockRefusal(&tt.p, tt.managed); got != tt.want {
 			t.Errorf("%s: got %q, want %q", tt.name, got, tt.want)
 		}
+	}
+}
+
+func TestMakeProxyDir(t *testing.T) {
+	tmp := t.TempDir()
+	long := filepath.Join(tmp, strings.Repeat("d", 100))
+	if err := os.Mkdir(long, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, tmpDir, wantParent string
+	}{
+		{"TMPDIR", tmp, tmp},
+		{"unset", "", "/tmp"},
+		{"relative", "rel", "/tmp"},
+		{"too long for sun_path", long, "/tmp"},
+	}
+	for _, tt := range tests {
+		a, err := makeProxyDir(tt.tmpDir)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		b, err := makeProxyDir(tt.tmpDir)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		fi, err := os.Lstat(a)
+		switch {
+		case err != nil:
+			t.Errorf("%s: %v", tt.name, err)
+		case filepath.Dir(a) != tt.wantParent || !strings.HasPrefix(filepath.Base(a), proxyDirPrefix):
+			t.Errorf("%s: got %q, want %s/%s<pid>-<n>", tt.name, a, tt.wantParent, proxyDirPrefix)
+		case fi.Mode() != os.ModeDir|0o700:
+			t.Errorf("%s: got mode %v, want drwx------", tt.name, fi.Mode())
+		case a == b:
+			t.Errorf("%s: second directory reused %q", tt.name, a)
+		case len(filepath.Join(a, "65535.sock")) > maxSocketPath:
+			t.Errorf("%s: socket path %q too long", tt.name, a)
+		}
+		os.Remove(a)
+		os.Remove(b)
 	}
 }

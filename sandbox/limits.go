@@ -68,6 +68,9 @@ const (
 	// maxProxyDirAttempts bounds the <n> suffixes tried for the socket directory when a
 	// name is taken (a stale directory of a recycled pid).
 	maxProxyDirAttempts = 64
+	// maxSocketPath is the longest Unix socket path bind accepts (sun_path is 108
+	// bytes including the NUL, unix(7)); a longer $TMPDIR falls back to /tmp.
+	maxSocketPath = 107
 	// maxStageFlagJSON caps --managed-network and --proxy-route-spec values (bytes);
 	// both are produced by this binary and are far smaller.
 	maxStageFlagJSON = 64 << 10

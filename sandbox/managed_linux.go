@@ -60,13 +60,19 @@ func startHostProxy(m *ManagedNetwork, env []string, tmpDir string) (*hostProxy,
 	return hp, nil
 }
 
-// makeProxyDir creates $TMPDIR/codex-linux-sandbox-proxy-<pid>-<n> with mode 0700.
-// Mkdir never follows or reuses an existing name, so a planted path is skipped.
+// makeProxyDir creates $TMPDIR/codex-linux-sandbox-proxy-<pid>-<n> with mode 0700
+// (/tmp when TMPDIR is unset, relative, or too long for socket paths). Mkdir never
+// follows or reuses an existing name, so a planted path is skipped.
 func makeProxyDir(tmpDir string) (string, error) {
 	if tmpDir == "" || !filepath.IsAbs(tmpDir) {
 		tmpDir = "/tmp"
 	}
-	base := filepath.Join(filepath.Clean(tmpDir), proxyDirPrefix+strconv.Itoa(os.Getpid())+"-")
+	name := proxyDirPrefix + strconv.Itoa(os.Getpid()) + "-"
+	// Room for "<n>/<port>.sock": n < maxProxyDirAttempts, port ≤ 65535.
+	if len(filepath.Join(tmpDir, name))+len("99/65535.sock") > maxSocketPath {
+		tmpDir = "/tmp"
+	}
+	base := filepath.Join(filepath.Clean(tmpDir), name)
 	for n := range maxProxyDirAttempts {
 		dir := base + strconv.Itoa(n)
 		err := os.Mkdir(dir, 0o700)
