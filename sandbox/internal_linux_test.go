@@ -1,9 +1,12 @@
 package sandbox
 
 import (
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -160,5 +163,41 @@ func TestMakeProxyDir(t *testing.T) {
 		}
 		os.Remove(a)
 		os.Remove(b)
+	}
+}
+
+func TestSweepStaleProxyDirs(t *testing.T) {
+	tmp := t.TempDir()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	mk := func(pid int, n string) string {
+		d := filepath.Join(tmp, proxyDirPrefix+strconv.Itoa(pid)+"-"+n)
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	stale := mk(dead.Process.Pid, "0")
+	ln, err := net.Listen("unix", filepath.Join(stale, "3128.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	ln.Close()
+	foreign := mk(dead.Process.Pid, "1")
+	if err := os.WriteFile(filepath.Join(foreign, "keep"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	live := mk(os.Getpid(), "0")
+	sweepStaleProxyDirs(tmp)
+	for _, tt := range []struct {
+		dir  string
+		want bool
+	}{{stale, false}, {foreign, true}, {live, true}} {
+		if _, err := os.Lstat(tt.dir); (err == nil) != tt.want {
+			t.Errorf("%s after sweep: got exists=%v, want %v", filepath.Base(tt.dir), err == nil, tt.want)
+		}
 	}
 }

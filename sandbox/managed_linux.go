@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -33,6 +34,7 @@ func startHostProxy(m *ManagedNetwork, env []string, tmpDir string) (*hostProxy,
 	if err != nil {
 		return nil, err
 	}
+	sweepStaleProxyDirs(tmpDir)
 	dir, err := makeProxyDir(tmpDir)
 	if err != nil {
 		return nil, err
@@ -88,6 +90,39 @@ func makeProxyDir(tmpDir string) (string, error) {
 		}
 	}
 	return "", errors.New("creating proxy socket directory: every name is taken")
+}
+
+// sweepStaleProxyDirs removes socket directories left by launchers that died without
+// cleaning up (SIGKILL from process/terminate): a directory whose <pid> is not alive,
+// owned by this euid, holding only sockets. Anything else is left alone. Best effort.
+func sweepStaleProxyDirs(tmpDir string) {
+	for _, parent := range []string{tmpDir, "/tmp"} {
+		if !filepath.IsAbs(parent) {
+			continue
+		}
+		dirs, _ := filepath.Glob(filepath.Join(filepath.Clean(parent), proxyDirPrefix+"*"))
+		for _, d := range dirs {
+			pidText, _, ok := strings.Cut(strings.TrimPrefix(filepath.Base(d), proxyDirPrefix), "-")
+			pid, err := strconv.Atoi(pidText)
+			if !ok || err != nil || pid <= 0 || pidAlive(pid) {
+				continue
+			}
+			var st unix.Stat_t
+			if unix.Lstat(d, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != os.Geteuid() {
+				continue
+			}
+			ents, err := os.ReadDir(d)
+			if err != nil {
+				continue
+			}
+			for _, e := range ents {
+				if e.Type()&os.ModeSocket != 0 {
+					os.Remove(filepath.Join(d, e.Name()))
+				}
+			}
+			os.Remove(d) // fails, and keeps d, unless it is now empty
+		}
+	}
 }
 
 // bwrapArgs binds the socket directory read-only at the same path in the sandbox.
