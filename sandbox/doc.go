@@ -36,7 +36,7 @@
 // reference's control_fd), so the command can see (not write) that directory;
 // `sandbox: null` + enforceManagedNetwork is a disabled profile under managed network
 // (the reference runs it unconfined); a launcher killed by SIGKILL leaves its socket
-// directory behind; proxy values are parsed by a WHATWG subset (no IDNA), so an exotic
+// directory behind until the next managed launch sweeps it; proxy values are parsed by a WHATWG subset (no IDNA), so an exotic
 // host spelling is left unrouted where the reference might route it (fails closed).
 //
 // Concurrency: Launcher and Report are immutable values, safe for concurrent use.
