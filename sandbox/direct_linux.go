@@ -32,7 +32,7 @@ func (l *Launcher) directBwrap(a *stageArgs, p *policy.Policy, plan policy.Plan,
 	if err != nil || len(mp.targets) > 0 || len(mp.dataFDs) > 0 {
 		return nil
 	}
-	return bwrapArgv(a, plan, mp, l.exe)
+	return bwrapArgv(a, plan, mp, l.exe, nil)
 }
 
 // envValue is the last value of name in env ("" if absent), as getenv in a process

@@ -27,16 +27,31 @@
 //     Command means "spawn directly, sandboxType none".
 //   - on exit: sandbox.Denied(…) computes sandboxDenied.
 //
-// Limits and deviations: managed (proxy-only) networking is refused (-32602) rather
-// than implemented; fd-backed read-only binds (--ro-bind-fd) are not used; the
+// Managed (proxy-only) network (spec/sandbox.md §3.10; managed.go, proxyurl.go,
+// proxybridge.go, managed_linux.go): bubblewrap only. The launcher stage always
+// supervises bwrap, routes each loopback proxy variable through one Unix socket per
+// proxy port in a private 0700 directory under $TMPDIR (bound read-only into the
+// sandbox), and removes the directory when bwrap exits; the inner stage listens on
+// 127.0.0.1:0 per socket inside the new network namespace, rewrites the variables, and
+// starts the command under the ProxyRouted filter. Fail-closed rows exit 101.
+//
+// Limits and deviations: fd-backed read-only binds (--ro-bind-fd) are not used; the
 // protected-create monitor is not implemented (masks are used instead, which the spec
-// allows). Deviation from the reference, as the spec asks: directories between a
-// writable root and a carve-out below it are self-bound (mount points, so renaming
-// them fails EBUSY), unless a mount inside one was already made. bwrap is searched on the executor's PATH
-// only, never the request's.
+// allows). bwrap is searched on the executor's PATH only, never the request's.
+// Deviation from the reference, as the spec asks: directories between a writable root
+// and a carve-out below it are self-bound (mount points, so renaming them fails EBUSY),
+// unless a mount inside one was already made. Managed network: the bridge reaches the
+// sandbox through a bound socket directory instead of inherited descriptors (the
+// reference's control_fd), so the command can see (not write) that directory;
+// `sandbox: null` + enforceManagedNetwork is a disabled profile under managed network
+// (the reference runs it unconfined); a launcher killed by SIGKILL leaves its socket
+// directory behind until the next managed launch sweeps it; proxy values are parsed by
+// a WHATWG subset (no IDNA), so an exotic host spelling is left unrouted where the
+// reference might route it (fails closed).
 //
 // Concurrency: Launcher and Report are immutable values, safe for concurrent use.
 // Stage code runs in its own short-lived process; every goroutine it starts (signal
-// forwarders, the confined spawn goroutine) exits before the stage does or dies with
-// it. Confined threads are never unlocked, so the runtime discards them.
+// forwarders, the confined spawn goroutine, proxy bridge accept and copy loops owned by
+// a bridge that the stage closes before exiting) exits before the stage does or dies
+// with it. Confined threads are never unlocked, so the runtime discards them.
 package sandbox

@@ -69,7 +69,13 @@ func runSandboxed(t *testing.T, l *sandbox.Launcher, ctxJSON string, cwd string,
 
 func runPolicy(t *testing.T, l *sandbox.Launcher, p *policy.Policy, cwd string, env []string, arg0 *string, argv ...string) result {
 	t.Helper()
-	cmd, err := l.Wrap(&sandbox.Request{Policy: p, Argv: argv, Cwd: cwd, Env: env, Arg0: arg0})
+	return runRequest(t, l, &sandbox.Request{Policy: p, Argv: argv, Cwd: cwd, Env: env, Arg0: arg0})
+}
+
+// runRequest wraps req and runs it to completion (30 s cap).
+func runRequest(t *testing.T, l *sandbox.Launcher, req *sandbox.Request) result {
+	t.Helper()
+	cmd, err := l.Wrap(req)
 	if err != nil {
 		t.Fatalf("wrapping: %v", err)
 	}

@@ -1,9 +1,13 @@
 package sandbox
 
 import (
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/execlab/executor/sandbox/policy"
@@ -117,6 +121,83 @@ func TestLandlockRefusal(t *testing.T) {
 	for _, tt := range tests {
 		if got := landlockRefusal(&tt.p, tt.managed); got != tt.want {
 			t.Errorf("%s: got %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestMakeProxyDir(t *testing.T) {
+	tmp := t.TempDir()
+	long := filepath.Join(tmp, strings.Repeat("d", 100))
+	if err := os.Mkdir(long, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, tmpDir, wantParent string
+	}{
+		{"TMPDIR", tmp, tmp},
+		{"unset", "", "/tmp"},
+		{"relative", "rel", "/tmp"},
+		{"too long for sun_path", long, "/tmp"},
+	}
+	for _, tt := range tests {
+		a, err := makeProxyDir(tt.tmpDir)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		b, err := makeProxyDir(tt.tmpDir)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		fi, err := os.Lstat(a)
+		switch {
+		case err != nil:
+			t.Errorf("%s: %v", tt.name, err)
+		case filepath.Dir(a) != tt.wantParent || !strings.HasPrefix(filepath.Base(a), proxyDirPrefix):
+			t.Errorf("%s: got %q, want %s/%s<pid>-<n>", tt.name, a, tt.wantParent, proxyDirPrefix)
+		case fi.Mode() != os.ModeDir|0o700:
+			t.Errorf("%s: got mode %v, want drwx------", tt.name, fi.Mode())
+		case a == b:
+			t.Errorf("%s: second directory reused %q", tt.name, a)
+		case len(filepath.Join(a, "65535.sock")) > maxSocketPath:
+			t.Errorf("%s: socket path %q too long", tt.name, a)
+		}
+		os.Remove(a)
+		os.Remove(b)
+	}
+}
+
+func TestSweepStaleProxyDirs(t *testing.T) {
+	tmp := t.TempDir()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	mk := func(pid int, n string) string {
+		d := filepath.Join(tmp, proxyDirPrefix+strconv.Itoa(pid)+"-"+n)
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	stale := mk(dead.Process.Pid, "0")
+	ln, err := net.Listen("unix", filepath.Join(stale, "3128.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	ln.Close()
+	foreign := mk(dead.Process.Pid, "1")
+	if err := os.WriteFile(filepath.Join(foreign, "keep"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	live := mk(os.Getpid(), "0")
+	sweepStaleProxyDirs(tmp)
+	for _, tt := range []struct {
+		dir  string
+		want bool
+	}{{stale, false}, {foreign, true}, {live, true}} {
+		if _, err := os.Lstat(tt.dir); (err == nil) != tt.want {
+			t.Errorf("%s after sweep: got exists=%v, want %v", filepath.Base(tt.dir), err == nil, tt.want)
 		}
 	}
 }

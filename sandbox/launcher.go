@@ -56,6 +56,9 @@ type Request struct {
 	Policy *policy.Policy
 	// EnforceManagedNetwork is process/start's enforceManagedNetwork.
 	EnforceManagedNetwork bool
+	// ManagedNetwork is process/start's managedNetwork; nil means absent (all
+	// defaults). Used only with EnforceManagedNetwork.
+	ManagedNetwork *ManagedNetwork
 	// Argv is the command; Argv[0] is looked up on the PATH of Env by the stage.
 	Argv []string
 	// Arg0, if non-nil, is the argv[0] the command sees.
@@ -96,9 +99,6 @@ func (l *Launcher) Wrap(req *Request) (*Command, error) {
 		p = &policy.Policy{Type: policy.ProfileDisabled, Network: policy.NetworkEnabled, Cwd: cleanCwd(req.Cwd)}
 	}
 	plan := p.Plan(req.EnforceManagedNetwork)
-	if plan.Managed {
-		return nil, unenforceable("managed network requires bubblewrap proxy routing, which this executor does not implement")
-	}
 	if _, err := os.Stat(l.exe); l.exe == "" || err != nil {
 		return nil, &policy.Error{Code: policy.CodeInternal, Message: msgRuntimeUnavailable}
 	}
@@ -108,6 +108,12 @@ func (l *Launcher) Wrap(req *Request) (*Command, error) {
 		legacyLandlock: p.UseLegacyLandlock, command: req.Argv}
 	if req.Arg0 != nil {
 		a.arg0, a.haveArg0 = *req.Arg0, true
+	}
+	if plan.Managed { // bubblewrap only: the landlock case below refuses it
+		a.managed = &ManagedNetwork{}
+		if req.ManagedNetwork != nil {
+			a.managed = req.ManagedNetwork
+		}
 	}
 	switch {
 	case plan.Seccomp != policy.SeccompNone && !l.report.Seccomp:

@@ -35,10 +35,35 @@ func TestWrap_NoIntentAndErrors(t *testing.T) {
 	if cmd != nil || err != nil {
 		t.Errorf("no intent: got (%v, %v), want (nil, nil)", cmd, err)
 	}
-	_, err = l.Wrap(&sandbox.Request{EnforceManagedNetwork: true, Argv: []string{"true"}, Cwd: "/"})
 	var pe *policy.Error
-	if !errors.As(err, &pe) || pe.Code != policy.CodeInvalidParams {
-		t.Errorf("managed without sandbox (deviation): got %v, want -32602 refusal", err)
+	// Managed network without a sandbox field is a disabled profile under managed
+	// network (deviation, spec/sandbox.md §2.9): bubblewrap only.
+	for _, tt := range []struct {
+		report      sandbox.Report
+		wantBackend string
+		wantErr     string
+	}{
+		{sandbox.Report{Backend: sandbox.BackendBubblewrap, Seccomp: true, ProcMount: true,
+			Bubblewrap: &sandbox.BwrapInfo{Path: "/usr/bin/bwrap"}}, sandbox.BackendBubblewrap, ""},
+		{sandbox.Report{Backend: sandbox.BackendLandlock, Seccomp: true, LandlockABI: 7}, "",
+			"sandbox intent cannot be enforced on this executor: degraded Landlock backend cannot express managed network"},
+		{sandbox.Report{Backend: sandbox.BackendNone, Seccomp: true}, "",
+			"sandbox intent cannot be enforced on this executor: bubblewrap is unavailable: no usable bwrap was found on PATH"},
+		{sandbox.Report{Backend: sandbox.BackendBubblewrap, Bubblewrap: &sandbox.BwrapInfo{Path: "/usr/bin/bwrap"}}, "",
+			"sandbox intent cannot be enforced on this executor: seccomp is unavailable"},
+	} {
+		cmd, err := sandbox.NewLauncher(tt.report, nil).Wrap(&sandbox.Request{EnforceManagedNetwork: true,
+			ManagedNetwork: &sandbox.ManagedNetwork{LoopbackPorts: []uint16{3128}}, Argv: []string{"true"}, Cwd: "/"})
+		switch {
+		case tt.wantErr != "":
+			if !errors.As(err, &pe) || pe.Code != policy.CodeInvalidParams || pe.Message != tt.wantErr {
+				t.Errorf("managed on %s: got (%v, %v), want -32602 %q", tt.report.Backend, cmd, err, tt.wantErr)
+			}
+		case err != nil || cmd == nil || cmd.Backend != tt.wantBackend || cmd.SandboxType != sandbox.SandboxTypeLinuxSeccomp:
+			t.Errorf("managed on %s: got (%+v, %v), want backend %s", tt.report.Backend, cmd, err, tt.wantBackend)
+		case !strings.Contains(strings.Join(cmd.Args, " "), `--managed-network {"loopbackPorts":[3128],"allowLocalBinding":false,"allowUnixSockets":[],"dangerouslyAllowAllUnixSockets":false}`):
+			t.Errorf("managed stage args: got %q, want --managed-network with all four fields", cmd.Args)
+		}
 	}
 	gone := sandbox.NewLauncher(hostReport(), &sandbox.Options{Executable: "/nonexistent/executor"})
 	_, err = gone.Wrap(&sandbox.Request{Policy: &policy.Policy{Cwd: "/"}, Argv: []string{"true"}, Cwd: "/"})

@@ -37,7 +37,23 @@ const (
 	maxGlobMatches = 8192
 	// landlockMinABI is the lowest Landlock ABI the degraded backend accepts (§3.3).
 	landlockMinABI = 6
+
+	// proxyDirPrefix names the launcher's private proxy socket directory under $TMPDIR,
+	// suffixed with "<pid>-<n>" (spec/sandbox.md §3.10).
+	proxyDirPrefix = "codex-linux-sandbox-proxy-"
+	// Default proxy ports when an endpoint names none (observed from codex 0.169.0:
+	// https 443, socks4/4a/5/5h 1080, every other scheme 80; spec/sandbox.md §3.10).
+	defaultPortHTTP  = 80
+	defaultPortHTTPS = 443
+	defaultPortSOCKS = 1080
 )
+
+// proxyEnvKeys are the variables the managed network routes, matched
+// case-insensitively against the command env (spec/sandbox.md §3.10).
+var proxyEnvKeys = []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "FTP_PROXY",
+	"YARN_HTTP_PROXY", "YARN_HTTPS_PROXY", "NPM_CONFIG_HTTP_PROXY", "NPM_CONFIG_HTTPS_PROXY",
+	"NPM_CONFIG_PROXY", "BUNDLE_HTTP_PROXY", "BUNDLE_HTTPS_PROXY", "PIP_PROXY",
+	"DOCKER_HTTP_PROXY", "DOCKER_HTTPS_PROXY"}
 
 // Implementation constants (our choice).
 const (
@@ -45,6 +61,19 @@ const (
 	probeTimeout = 5 * time.Second
 	// probeStderrLimit caps probe stderr kept for matching (spec/sandbox.md §3.3: 64 KiB).
 	probeStderrLimit = 64 << 10
+
+	// proxyDialTimeout bounds each bridge's connect to the next hop (host proxy or
+	// socket), so a stuck proxy cannot pin a bridge goroutine forever.
+	proxyDialTimeout = 10 * time.Second
+	// maxProxyDirAttempts bounds the <n> suffixes tried for the socket directory when a
+	// name is taken (a stale directory of a recycled pid).
+	maxProxyDirAttempts = 64
+	// maxSocketPath is the longest Unix socket path bind accepts (sun_path is 108
+	// bytes including the NUL, unix(7)); a longer $TMPDIR falls back to /tmp.
+	maxSocketPath = 107
+	// maxStageFlagJSON caps --managed-network and --proxy-route-spec values (bytes);
+	// both are produced by this binary and are far smaller.
+	maxStageFlagJSON = 64 << 10
 )
 
 // Messages with exact text (spec/sandbox.md §2.10, §3.5, §3.8).
@@ -57,4 +86,13 @@ const (
 	msgNoBwrap            = "bubblewrap is unavailable: no usable bwrap was found on PATH"
 	msgUnenforceable      = "sandbox intent cannot be enforced on this executor: "
 	msgRuntimeUnavailable = "sandbox runtime paths are not configured"
+
+	// Managed network fail-closed rows (exit 101, spec/sandbox.md §2.10), observed text.
+	msgProxyBridgePrefix = "failed to prepare host proxy routing bridge: "
+	msgProxyNoEnv        = "managed proxy mode requires proxy environment variables"
+	msgProxyNoLoopback   = "managed proxy mode requires parseable loopback proxy endpoints"
+	msgProxyOutsidePorts = "proxy endpoint is outside the managed sandbox context"
+	// msgProxyInnerPrefix prefixes inner-stage bridge failures (our wording: the
+	// reference's inner bridge has no observed failure text).
+	msgProxyInnerPrefix = "failed to start sandbox proxy routing bridge: "
 )

@@ -66,6 +66,11 @@ func buildMounts(p *policy.Policy, registryDir string) (*mountPlan, error) {
 // A dry plan is for inspection in a long-lived, multithreaded process, where a
 // descriptor without O_CLOEXEC would leak into concurrently spawned children.
 func buildMountsMode(p *policy.Policy, registryDir string, dry bool) (*mountPlan, error) {
+	if !p.Restricted { // unrestricted under bwrap (managed network): "/" writable (§3.6)
+		q := *p
+		q.Restricted, q.Entries = true, []policy.ResolvedEntry{{Path: "/", Access: policy.AccessWrite}}
+		p = &q
+	}
 	ents, err := launchEntries(p)
 	if err != nil {
 		return nil, err

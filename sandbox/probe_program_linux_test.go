@@ -1,11 +1,18 @@
 package sandbox_test
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -77,6 +84,32 @@ func runProbeProgram(name string, args []string) int {
 			return report(nil)
 		}
 		return report(e)
+	case "unix-socket":
+		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return report(err)
+	case "dial":
+		c, err := net.Dial("tcp", args[0])
+		if err == nil {
+			c.Close()
+		}
+		return report(err)
+	case "proxy-env":
+		var lines []string
+		for _, kv := range os.Environ() {
+			if k, _, _ := strings.Cut(kv, "="); strings.Contains(strings.ToLower(k), "proxy") && k != probeEnv {
+				lines = append(lines, kv)
+			}
+		}
+		sort.Strings(lines)
+		fmt.Println(strings.Join(lines, "\n"))
+		return 0
+	case "proxy-get":
+		return proxyGet(args[0])
+	case "proxy-connect":
+		return proxyConnect(os.Getenv(args[0]), args[1])
 	case "write":
 		return report(os.WriteFile(args[0], []byte("x"), 0o644))
 	case "mkdir":
@@ -98,4 +131,54 @@ func runProbeProgram(name string, args []string) int {
 	}
 	fmt.Println("unknown probe", name)
 	return 2
+}
+
+// proxyGet fetches target through the environment's HTTP proxy and prints the body.
+func proxyGet(target string) int {
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: http.ProxyFromEnvironment}}
+	resp, err := c.Get(target)
+	if err != nil {
+		return report(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	fmt.Println(strings.TrimSpace(string(b)))
+	return 0
+}
+
+// proxyConnect opens a CONNECT tunnel to authority through proxyURL and prints the
+// status line and the first line the tunnel carries.
+func proxyConnect(proxyURL, authority string) int {
+	u, err := url.Parse(proxyURL)
+	if err != nil {
+		return report(err)
+	}
+	c, err := net.DialTimeout("tcp", u.Host, 10*time.Second)
+	if err != nil {
+		return report(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", authority, authority)
+	r := bufio.NewReader(c)
+	status, err := r.ReadString('\n')
+	if err != nil {
+		return report(err)
+	}
+	for { // headers
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return report(err)
+		}
+		if line == "\r\n" {
+			break
+		}
+	}
+	fmt.Fprintf(c, "ping\n")
+	reply, err := r.ReadString('\n')
+	if err != nil {
+		return report(err)
+	}
+	fmt.Println(strings.TrimSpace(status) + " | " + strings.TrimSpace(reply))
+	return 0
 }

@@ -22,7 +22,11 @@ type stageArgs struct {
 	arg0                  string
 	haveArg0              bool
 	noProc                bool
-	command               []string
+	// managed is --managed-network (nil = no managed network); routeSpec is
+	// --proxy-route-spec (inner stage only, decoded there).
+	managed   *ManagedNetwork
+	routeSpec string
+	command   []string
 }
 
 // MaybeRunStage dispatches the hidden sandbox stages. main must call it first, before
@@ -111,6 +115,13 @@ func parseStageArgs(args []string) (*stageArgs, error) {
 			a.haveArg0 = true
 		case "--no-proc":
 			a.noProc = true
+		case "--managed-network":
+			var v string
+			if v, err = value(); err == nil {
+				a.managed, err = decodeManagedNetwork(v)
+			}
+		case "--proxy-route-spec":
+			a.routeSpec, err = value()
 		default:
 			return nil, fmt.Errorf("unknown sandbox flag %q", flag)
 		}
@@ -151,6 +162,12 @@ func (a *stageArgs) encode() []string {
 	}
 	if a.noProc {
 		add("--no-proc")
+	}
+	if a.managed != nil {
+		add("--managed-network", encodeManagedNetwork(a.managed))
+	}
+	if a.routeSpec != "" {
+		add("--proxy-route-spec", a.routeSpec)
 	}
 	if a.inner {
 		add("--apply-seccomp-then-exec")

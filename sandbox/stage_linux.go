@@ -60,7 +60,10 @@ func runStage(args []string, opts *StageOptions) int {
 	if a.legacyLandlock && !p.FullWrite() {
 		return stageFail(exitPanic, msgLegacyLandlock)
 	}
-	plan := p.Plan(false)
+	plan := p.Plan(a.managed != nil)
+	if plan.Managed && a.backend != BackendBubblewrap {
+		return stageFail(exitBuildFailure, msgUnenforceable+"managed network requires bubblewrap")
+	}
 	switch a.backend {
 	case "plain", "":
 		return runPlain(a, plan.Seccomp)
@@ -119,6 +122,15 @@ func runInner(a *stageArgs, p *policy.Policy) int {
 	if err != nil {
 		return execFailed(a, err)
 	}
+	env := os.Environ()
+	if a.managed != nil { // §3.8 step 3: bridges run on unconfined threads
+		ip, routed, err := startInnerProxy(a.routeSpec, env)
+		if err != nil {
+			return stageFail(exitPanic, msgProxyInnerPrefix+err.Error())
+		}
+		defer ip.close()
+		env = routed
+	}
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, forwardedSignals...)
 	type started struct {
@@ -126,17 +138,18 @@ func runInner(a *stageArgs, p *policy.Policy) int {
 		err error
 	}
 	ch := make(chan started, 1)
-	mode := p.Plan(false).Seccomp
+	mode := p.Plan(a.managed != nil).Seccomp
+	opts := SeccompOptions{AllowUnixSockets: a.managed != nil && a.managed.DangerouslyAllowAllUnixSockets}
 	// The spawn goroutine locks its thread and never unlocks it: when it returns, the
 	// runtime terminates the confined thread. Other threads stay unfiltered.
 	go func() {
 		runtime.LockOSThread()
-		if err := installSeccomp(mode, SeccompOptions{}); err != nil {
+		if err := installSeccomp(mode, opts); err != nil {
 			ch <- started{err: fmt.Errorf("%w: %w", errConfining, err)}
 			return
 		}
 		proc, err := os.StartProcess(bin, argv, &os.ProcAttr{
-			Env:   os.Environ(),
+			Env:   env,
 			Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
 		})
 		if err != nil {
@@ -233,6 +246,14 @@ func runBubblewrap(a *stageArgs, p *policy.Policy, plan policy.Plan) int {
 	if fi, err := os.Lstat(regDir); err == nil && fi.Mode()&os.ModeSymlink != 0 {
 		return stageFail(exitPanic, (&errRegistrySymlink{path: regDir}).Error())
 	}
+	var hp *hostProxy // managed network: supervised, closed after bwrap exits (§3.10)
+	if a.managed != nil {
+		var err error
+		if hp, err = startHostProxy(a.managed, os.Environ(), os.Getenv("TMPDIR")); err != nil {
+			return stageFail(exitPanic, msgProxyBridgePrefix+err.Error())
+		}
+		defer hp.close()
+	}
 	mp, err := buildMounts(p, regDir)
 	if err != nil {
 		return stageFail(exitBuildFailure, msgBuildPrefix+err.Error())
@@ -241,27 +262,33 @@ func runBubblewrap(a *stageArgs, p *policy.Policy, plan policy.Plan) int {
 	if err != nil {
 		return stageFail(exitBuildFailure, msgRuntimeUnavailable)
 	}
-	argv := bwrapArgv(a, plan, mp, exe)
+	argv := bwrapArgv(a, plan, mp, exe, hp)
 
-	if len(mp.targets) == 0 {
+	if len(mp.targets) == 0 && hp == nil {
 		err := unix.Exec(a.bwrap, argv, os.Environ())
 		return stageFail(exitBuildFailure, fmt.Sprintf("executing bwrap: %v", err))
 	}
-	reg, err := openRegistry(regDir)
-	if err != nil {
-		var sym *errRegistrySymlink
-		if errors.As(err, &sym) {
-			return stageFail(exitPanic, err.Error())
+	var reg *registry
+	if len(mp.targets) > 0 {
+		if reg, err = openRegistry(regDir); err != nil {
+			var sym *errRegistrySymlink
+			if errors.As(err, &sym) {
+				return stageFail(exitPanic, err.Error())
+			}
+			return stageFail(exitBuildFailure, msgBuildPrefix+err.Error())
 		}
-		return stageFail(exitBuildFailure, msgBuildPrefix+err.Error())
-	}
-	defer reg.close()
-	if err := reg.claim(mp.targets); err != nil {
-		reg.release(mp.targets)
-		return stageFail(exitBuildFailure, msgBuildPrefix+err.Error())
+		defer reg.close()
+		if err := reg.claim(mp.targets); err != nil {
+			reg.release(mp.targets)
+			return stageFail(exitBuildFailure, msgBuildPrefix+err.Error())
+		}
 	}
 	code := superviseBwrap(a.bwrap, argv)
-	reg.release(mp.targets)
+	if reg != nil {
+		reg.release(mp.targets)
+	}
+	// Close the bridge and remove its directory before a re-raised signal ends us.
+	hp.close()
 	if code < 0 { // terminated by a signal: re-raise it
 		sig := unix.Signal(-code)
 		signal.Reset(sig)
@@ -278,7 +305,7 @@ func runBubblewrap(a *stageArgs, p *policy.Policy, plan policy.Plan) int {
 // Otherwise bwrap, started in the command cwd, enters that directory inside the
 // sandbox when the profile shows it, else $HOME, else stays at "/" (observed from
 // codex 0.169.0: a command whose cwd the profile hides starts in "/").
-func bwrapArgv(a *stageArgs, plan policy.Plan, mp *mountPlan, exe string) []string {
+func bwrapArgv(a *stageArgs, plan policy.Plan, mp *mountPlan, exe string, hp *hostProxy) []string {
 	var chdir string
 	if cwd := a.commandCwd; cwd != "" {
 		if c, err := filepath.EvalSymlinks(cwd); err == nil && c != filepath.Clean(cwd) {
@@ -287,6 +314,9 @@ func bwrapArgv(a *stageArgs, plan policy.Plan, mp *mountPlan, exe string) []stri
 	}
 	argv := []string{a.bwrap, "--as-pid-1", "--new-session", "--die-with-parent"}
 	argv = append(argv, mp.args...)
+	if hp != nil {
+		argv = append(argv, hp.bwrapArgs()...)
+	}
 	argv = append(argv, "--unshare-user", "--unshare-pid", "--unshare-ipc")
 	if plan.UnshareNet {
 		argv = append(argv, "--unshare-net")
@@ -303,6 +333,9 @@ func bwrapArgv(a *stageArgs, plan policy.Plan, mp *mountPlan, exe string) []stri
 	}
 	inner := &stageArgs{policyCwd: a.policyCwd, commandCwd: a.commandCwd, profile: a.profile,
 		haveProfile: true, arg0: a.arg0, haveArg0: a.haveArg0, inner: true, command: a.command}
+	if hp != nil {
+		inner.managed, inner.routeSpec = a.managed, hp.spec.encode()
+	}
 	argv = append(argv, "--", exe, StageFlag)
 	return append(argv, inner.encode()...)
 }

@@ -2,7 +2,7 @@ package process
 
 // Sandbox integration of process/start (spec/sandbox.md §2.9, §5; spec/jsonrpc.md §3.1).
 //
-// Flow: prepareSandbox resolves the request's FileSystemSandboxContext into a policy
+// Flow: prepareSandbox decodes managedNetwork (its serde texts) and resolves the request's FileSystemSandboxContext into a policy
 // (decode errors were already reported by the params decoder); wrapSandbox asks the
 // Launcher for the wrapped command line (/proc/self/exe as "codex-linux-sandbox" with
 // the stage flags), which spawn then starts directly, without any PATH lookup. On exit,
@@ -10,6 +10,7 @@ package process
 // heuristic) after a short grace period for trailing output.
 
 import (
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -35,6 +36,9 @@ func sandboxRequested(params *protocol.ProcessStartParams) bool {
 // reported after sandbox errors, in the reference's order). A nil policy with a nil
 // error means "no sandbox context".
 func (m *Manager) prepareSandbox(params *protocol.ProcessStartParams, cwd string) (*policy.Policy, error) {
+	if _, err := decodeManagedNetwork(params.ManagedNetwork); err != nil {
+		return nil, err
+	}
 	if !sandboxRequested(params) {
 		return nil, nil
 	}
@@ -63,9 +67,14 @@ func (m *Manager) wrapSandbox(params *protocol.ProcessStartParams, p *policy.Pol
 	if !sandboxRequested(params) {
 		return nil, nil
 	}
+	mn, err := decodeManagedNetwork(params.ManagedNetwork)
+	if err != nil {
+		return nil, err
+	}
 	cmd, err := m.opts.Sandbox.Wrap(&sandbox.Request{
 		Policy:                p,
 		EnforceManagedNetwork: params.EnforceManagedNetwork,
+		ManagedNetwork:        mn,
 		Argv:                  params.Argv,
 		Arg0:                  params.Arg0,
 		Cwd:                   cwd,
@@ -79,6 +88,35 @@ func (m *Manager) wrapSandbox(params *protocol.ProcessStartParams, p *policy.Pol
 			"requires_platform_sandbox", p.RequiresPlatformSandbox(params.EnforceManagedNetwork))
 	}
 	return cmd, nil
+}
+
+// managedNetworkParams is the wire shape of process/start's managedNetwork
+// (spec/sandbox.md §1.1): every field optional (#[serde(default)]), unknown fields
+// ignored.
+type managedNetworkParams struct {
+	LoopbackPorts                  []uint16 `json:"loopbackPorts,omitempty"`
+	AllowLocalBinding              bool     `json:"allowLocalBinding,omitempty"`
+	AllowUnixSockets               []string `json:"allowUnixSockets,omitempty"`
+	DangerouslyAllowAllUnixSockets bool     `json:"dangerouslyAllowAllUnixSockets,omitempty"`
+}
+
+// RustName is the reference's type name, as in `invalid type: string "x", expected
+// struct ManagedNetworkSandboxContext` (observed from codex 0.169.0).
+func (managedNetworkParams) RustName() string { return "ManagedNetworkSandboxContext" }
+
+// decodeManagedNetwork decodes the raw managedNetwork member with the reference's serde
+// texts (-32602). Absent or null is nil (all defaults). It is checked on every start,
+// sandboxed or not, as the reference's params decoder does.
+func decodeManagedNetwork(raw json.RawMessage) (*sandbox.ManagedNetwork, error) {
+	if !present(raw) {
+		return nil, nil
+	}
+	var p managedNetworkParams
+	if err := jsonrpc.UnmarshalParams(raw, &p); err != nil {
+		return nil, err
+	}
+	return &sandbox.ManagedNetwork{LoopbackPorts: p.LoopbackPorts, AllowLocalBinding: p.AllowLocalBinding,
+		AllowUnixSockets: p.AllowUnixSockets, DangerouslyAllowAllUnixSockets: p.DangerouslyAllowAllUnixSockets}, nil
 }
 
 // wireError turns a *policy.Error into the JSON-RPC error with the same code and text.

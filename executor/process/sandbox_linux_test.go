@@ -4,6 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -196,9 +200,25 @@ func TestStart_Sandboxed_PreparationErrors(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"managed network is refused", func(p *protocol.ProcessStartParams) {
-			p.EnforceManagedNetwork = true
-		}, -32602, "sandbox intent cannot be enforced on this executor: managed network requires bubblewrap proxy routing, which this executor does not implement"},
+		// managedNetwork texts observed from codex 0.169.0; checked with or without intent.
+		{"managedNetwork not an object", func(p *protocol.ProcessStartParams) {
+			p.ManagedNetwork = json.RawMessage(`"x"`)
+		}, -32602, `invalid type: string "x", expected struct ManagedNetworkSandboxContext`},
+		{"loopbackPorts out of range", func(p *protocol.ProcessStartParams) {
+			p.EnforceManagedNetwork, p.ManagedNetwork = true, json.RawMessage(`{"loopbackPorts":[70000]}`)
+		}, -32602, "invalid number"},
+		{"loopbackPorts null", func(p *protocol.ProcessStartParams) {
+			p.Sandbox, p.ManagedNetwork = nil, json.RawMessage(`{"loopbackPorts":null}`)
+		}, -32602, "invalid type: null, expected a sequence"},
+		{"allowLocalBinding string", func(p *protocol.ProcessStartParams) {
+			p.ManagedNetwork = json.RawMessage(`{"allowLocalBinding":"yes"}`)
+		}, -32602, `invalid type: string "yes", expected a boolean`},
+		{"allowUnixSockets number", func(p *protocol.ProcessStartParams) {
+			p.ManagedNetwork = json.RawMessage(`{"allowUnixSockets":[1]}`)
+		}, -32602, "invalid type: number, expected a string"},
+		{"dangerouslyAllowAllUnixSockets null", func(p *protocol.ProcessStartParams) {
+			p.ManagedNetwork = json.RawMessage(`{"dangerouslyAllowAllUnixSockets":null}`)
+		}, -32602, "invalid type: null, expected a boolean"},
 		{"foreign permission path", func(p *protocol.ProcessStartParams) {
 			p.Sandbox = sandboxContext(t, `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[
 				{"path":{"type":"path","path":"file://server/share"},"access":"read"}]}},"windowsSandboxLevel":"disabled"}`)
@@ -222,6 +242,68 @@ func TestStart_Sandboxed_PreparationErrors(t *testing.T) {
 	}
 }
 
+// Managed network end to end (spec/sandbox.md §3.10): the proxy variables point at
+// the in-sandbox bridge, a request through it reaches the host proxy, and the
+// fail-closed rows exit 101 with sandboxDenied.
+func TestStart_Sandboxed_ManagedNetwork(t *testing.T) {
+	m, n := sandboxedManager(t, requireBackend(t, sandbox.BackendBubblewrap))
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "via-proxy %s %s\n", r.Method, r.URL)
+	}))
+	defer proxy.Close()
+	_, port, _ := net.SplitHostPort(proxy.Listener.Addr().String())
+	ws := t.TempDir()
+	// bash /dev/tcp to the rewritten port: a plain proxied GET, answered by the host proxy.
+	script := `p=${HTTP_PROXY##*:}; echo "$HTTP_PROXY" | sed 's/:[0-9]*$/:PORT/'; echo "$NO_PROXY"; ` +
+		`[ "$p" != "` + port + `" ] && echo bridged; exec 3<>/dev/tcp/127.0.0.1/$p; ` +
+		`printf 'GET http://example.invalid/x HTTP/1.0\r\n\r\n' >&3; tail -n 1 <&3`
+	tests := []struct {
+		name       string
+		sandbox    *policy.Context
+		env        map[string]string
+		managed    string
+		argv       []string
+		wantCode   int32
+		wantDenied bool
+		wantOut    string
+	}{
+		{"proxied request, workspace write", workspaceWrite(t, ws), map[string]string{"HTTP_PROXY": "http://localhost:" + port, "NO_PROXY": "localhost"},
+			`{"loopbackPorts":[` + port + `]}`, []string{"bash", "-c", script}, 0, false,
+			"http://127.0.0.1:PORT\nlocalhost\nbridged\nvia-proxy GET http://example.invalid/x\n"},
+		{"proxied request, no sandbox field", nil, map[string]string{"HTTP_PROXY": "http://127.0.0.1:" + port, "NO_PROXY": "localhost"},
+			"", []string{"bash", "-c", script}, 0, false,
+			"http://127.0.0.1:PORT\nlocalhost\nbridged\nvia-proxy GET http://example.invalid/x\n"},
+		{"no proxy env", readOnly(t), nil, "", []string{"true"}, 101, true,
+			"codex-linux-sandbox: failed to prepare host proxy routing bridge: managed proxy mode requires proxy environment variables\n"},
+		{"non-loopback proxy", readOnly(t), map[string]string{"HTTPS_PROXY": "http://example.com:8080"}, "", []string{"true"}, 101, true,
+			"codex-linux-sandbox: failed to prepare host proxy routing bridge: managed proxy mode requires parseable loopback proxy endpoints\n"},
+		{"port outside loopbackPorts", readOnly(t), map[string]string{"HTTP_PROXY": "http://127.0.0.1:" + port}, `{"loopbackPorts":[1]}`,
+			[]string{"true"}, 101, true,
+			"codex-linux-sandbox: failed to prepare host proxy routing bridge: proxy endpoint is outside the managed sandbox context\n"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := startParams("m"+string(rune('a'+i)), protocol.FromNative(ws), tt.argv...)
+			p.Env["HOME"], p.Env["TMPDIR"] = ws, ws
+			for k, v := range tt.env {
+				p.Env[k] = v
+			}
+			p.Sandbox, p.EnforceManagedNetwork = tt.sandbox, true
+			if tt.managed != "" {
+				p.ManagedNetwork = json.RawMessage(tt.managed)
+			}
+			res, out, exited, _ := runToExit(t, m, n, p)
+			if res.SandboxType != protocol.SandboxTypeLinuxSeccomp || exited.code != tt.wantCode || exited.denied != tt.wantDenied || out != tt.wantOut {
+				t.Errorf("got sandboxType %q exit %d denied %v output %q, want linuxSeccomp %d %v %q",
+					res.SandboxType, exited.code, exited.denied, out, tt.wantCode, tt.wantDenied, tt.wantOut)
+			}
+		})
+	}
+	if left, _ := filepath.Glob(filepath.Join(ws, "codex-linux-sandbox-proxy-*")); len(left) > 0 {
+		t.Errorf("proxy socket directories left: %q", left)
+	}
+}
+
 // Degraded backend (spec/sandbox.md §3.11): read-only plans run, workspace-write is
 // refused before anything is spawned.
 func TestStart_Sandboxed_DegradedLandlock(t *testing.T) {
@@ -241,6 +323,12 @@ func TestStart_Sandboxed_DegradedLandlock(t *testing.T) {
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("refused command was spawned")
 	}
+
+	p = startParams("mn", protocol.FromNative(ws), "touch", marker)
+	p.Sandbox, p.EnforceManagedNetwork = readOnly(t), true
+	p.Env["HTTP_PROXY"] = "http://127.0.0.1:3128"
+	_, err = m.Start(context.Background(), p)
+	wantRPCError(t, err, -32602, "sandbox intent cannot be enforced on this executor: degraded Landlock backend cannot express managed network")
 
 	p = startParams("ro", protocol.FromNative(ws), "sh", "-c", "cat /etc/hostname >/dev/null && echo read-ok; echo x > "+marker)
 	p.Sandbox = readOnly(t)

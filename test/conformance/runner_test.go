@@ -117,7 +117,7 @@ func run(t *testing.T, sc *Scenario, srv *server) []string {
 		}
 	}()
 	var transcript []string
-	vars := map[string]string{"${TMP}": srv.tmp, "${TMPURI}": "file://" + (&url.URL{Path: srv.tmp}).EscapedPath(), "${HTTP}": httpURL}
+	vars := map[string]string{"${TMP}": srv.tmp, "${TMPURI}": "file://" + (&url.URL{Path: srv.tmp}).EscapedPath(), "${HTTP}": httpURL, "${HTTPPORT}": httpPort()}
 	recv := func() (map[string]any, error) {
 		rctx, rcancel := context.WithTimeout(ctx, recvTimeout)
 		defer rcancel()
@@ -233,6 +233,16 @@ func run(t *testing.T, sc *Scenario, srv *server) []string {
 		}
 	}
 	return transcript
+}
+
+// httpPort is the port of the loopback HTTP fixture, ${HTTPPORT} in scenarios (for
+// managedNetwork.loopbackPorts, which needs a bare number).
+func httpPort() string {
+	u, err := url.Parse(httpURL)
+	if err != nil {
+		return ""
+	}
+	return u.Port()
 }
 
 var (

@@ -16,7 +16,8 @@ import (
 //	 "files": {"rel/path": "content"},          // created under ${TMP} before the run
 //	 "setup": "ln -s a b; mkfifo f",            // sh script run in ${TMP} after files
 //	 "steps": [
-//	   {"send": {...}},                         // a JSON message (Text frame); ${TMP}, ${SESSION} expanded
+//	   {"send": {...}},                         // a JSON message (Text frame); ${TMP}, ${TMPURI}, ${SESSION},
+//	                                            // ${HTTP} (fixture URL) and ${HTTPPORT} (its port) expanded
 //	   {"sendText": "not-json"},                // raw text (Text frame)
 //	   {"sendBinary": {...}},                   // a JSON message in a Binary frame
 //	   {"recv": 2},                             // receive 2 messages, compared in order
