@@ -36,9 +36,6 @@ func sandboxRequested(params *protocol.ProcessStartParams) bool {
 // reported after sandbox errors, in the reference's order). A nil policy with a nil
 // error means "no sandbox context".
 func (m *Manager) prepareSandbox(params *protocol.ProcessStartParams, cwd string) (*policy.Policy, error) {
-	if _, err := decodeManagedNetwork(params.ManagedNetwork); err != nil {
-		return nil, err
-	}
 	if !sandboxRequested(params) {
 		return nil, nil
 	}

@@ -219,6 +219,11 @@ func TestStart_Sandboxed_PreparationErrors(t *testing.T) {
 		{"dangerouslyAllowAllUnixSockets null", func(p *protocol.ProcessStartParams) {
 			p.ManagedNetwork = json.RawMessage(`{"dangerouslyAllowAllUnixSockets":null}`)
 		}, -32602, "invalid type: null, expected a boolean"},
+		{"managedNetwork decoding beats our networkProxy and shellSnapshot refusals", func(p *protocol.ProcessStartParams) {
+			p.ManagedNetwork = json.RawMessage(`{"allowLocalBinding":1}`)
+			p.NetworkProxy = json.RawMessage(`{"proxy":{}}`)
+			p.ShellSnapshot = json.RawMessage(`{}`)
+		}, -32602, "invalid type: number, expected a boolean"},
 		{"foreign permission path", func(p *protocol.ProcessStartParams) {
 			p.Sandbox = sandboxContext(t, `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[
 				{"path":{"type":"path","path":"file://server/share"},"access":"read"}]}},"windowsSandboxLevel":"disabled"}`)

@@ -14,7 +14,8 @@ import (
 )
 
 // Start handles process/start (spec/jsonrpc.md §3.1). Checks run in the reference's
-// order, which decides which error wins: networkProxy, shellSnapshot, preparation
+// order, which decides which error wins: managedNetwork decoding (a params error in
+// the reference), networkProxy, shellSnapshot, preparation
 // (sandbox, cwd, environment), empty argv, the sandbox launch plan (our own -32602
 // when no backend can enforce it), duplicate id; then the entry is inserted as
 // Starting and the child spawned (through the sandbox launcher when wrapped).
@@ -22,6 +23,9 @@ import (
 // ctx bounds the request only: the child outlives it (process lifetime is the
 // Manager's, never the request's).
 func (m *Manager) Start(ctx context.Context, params *protocol.ProcessStartParams) (*protocol.ProcessStartResult, error) {
+	if _, err := decodeManagedNetwork(params.ManagedNetwork); err != nil {
+		return nil, err
+	}
 	if present(params.NetworkProxy) {
 		// OPTIONAL surface declined (§3.9): never run such a command without its proxy.
 		return nil, jsonrpc.InvalidParams("network proxy launch is unsupported on this executor")
