@@ -28,7 +28,7 @@ func (l *Launcher) directBwrap(a *stageArgs, p *policy.Policy, plan policy.Plan,
 	if fi, err := os.Lstat(regDir); err == nil && fi.Mode()&os.ModeSymlink != 0 {
 		return nil // the stage reports the symlinked registry
 	}
-	mp, err := buildMountsMode(p, regDir, true)
+	mp, err := buildMounts(p, regDir, mountOptions{dry: true, roBindFD: a.hasFeature("ro-bind-fd")})
 	if err != nil || len(mp.targets) > 0 || len(mp.dataFDs) > 0 {
 		return nil
 	}

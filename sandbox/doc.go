@@ -35,8 +35,12 @@
 // 127.0.0.1:0 per socket inside the new network namespace, rewrites the variables, and
 // starts the command under the ProxyRouted filter. Fail-closed rows exit 101.
 //
-// Limits and deviations: fd-backed read-only binds (--ro-bind-fd) are not used; the
-// protected-create monitor is not implemented (masks are used instead, which the spec
+// Read-only carve-outs below a writable root are bound by descriptor (--ro-bind-fd,
+// opened by a symlink-refusing walk from the root) when bwrap supports it, else by
+// path (bwrap without --ro-bind-fd: the /proc/self/fd + --verify-fd-mount fallback of
+// §3.6 is not implemented).
+//
+// Limits and deviations: the protected-create monitor is not implemented (masks are used instead, which the spec
 // allows). bwrap is searched on the executor's PATH only, never the request's.
 // Deviation from the reference, as the spec asks: directories between a writable root
 // and a carve-out below it are self-bound (mount points, so renaming them fails EBUSY),

@@ -45,7 +45,7 @@ type hostTarget struct {
 
 type mountPlan struct {
 	args    []string
-	dataFDs []int // /dev/null descriptors referenced by --ro-bind-data, left open over exec
+	dataFDs []int // descriptors referenced by --ro-bind-data / --ro-bind-fd, left open over exec
 	targets []hostTarget
 }
 
@@ -55,17 +55,20 @@ func (e *buildError) Error() string { return "Fatal error: " + e.msg }
 
 func fatalf(format string, args ...any) error { return &buildError{msg: fmt.Sprintf(format, args...)} }
 
-// buildMounts computes the mount arguments for p. registryDir is hidden read-only when
-// it lies inside a writable root.
-func buildMounts(p *policy.Policy, registryDir string) (*mountPlan, error) {
-	return buildMountsMode(p, registryDir, false)
+// mountOptions tune buildMounts.
+type mountOptions struct {
+	// dry opens no descriptor: each --ro-bind-data / --ro-bind-fd refers to fd -1 and
+	// only len(plan.dataFDs) tells that one is needed. A dry plan is for inspection in
+	// a long-lived, multithreaded process, where a descriptor without O_CLOEXEC would
+	// leak into concurrently spawned children.
+	dry bool
+	// roBindFD: bwrap supports --ro-bind-fd (spec/sandbox.md §3.6 SHOULD; robindfd_linux.go).
+	roBindFD bool
 }
 
-// buildMountsMode is buildMounts; with dry set it opens no descriptor: each
-// --ro-bind-data refers to fd -1 and only len(plan.dataFDs) tells that one is needed.
-// A dry plan is for inspection in a long-lived, multithreaded process, where a
-// descriptor without O_CLOEXEC would leak into concurrently spawned children.
-func buildMountsMode(p *policy.Policy, registryDir string, dry bool) (*mountPlan, error) {
+// buildMounts computes the mount arguments for p. registryDir is hidden read-only when
+// it lies inside a writable root.
+func buildMounts(p *policy.Policy, registryDir string, opts mountOptions) (*mountPlan, error) {
 	if !p.Restricted { // unrestricted under bwrap (managed network): "/" writable (§3.6)
 		q := *p
 		q.Restricted, q.Entries = true, []policy.ResolvedEntry{{Path: "/", Access: policy.AccessWrite}}
@@ -75,7 +78,7 @@ func buildMountsMode(p *policy.Policy, registryDir string, dry bool) (*mountPlan
 	if err != nil {
 		return nil, err
 	}
-	b := &mountBuilder{ents: ents, fullWrite: p.FullWrite(), dry: dry}
+	b := &mountBuilder{ents: ents, fullWrite: p.FullWrite(), dry: opts.dry, roBindFD: opts.roBindFD}
 	return b.build(registryDir)
 }
 
@@ -161,7 +164,8 @@ type mountBuilder struct {
 	remount   []string
 	usedData  map[string]bool
 	bound     map[string]bool // ancestors already self-bound (bindAncestors)
-	dry       bool            // open no descriptors (buildMountsMode)
+	dry       bool            // open no descriptors (mountOptions.dry)
+	roBindFD  bool            // carve-outs in writable roots bind a descriptor (mountOptions.roBindFD)
 }
 
 func (b *mountBuilder) build(registryDir string) (*mountPlan, error) {
@@ -304,9 +308,10 @@ func (b *mountBuilder) emit(p string, acc policy.Access, protected bool, deeper 
 		parentAcc = policy.AccessDeny
 	}
 	target := p
+	wt := ""
 	if parentAcc == policy.AccessWrite {
 		w := parentPath
-		wt := w
+		wt = w
 		if t, ok := b.canon[w]; ok && t != w {
 			target = t + strings.TrimPrefix(p, w)
 			wt = t
@@ -338,6 +343,9 @@ func (b *mountBuilder) emit(p string, acc policy.Access, protected bool, deeper 
 		}
 		if parentAcc == policy.AccessRead {
 			return nil
+		}
+		if parentAcc == policy.AccessWrite && b.roBindFD {
+			return b.roBindCarveOut(wt, target, acc)
 		}
 		b.add("--ro-bind", target, target)
 	case policy.AccessDeny:

@@ -254,7 +254,7 @@ func runBubblewrap(a *stageArgs, p *policy.Policy, plan policy.Plan) int {
 		}
 		defer hp.close()
 	}
-	mp, err := buildMounts(p, regDir)
+	mp, err := buildMounts(p, regDir, mountOptions{roBindFD: a.hasFeature("ro-bind-fd")})
 	if err != nil {
 		return stageFail(exitBuildFailure, msgBuildPrefix+err.Error())
 	}
