@@ -64,7 +64,13 @@ func TestBubblewrap_Filesystem(t *testing.T) {
 			wantOut(t, tt.name, probeRun(t, l, tt.ctx, "/", tt.probe, tt.args...), tt.want)
 		})
 	}
-	// host_targets_cleaned: no synthetic masks left behind on the host.
+	wantNoMetadataLeft(t, w)
+}
+
+// wantNoMetadataLeft is host_targets_cleaned: no synthetic .git/.agents/.codex mask
+// targets are left behind on the host in writable root w.
+func wantNoMetadataLeft(t *testing.T, w string) {
+	t.Helper()
 	for _, n := range policy.ProtectedMetadataNames {
 		if _, err := os.Lstat(filepath.Join(w, n)); err == nil {
 			t.Errorf("host_targets_cleaned: %s left behind in the writable root", n)

@@ -109,11 +109,7 @@ func TestWrap_DirectBubblewrap(t *testing.T) {
 			}
 		})
 	}
-	for _, n := range policy.ProtectedMetadataNames {
-		if _, err := os.Lstat(filepath.Join(w, n)); err == nil {
-			t.Errorf("%s left behind in the writable root", n)
-		}
-	}
+	wantNoMetadataLeft(t, w)
 }
 
 // A build failure found while wrapping falls back to the stage, which reports it as
