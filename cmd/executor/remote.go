@@ -162,6 +162,9 @@ Flags (each also settable by the environment variable named in brackets):
 		}
 		return serr
 	}
+	if ctx.Err() != nil {
+		return nil // signalled (spec §12: exit 0), even when it interrupted a register
+	}
 	return err
 }
 
