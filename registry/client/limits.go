@@ -25,13 +25,10 @@ const (
 	// included (bytes; observed from codex 0.169.0: a 16384-byte line is accepted, 16385 is
 	// "exceeds the size limit", also before any "\n" arrives). §11.1 row 1b.
 	MaxCredentialFrameLine = 16 << 10
+
+	// InitialCredentialTimeout bounds the wait for the first --executor-credential-stdin
+	// frame (observed from codex 0.169.0: "timed out waiting for the initial exec-server
+	// executor credential" 30.0 s after start with stdin open and silent). §11.1 row 1b.
+	InitialCredentialTimeout = 30 * time.Second
 )
 
-// Implementation constants (our choice).
-const (
-	// InitialCredentialTimeout bounds the wait for the first --executor-credential-stdin
-	// frame. The reference has such a timeout ("timed out waiting for the initial
-	// exec-server executor credential") but did not fire within 6 minutes of observation, so
-	// ours is long enough never to undercut it.
-	InitialCredentialTimeout = 10 * time.Minute
-)
