@@ -97,10 +97,16 @@ Flags (each also settable by the environment variable named in brackets):
 		stdin = eofReader{}
 	}
 	var src stdinSource
+	var pump *stdinPump // stops (and cleans src up) on return
 	lines := bufio.NewReader(stdin)
 	if *credStdin || exitOnClose {
 		src = prepareStdin(stdin)
 		lines = bufio.NewReader(src.r)
+		defer func() {
+			if pump == nil { // failed before the pump started
+				src.cleanup()
+			}
+		}()
 	}
 	var creds *client.CredentialStream
 	var auth client.Auth
@@ -125,7 +131,6 @@ Flags (each also settable by the environment variable named in brackets):
 	// 0) or with the credential error (exit 1). Like ctx, it is the process lifetime.
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	var pump *stdinPump
 	switch {
 	case creds != nil:
 		pump = startStdinPump(src, src.r, creds.ReadFrames, func(err error) {
