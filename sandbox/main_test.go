@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/execlab/executor/internal/reexec"
 	"github.com/execlab/executor/sandbox"
 )
 
@@ -16,10 +17,10 @@ func TestMain(m *testing.M) {
 	if handled, code := sandbox.MaybeRunStageWith(os.Args, &sandbox.StageOptions{
 		InProcess: map[string]func() int{inProcessFlag: inProcessProbe},
 	}); handled {
-		os.Exit(code)
+		reexec.Exit(code)
 	}
 	if name := os.Getenv(probeEnv); name != "" {
-		os.Exit(runProbeProgram(name, os.Args[1:]))
+		reexec.Exit(runProbeProgram(name, os.Args[1:]))
 	}
 	goleak.VerifyTestMain(m)
 }

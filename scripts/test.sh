@@ -12,6 +12,11 @@ cd "$root"
 if [ -z "${EXECUTOR_REFERENCE_BIN:-}" ] && command -v npm >/dev/null; then
   EXECUTOR_REFERENCE_BIN="$(scripts/install-reference.sh)" && export EXECUTOR_REFERENCE_BIN
 fi
+# Race-enabled binaries sleep 1 s at exit by default (ThreadSanitizer's atexit_sleep_ms);
+# the sandbox, process and fs tests re-execute their test binary as sandbox stages and
+# probes hundreds of times, so that sleep dominated the suite. A GORACE from the caller
+# still wins (later options override earlier ones).
+export GORACE="atexit_sleep_ms=0 ${GORACE:-}"
 go vet ./...
 if command -v protoc >/dev/null; then
   scripts/check-proto.sh

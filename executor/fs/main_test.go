@@ -7,6 +7,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/execlab/executor/executor/fs"
+	"github.com/execlab/executor/internal/reexec"
 	"github.com/execlab/executor/sandbox"
 )
 
@@ -17,10 +18,10 @@ func TestMain(m *testing.M) {
 	if handled, code := sandbox.MaybeRunStageWith(os.Args, &sandbox.StageOptions{
 		InProcess: map[string]func() int{sandbox.FSHelperFlag: fs.HelperMain},
 	}); handled {
-		os.Exit(code)
+		reexec.Exit(code)
 	}
 	if handled, code := fs.MaybeRunHelper(os.Args, os.Stdin, os.Stdout); handled {
-		os.Exit(code)
+		reexec.Exit(code)
 	}
 	goleak.VerifyTestMain(m)
 }

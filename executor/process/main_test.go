@@ -17,6 +17,7 @@ import (
 	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/process"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/internal/reexec"
 	"github.com/execlab/executor/sandbox"
 )
 
@@ -24,7 +25,7 @@ func TestMain(m *testing.M) {
 	// Sandboxed starts re-enter this test binary through /proc/self/exe as the sandbox
 	// stages, exactly as cmd/executor does.
 	if handled, code := sandbox.MaybeRunStage(os.Args); handled {
-		os.Exit(code)
+		reexec.Exit(code)
 	}
 	code := m.Run()
 	if code == 0 {
