@@ -5,8 +5,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/execlab/executor/sandbox"
 	"github.com/execlab/executor/sandbox/policy"
@@ -105,4 +108,78 @@ func TestDegraded_ABIGate(t *testing.T) {
 	if !errors.As(err, &pe) || pe.Code != policy.CodeInvalidParams {
 		t.Fatalf("got %v, want -32602", err)
 	}
+}
+
+// degraded_refer_and_truncate: with every protected name under /w covered by a write
+// entry, workspace-write is expressible; a rename across directories inside /w works
+// (LANDLOCK_ACCESS_FS_REFER), truncating a file outside /w does not.
+func TestDegraded_ReferAndTruncate(t *testing.T) {
+	l := landlockLauncher(t)
+	w, outside := t.TempDir(), t.TempDir()
+	for _, d := range []string{"a", "b"} {
+		if err := os.Mkdir(filepath.Join(w, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(w, "a", "f"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	victim := filepath.Join(outside, "keep")
+	if err := os.WriteFile(victim, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	entries := []string{entryJSON(specialJSON("root"), "read"), entryJSON(pathJSON(w), "write")}
+	for _, n := range policy.ProtectedMetadataNames {
+		entries = append(entries, entryJSON(pathJSON(filepath.Join(w, n)), "write"))
+	}
+	ctx := managedCtx("restricted", entries...)
+	res := runSandboxed(t, l, ctx, w, baseEnv(), "/bin/sh", "-c",
+		`mv a/f b/f && echo moved; truncate -s 0 `+victim+` 2>/dev/null && echo truncated || echo refused`)
+	if res.cmd.Backend != sandbox.BackendLandlock {
+		t.Fatalf("got backend %q, want landlock", res.cmd.Backend)
+	}
+	if got := strings.TrimSpace(res.stdout); got != "moved\nrefused" {
+		t.Errorf("got %q (exit %d, stderr %q), want moved and refused", got, res.code, res.stderr)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep" {
+		t.Errorf("file outside the writable root: got %q, want it untouched", b)
+	}
+}
+
+// degraded_no_cap_no_signal_reaped: the command cannot signal the executor (Landlock
+// signal scope: no PID namespace hides it here), and a background child it leaves
+// behind is killed when it exits.
+func TestDegraded_NoSignalAndReaped(t *testing.T) {
+	l := landlockLauncher(t)
+	ctx := managedCtx("restricted", entryJSON(specialJSON("root"), "read"))
+	script := `kill -0 ` + strconv.Itoa(os.Getpid()) + ` 2>/dev/null && echo signalled || echo refused; ` +
+		`sleep 30 >/dev/null 2>&1 & echo $!`
+	res := runSandboxed(t, l, ctx, "/", baseEnv(), "/bin/sh", "-c", script)
+	lines := strings.Split(strings.TrimSpace(res.stdout), "\n")
+	if len(lines) != 2 || lines[0] != "refused" || res.code != 0 {
+		t.Fatalf("got %q (exit %d, stderr %q), want refused and the background pid", res.stdout, res.code, res.stderr)
+	}
+	pid, _ := strconv.Atoi(lines[1])
+	if pid <= 0 {
+		t.Fatalf("background pid %q", lines[1])
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for processAlive(pid) {
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("background sleep %d still alive after the command exited", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// processAlive reports whether pid exists and is not a zombie.
+func processAlive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
 }
