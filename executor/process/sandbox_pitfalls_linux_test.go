@@ -2,6 +2,7 @@ package process_test
 
 import (
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -143,5 +144,28 @@ func TestStart_Sandboxed_ExecutorStaysUnconfined(t *testing.T) {
 			t.Errorf("executor thread %s is confined: %q", task.Name(), s)
 		}
 	}
-	_ = protocol.SandboxTypeLinuxSeccomp
+}
+
+// Hard links (§6): a sandboxed command cannot hard-link a file from outside its
+// writable root into it (the bind mounts are separate mounts: EXDEV).
+func TestStart_Sandboxed_HardLinkIntoWritableRootFails(t *testing.T) {
+	l := requireBackend(t, sandbox.BackendBubblewrap)
+	ws := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(outside, []byte("s"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, n := sandboxedManager(t, l)
+	p := startParams("ln", protocol.FromNative(ws), "sh", "-c", "ln "+outside+" x && echo linked; ln /etc/hostname y && echo linked")
+	p.Env["HOME"] = ws
+	p.Sandbox = workspaceWrite(t, ws)
+	_, out, exited, _ := runToExit(t, m, n, p)
+	if strings.Contains(out, "linked") || !strings.Contains(out, "Invalid cross-device link") || exited.code == 0 {
+		t.Errorf("got exit %d output %q, want both links refused with EXDEV", exited.code, out)
+	}
+	for _, f := range []string{"x", "y"} {
+		if _, err := os.Lstat(filepath.Join(ws, f)); err == nil {
+			t.Errorf("%s was created in the writable root", f)
+		}
+	}
 }
