@@ -31,4 +31,3 @@ const (
 	// executor credential" 30.0 s after start with stdin open and silent). §11.1 row 1b.
 	InitialCredentialTimeout = 30 * time.Second
 )
-
