@@ -274,6 +274,14 @@ func TestRemoteStdinInterop(t *testing.T) {
 		{"exit env not boolean", []string{"CODEX_EXEC_SERVER_EXIT_ON_STDIN_CLOSE=1", "CODEX_API_KEY=sk-test"}, nil, func(*stdinRun) {},
 			stdinResult{exit: 2}, true},
 	}
+	// EOF after start-up races the reference's periodic re-register (about once a
+	// second here): when a re-register builds its auth after the pipe closed, 0.169.0
+	// exits 1 with this line instead of 0 (observed both ways for the same script).
+	// Ours always exits 0; for these scenarios either reference outcome is accepted and
+	// ours is held to the documented one.
+	const pipeClosedRace = "Error: environment registry authentication error: failed to resolve environment registry " +
+		"authentication: request auth build error: exec-server executor credential pipe closed"
+	racyEOF := map[string]bool{"credential rotation then EOF": true, "credential array form": true}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got [2]stdinResult
@@ -283,6 +291,10 @@ func TestRemoteStdinInterop(t *testing.T) {
 				got[i] = r.finish()
 			}
 			ref, ours := got[0], got[1]
+			if racyEOF[tt.name] && ref.exit == 1 && ref.errLine == pipeClosedRace {
+				t.Logf("the reference lost the EOF/re-register race (%+v); comparing ours with %+v", ref, tt.want)
+				ref.exit, ref.errLine = tt.want.exit, tt.want.errLine
+			}
 			if tt.usageOnly {
 				ref.errLine, ours.errLine = "", ""
 			}
