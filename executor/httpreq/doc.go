@@ -7,7 +7,8 @@
 // The package knows nothing of sessions or transports beyond jsonrpc.Notifier.
 //
 // Ownership: one Client per connection. It owns the streams it starts: each stream is one
-// goroutine (pump) that reads at most MaxDeltaBytes at a time and blocks in Notify while
+// goroutine (pump) that forwards each body read (at most deltaReadBytes, a quarter of
+// MaxDeltaBytes, never waiting to fill the buffer) as one delta and blocks in Notify while
 // the connection's outbound queue is full, so a stream holds at most one delta buffer in
 // memory whatever the body size. Close cancels every stream and waits for the pumps.
 //

@@ -281,3 +281,47 @@ func TestClose_CancelsStreams(t *testing.T) {
 		t.Fatal("Close did not return while a stream was blocked")
 	}
 }
+
+// A streamed body is forwarded as it arrives: the first flushed part is delivered as a
+// delta while the upstream still holds the rest back (server-sent events, streamed
+// model output), not held until a buffer fills or the body ends.
+func TestRequest_StreamsIncrementally(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("data: first\n\n"))
+		w.(http.Flusher).Flush()
+		select { // hold the rest until the first part has been seen, at most 10 s
+		case <-release:
+		case <-time.After(10 * time.Second):
+		}
+		w.Write([]byte("data: second\n\n"))
+	}))
+	defer srv.Close()
+	c, n := newClient(t, nil)
+	_, start, err := c.RequestForTest(ctx, &protocol.HTTPRequestParams{Method: "GET", URL: srv.URL, RequestID: "sse", StreamResponse: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start()
+	select {
+	case d := <-n.ch:
+		if d.Seq != 1 || string(d.DeltaBase64) != "data: first\n\n" || d.Done {
+			t.Fatalf("first delta: got seq %d %q done %v, want seq 1 %q", d.Seq, d.DeltaBase64, d.Done, "data: first\n\n")
+		}
+	case <-time.After(5 * time.Second):
+		close(release)
+		t.Fatal("no delta within 5 s while the upstream held the rest of the body")
+	}
+	close(release)
+	var rest strings.Builder
+	for {
+		d := <-n.ch
+		rest.Write([]byte(d.DeltaBase64))
+		if d.Done {
+			break
+		}
+	}
+	if rest.String() != "data: second\n\n" {
+		t.Fatalf("rest of the body: got %q", rest.String())
+	}
+}

@@ -46,17 +46,19 @@ func (s *stream) finish() {
 	s.client.release(s.id)
 }
 
-// pump sends the body as deltas of at most MaxDeltaBytes, seq from 1, then the terminal
-// frame (done, empty delta, error on a mid-body failure). Notify blocks while the outbound
-// queue is full, which bounds memory to one buffer per stream.
+// pump sends the body as it arrives: each read of at most deltaReadBytes that returns
+// data becomes one delta (never held back to fill a buffer: a server-sent event reaches
+// the client when the upstream sends it), seq from 1, then the terminal frame (done,
+// empty delta, error on a mid-body failure). Notify blocks while the outbound queue is
+// full, which bounds memory to one buffer per stream.
 func (s *stream) pump() {
 	c := s.client
 	defer c.wg.Done()
 	defer s.finish()
-	buf := make([]byte, MaxDeltaBytes)
+	buf := make([]byte, deltaReadBytes)
 	seq := uint64(0)
 	for {
-		n, err := io.ReadFull(s.body, buf)
+		n, err := s.body.Read(buf)
 		if n > 0 {
 			seq++
 			d := &protocol.HTTPBodyDelta{RequestID: s.id, Seq: seq, DeltaBase64: buf[:n]} // encoded before Notify returns: buf can be reused
@@ -69,7 +71,7 @@ func (s *stream) pump() {
 		}
 		seq++
 		last := &protocol.HTTPBodyDelta{RequestID: s.id, Seq: seq, Done: true}
-		if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		if !errors.Is(err, io.EOF) {
 			msg := transportText(err)
 			last.Error = &msg
 		}

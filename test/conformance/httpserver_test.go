@@ -65,6 +65,16 @@ func newHTTPFixture() *httptest.Server {
 		time.Sleep(50 * time.Millisecond)
 		io.WriteString(w, " world")
 	})
+	mux.HandleFunc("/drip", func(w http.ResponseWriter, r *http.Request) {
+		// Two flushed parts 300 ms apart: a streaming executor forwards the first before
+		// the second exists (server-sent events, streamed model output).
+		w.Header()["Date"] = nil
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: first\n\n")
+		w.(http.Flusher).Flush()
+		time.Sleep(300 * time.Millisecond)
+		io.WriteString(w, "data: second\n\n")
+	})
 	mux.HandleFunc("/trickle", func(w http.ResponseWriter, r *http.Request) {
 		w.Header()["Date"] = nil
 		w.Header().Set("Content-Type", "text/plain")
