@@ -134,7 +134,10 @@ Flags (each also settable by the environment variable named in brackets):
 	switch {
 	case creds != nil:
 		pump = startStdinPump(src, src.r, creds.ReadFrames, func(err error) {
-			if errors.Is(err, client.ErrCredentialPipeClosed) {
+			// EOF once a registry request has carried a credential stops the executor
+			// (exit 0); EOF before that fails start-up ("pipe closed", exit 1), even when
+			// WaitInitial already saw the first frame.
+			if errors.Is(err, client.ErrCredentialPipeClosed) && creds.Used() {
 				err = errStdinEOF
 			}
 			cancel(err)

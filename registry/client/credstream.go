@@ -44,6 +44,7 @@ type CredentialStream struct {
 	closed    bool  // stdin reached EOF
 	err       error // terminal: a rejected frame or a read error
 	started   bool  // first has been closed
+	used      bool  // Apply has set a header at least once
 }
 
 // NewCredentialStream returns a stream for the (trimmed, validated) environment id envID. It
@@ -171,8 +172,20 @@ func (s *CredentialStream) Apply(_ context.Context, h http.Header) error {
 	case (CredentialFrame{ExpiresAt: exp}).Expired(s.now()):
 		return ErrCredentialExpired
 	}
+	s.mu.Lock()
+	s.used = true
+	s.mu.Unlock()
 	h.Set("Authorization", "Bearer "+tok)
 	return nil
+}
+
+// Used reports whether Apply has authorized a registry request. The caller uses it to
+// tell EOF during start-up (before any request carried a credential: a failure, as in
+// the reference) from EOF afterwards (a clean stop), whichever goroutine sees it first.
+func (s *CredentialStream) Used() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.used
 }
 
 func (s *CredentialStream) String() string       { return "CredentialStream(<redacted>)" }
