@@ -10,6 +10,7 @@ import (
 
 	"github.com/execlab/executor/sandbox"
 	"github.com/execlab/executor/sandbox/policy"
+	"github.com/execlab/executor/sandbox/sandboxtest"
 )
 
 func probeRun(t *testing.T, l *sandbox.Launcher, ctxJSON, cwd, probe string, args ...string) result {
@@ -26,7 +27,7 @@ func wantOut(t *testing.T, what string, res result, want string) {
 }
 
 func TestBubblewrap_Filesystem(t *testing.T) {
-	l := sandbox.NewLauncher(requireBwrap(t), nil)
+	l := sandbox.NewLauncher(sandboxtest.Require(t, sandbox.BackendBubblewrap), nil)
 	w := t.TempDir()
 	outside := t.TempDir()
 	if err := os.WriteFile(filepath.Join(outside, "f"), []byte("x"), 0o644); err != nil {
@@ -79,7 +80,7 @@ func wantNoMetadataLeft(t *testing.T, w string) {
 }
 
 func TestBubblewrap_Precedence(t *testing.T) {
-	l := sandbox.NewLauncher(requireBwrap(t), nil)
+	l := sandbox.NewLauncher(sandboxtest.Require(t, sandbox.BackendBubblewrap), nil)
 	w := t.TempDir()
 	for _, d := range []string{"a/b", "keys"} {
 		if err := os.MkdirAll(filepath.Join(w, d), 0o755); err != nil {
@@ -112,7 +113,7 @@ func TestBubblewrap_Precedence(t *testing.T) {
 }
 
 func TestBubblewrap_BuildFailures(t *testing.T) {
-	l := sandbox.NewLauncher(requireBwrap(t), nil)
+	l := sandbox.NewLauncher(sandboxtest.Require(t, sandbox.BackendBubblewrap), nil)
 	w := t.TempDir()
 	if err := os.Symlink(t.TempDir(), filepath.Join(w, ".codex")); err != nil {
 		t.Fatal(err)
@@ -138,7 +139,7 @@ func TestBubblewrap_BuildFailures(t *testing.T) {
 }
 
 func TestBubblewrap_SecurityState(t *testing.T) {
-	l := sandbox.NewLauncher(requireBwrap(t), nil)
+	l := sandbox.NewLauncher(sandboxtest.Require(t, sandbox.BackendBubblewrap), nil)
 	ctx := managedCtx("restricted", entryJSON(specialJSON("root"), "read"))
 	res := probeRun(t, l, ctx, "/", "status")
 	want := "CapPrm: 0000000000000000\nCapEff: 0000000000000000\nNoNewPrivs: 1\nSeccomp: 2"
@@ -158,7 +159,7 @@ func TestBubblewrap_SecurityState(t *testing.T) {
 }
 
 func TestBubblewrap_Network(t *testing.T) {
-	l := sandbox.NewLauncher(requireBwrap(t), nil)
+	l := sandbox.NewLauncher(sandboxtest.Require(t, sandbox.BackendBubblewrap), nil)
 	sockDir := t.TempDir()
 	sock := filepath.Join(sockDir, "s")
 	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
@@ -197,7 +198,7 @@ func TestBubblewrap_Network(t *testing.T) {
 }
 
 func TestPlain_Plans(t *testing.T) {
-	l := sandbox.NewLauncher(requireBwrap(t), nil)
+	l := sandbox.NewLauncher(sandboxtest.Require(t, sandbox.BackendBubblewrap), nil)
 	w := t.TempDir()
 	fullWrite := managedCtx("restricted", entryJSON(specialJSON("root"), "write"))
 	res := probeRun(t, l, fullWrite, "/", "tcp")
@@ -214,7 +215,7 @@ func TestPlain_Plans(t *testing.T) {
 }
 
 func TestStage_Failures(t *testing.T) {
-	l := sandbox.NewLauncher(requireBwrap(t), nil)
+	l := sandbox.NewLauncher(sandboxtest.Require(t, sandbox.BackendBubblewrap), nil)
 	// useLegacyLandlock with a restricted policy: exit 101 with a sandbox-tagged message.
 	ctx := strings.Replace(managedCtx("restricted", entryJSON(specialJSON("root"), "read")),
 		`"windowsSandboxLevel"`, `"useLegacyLandlock":true,"windowsSandboxLevel"`, 1)
@@ -251,7 +252,7 @@ func TestStage_Failures(t *testing.T) {
 // A command the stage cannot execute exits 101 with the reference's execvp line
 // (sandboxDenied true), on every plan: inner stage (bubblewrap) and plain.
 func TestStage_ExecFailures(t *testing.T) {
-	l := sandbox.NewLauncher(requireBwrap(t), nil)
+	l := sandbox.NewLauncher(sandboxtest.Require(t, sandbox.BackendBubblewrap), nil)
 	dir := t.TempDir()
 	noExec := filepath.Join(dir, "noexec")
 	if err := os.WriteFile(noExec, []byte("#!/bin/sh\n"), 0o644); err != nil {
@@ -287,7 +288,7 @@ func TestStage_ExecFailures(t *testing.T) {
 // A command cwd the profile hides does not fail the launch: the command starts in
 // $HOME when visible, else "/" (bwrap's fallback, as in the reference).
 func TestBubblewrap_HiddenCwd(t *testing.T) {
-	l := sandbox.NewLauncher(requireBwrap(t), nil)
+	l := sandbox.NewLauncher(sandboxtest.Require(t, sandbox.BackendBubblewrap), nil)
 	hidden := t.TempDir()
 	home := t.TempDir()
 	visible := t.TempDir()
@@ -321,7 +322,7 @@ func TestBubblewrap_HiddenCwd(t *testing.T) {
 // read-only carve-out are mount points, so renaming one away to recreate the
 // carve-out's path writable fails EBUSY, and the carve-out stays read-only.
 func TestBubblewrap_AncestorRenameBlocked(t *testing.T) {
-	l := sandbox.NewLauncher(requireBwrap(t), nil)
+	l := sandbox.NewLauncher(sandboxtest.Require(t, sandbox.BackendBubblewrap), nil)
 	w := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(w, "a/b"), 0o755); err != nil {
 		t.Fatal(err)

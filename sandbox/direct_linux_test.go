@@ -12,6 +12,7 @@ import (
 
 	"github.com/execlab/executor/sandbox"
 	"github.com/execlab/executor/sandbox/policy"
+	"github.com/execlab/executor/sandbox/sandboxtest"
 )
 
 // inProcessFlag is the test binary's in-process inner-stage command (TestMain).
@@ -75,7 +76,7 @@ func resolveFor(t *testing.T, ctxJSON, cwd string, l *sandbox.Launcher) *policy.
 // with host mount targets, and plain plans, still go through the launcher stage. The
 // outcome is the same either way.
 func TestWrap_DirectBubblewrap(t *testing.T) {
-	r := requireBwrap(t)
+	r := sandboxtest.Require(t, sandbox.BackendBubblewrap)
 	l := sandbox.NewLauncher(r, nil)
 	w := t.TempDir()
 	if err := os.WriteFile(filepath.Join(w, "f"), []byte("data"), 0o644); err != nil {
@@ -115,7 +116,7 @@ func TestWrap_DirectBubblewrap(t *testing.T) {
 // A build failure found while wrapping falls back to the stage, which reports it as
 // before: exit 1 with the "error building bubblewrap command" line.
 func TestWrap_DirectBubblewrapBuildFailureUsesStage(t *testing.T) {
-	l := sandbox.NewLauncher(requireBwrap(t), nil)
+	l := sandbox.NewLauncher(sandboxtest.Require(t, sandbox.BackendBubblewrap), nil)
 	w := t.TempDir()
 	target := t.TempDir()
 	if err := os.Symlink(target, filepath.Join(w, "link")); err != nil {
@@ -135,7 +136,7 @@ func TestWrap_DirectBubblewrapBuildFailureUsesStage(t *testing.T) {
 // The in-process inner-stage command runs as pid 1 (no child) with every thread
 // confined: no capabilities, no_new_privs, the Restricted seccomp filter.
 func TestInProcess_Confined(t *testing.T) {
-	l := sandbox.NewLauncher(requireBwrap(t), nil)
+	l := sandbox.NewLauncher(sandboxtest.Require(t, sandbox.BackendBubblewrap), nil)
 	ctx := managedCtx("restricted", entryJSON(specialJSON("minimal"), "read"))
 	res := runPolicy(t, l, resolveFor(t, ctx, "/", l), "/", baseEnv(), nil, l.Executable(), inProcessFlag)
 	var st inProcessState

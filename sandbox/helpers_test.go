@@ -5,9 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"os/exec"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -15,30 +13,6 @@ import (
 	"github.com/execlab/executor/sandbox"
 	"github.com/execlab/executor/sandbox/policy"
 )
-
-var (
-	probeOnce sync.Once
-	probed    sandbox.Report
-)
-
-func hostReport() sandbox.Report {
-	probeOnce.Do(func() { probed = sandbox.Probe(context.Background(), nil) })
-	return probed
-}
-
-// requireBwrap skips (locally) or fails (CI=true) when the full backend is unusable.
-func requireBwrap(t *testing.T) sandbox.Report {
-	t.Helper()
-	r := hostReport()
-	if r.Backend != sandbox.BackendBubblewrap {
-		msg := "bubblewrap backend unavailable: " + r.LogLine()
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return r
-}
 
 type result struct {
 	stdout, stderr string

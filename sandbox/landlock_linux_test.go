@@ -13,23 +13,11 @@ import (
 
 	"github.com/execlab/executor/sandbox"
 	"github.com/execlab/executor/sandbox/policy"
+	"github.com/execlab/executor/sandbox/sandboxtest"
 )
 
-func landlockLauncher(t *testing.T) *sandbox.Launcher {
-	t.Helper()
-	r := sandbox.Probe(context.Background(), &sandbox.ProbeOptions{Backend: sandbox.BackendLandlock})
-	if r.Backend != sandbox.BackendLandlock {
-		msg := "landlock backend unavailable: " + r.LogLine()
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return sandbox.NewLauncher(r, nil)
-}
-
 func TestDegraded_ReadOnlyFull(t *testing.T) {
-	l := landlockLauncher(t)
+	l := sandboxtest.Launcher(t, sandbox.BackendLandlock)
 	outside := t.TempDir()
 	ctx := managedCtx("restricted", entryJSON(specialJSON("root"), "read"))
 	res := probeRun(t, l, ctx, "/", "read", "/etc/hostname")
@@ -46,7 +34,7 @@ func TestDegraded_ReadOnlyFull(t *testing.T) {
 }
 
 func TestDegraded_ReadAllowList(t *testing.T) {
-	l := landlockLauncher(t)
+	l := sandboxtest.Launcher(t, sandbox.BackendLandlock)
 	allowed, hidden := t.TempDir(), t.TempDir()
 	for _, d := range []string{allowed, hidden} {
 		os.WriteFile(filepath.Join(d, "f"), []byte("x"), 0o644)
@@ -58,7 +46,7 @@ func TestDegraded_ReadAllowList(t *testing.T) {
 }
 
 func TestDegraded_FullWriteSeccompOnly(t *testing.T) {
-	l := landlockLauncher(t)
+	l := sandboxtest.Launcher(t, sandbox.BackendLandlock)
 	w := t.TempDir()
 	ctx := managedCtx("restricted", entryJSON(specialJSON("root"), "write"))
 	wantOut(t, "write", probeRun(t, l, ctx, "/", "write", filepath.Join(w, "f")), "ok")
@@ -66,7 +54,7 @@ func TestDegraded_FullWriteSeccompOnly(t *testing.T) {
 }
 
 func TestDegraded_Refusals(t *testing.T) {
-	l := landlockLauncher(t)
+	l := sandboxtest.Launcher(t, sandbox.BackendLandlock)
 	w := t.TempDir()
 	rootRead := entryJSON(specialJSON("root"), "read")
 	tests := []struct {
@@ -114,7 +102,7 @@ func TestDegraded_ABIGate(t *testing.T) {
 // entry, workspace-write is expressible; a rename across directories inside /w works
 // (LANDLOCK_ACCESS_FS_REFER), truncating a file outside /w does not.
 func TestDegraded_ReferAndTruncate(t *testing.T) {
-	l := landlockLauncher(t)
+	l := sandboxtest.Launcher(t, sandbox.BackendLandlock)
 	w, outside := t.TempDir(), t.TempDir()
 	for _, d := range []string{"a", "b"} {
 		if err := os.Mkdir(filepath.Join(w, d), 0o755); err != nil {
@@ -150,7 +138,7 @@ func TestDegraded_ReferAndTruncate(t *testing.T) {
 // signal scope: no PID namespace hides it here), and a background child it leaves
 // behind is killed when it exits.
 func TestDegraded_NoSignalAndReaped(t *testing.T) {
-	l := landlockLauncher(t)
+	l := sandboxtest.Launcher(t, sandbox.BackendLandlock)
 	ctx := managedCtx("restricted", entryJSON(specialJSON("root"), "read"))
 	script := `kill -0 ` + strconv.Itoa(os.Getpid()) + ` 2>/dev/null && echo signalled || echo refused; ` +
 		`sleep 30 >/dev/null 2>&1 & echo $!`

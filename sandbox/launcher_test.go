@@ -8,10 +8,11 @@ import (
 
 	"github.com/execlab/executor/sandbox"
 	"github.com/execlab/executor/sandbox/policy"
+	"github.com/execlab/executor/sandbox/sandboxtest"
 )
 
 func TestProbe_ReportsLayers(t *testing.T) {
-	r := hostReport()
+	r := sandboxtest.Report("")
 	b, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +31,7 @@ func TestProbe_ReportsLayers(t *testing.T) {
 }
 
 func TestWrap_NoIntentAndErrors(t *testing.T) {
-	l := sandbox.NewLauncher(hostReport(), nil)
+	l := sandbox.NewLauncher(sandboxtest.Report(""), nil)
 	cmd, err := l.Wrap(&sandbox.Request{Argv: []string{"true"}, Cwd: "/"})
 	if cmd != nil || err != nil {
 		t.Errorf("no intent: got (%v, %v), want (nil, nil)", cmd, err)
@@ -65,7 +66,7 @@ func TestWrap_NoIntentAndErrors(t *testing.T) {
 			t.Errorf("managed stage args: got %q, want --managed-network with all four fields", cmd.Args)
 		}
 	}
-	gone := sandbox.NewLauncher(hostReport(), &sandbox.Options{Executable: "/nonexistent/executor"})
+	gone := sandbox.NewLauncher(sandboxtest.Report(""), &sandbox.Options{Executable: "/nonexistent/executor"})
 	_, err = gone.Wrap(&sandbox.Request{Policy: &policy.Policy{Cwd: "/"}, Argv: []string{"true"}, Cwd: "/"})
 	if !errors.As(err, &pe) || pe.Code != policy.CodeInternal || pe.Message != "sandbox runtime paths are not configured" {
 		t.Errorf("deleted executor: got %v, want -32603", err)
@@ -74,7 +75,7 @@ func TestWrap_NoIntentAndErrors(t *testing.T) {
 
 // BenchmarkSandboxedTrue measures a one-shot sandboxed /bin/true through bubblewrap.
 func BenchmarkSandboxedTrue(b *testing.B) {
-	r := hostReport()
+	r := sandboxtest.Report("")
 	if r.Backend != sandbox.BackendBubblewrap {
 		b.Skip("bubblewrap unavailable")
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/execlab/executor/sandbox"
 	"github.com/execlab/executor/sandbox/policy"
+	"github.com/execlab/executor/sandbox/sandboxtest"
 )
 
 // newHostProxy starts a loopback stand-in for an HTTP proxy: a proxied request gets
@@ -69,7 +70,7 @@ func proxyDirsLeft(t *testing.T, tmp string) []string {
 }
 
 func TestManaged_ProxyRouting(t *testing.T) {
-	l := sandbox.NewLauncher(requireBwrap(t), nil)
+	l := sandbox.NewLauncher(sandboxtest.Require(t, sandbox.BackendBubblewrap), nil)
 	_, port := newHostProxy(t)
 	tmp := t.TempDir()
 	env := append(baseEnv(), "TMPDIR="+tmp, "HTTP_PROXY=http://127.0.0.1:"+port,
@@ -125,7 +126,7 @@ func TestManaged_ProxyRouting(t *testing.T) {
 }
 
 func TestManaged_LoopbackPorts(t *testing.T) {
-	l := sandbox.NewLauncher(requireBwrap(t), nil)
+	l := sandbox.NewLauncher(sandboxtest.Require(t, sandbox.BackendBubblewrap), nil)
 	_, port := newHostProxy(t)
 	var p uint16
 	fmt.Sscan(port, &p)
@@ -143,7 +144,7 @@ func TestManaged_LoopbackPorts(t *testing.T) {
 }
 
 func TestManaged_FailClosed(t *testing.T) {
-	l := sandbox.NewLauncher(requireBwrap(t), nil)
+	l := sandbox.NewLauncher(sandboxtest.Require(t, sandbox.BackendBubblewrap), nil)
 	tmp := t.TempDir()
 	const prefix = "codex-linux-sandbox: failed to prepare host proxy routing bridge: "
 	tests := []struct {
@@ -184,7 +185,7 @@ func TestManaged_FailClosed(t *testing.T) {
 }
 
 func TestManaged_SocketDirPrivate(t *testing.T) {
-	l := sandbox.NewLauncher(requireBwrap(t), nil)
+	l := sandbox.NewLauncher(sandboxtest.Require(t, sandbox.BackendBubblewrap), nil)
 	_, port := newHostProxy(t)
 	tmp := t.TempDir()
 	env := append(baseEnv(), "TMPDIR="+tmp, "HTTP_PROXY=http://127.0.0.1:"+port)

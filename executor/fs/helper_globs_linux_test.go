@@ -10,6 +10,7 @@ import (
 	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/sandbox"
+	"github.com/execlab/executor/sandbox/sandboxtest"
 )
 
 // Deny globs are expanded when the helper's sandbox is built, down to
@@ -17,7 +18,7 @@ import (
 // expansion did not reach (deeper than the cap, or created after launch) is refused
 // like a masked one: -32600 "Permission denied (os error 13)".
 func TestSandboxedHelper_RechecksDenyGlobs(t *testing.T) {
-	l := requireBackend(t, sandbox.BackendBubblewrap)
+	l := sandboxtest.Launcher(t, sandbox.BackendBubblewrap)
 	s := fs.New(&fs.Options{Sandbox: l})
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "a/b"), 0o755); err != nil {

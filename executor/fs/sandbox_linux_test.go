@@ -1,12 +1,10 @@
 package fs_test
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/execlab/executor/executor/fs"
@@ -14,37 +12,8 @@ import (
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/sandbox"
 	"github.com/execlab/executor/sandbox/policy"
+	"github.com/execlab/executor/sandbox/sandboxtest"
 )
-
-var (
-	probeMu sync.Mutex
-	probes  = map[string]sandbox.Report{}
-)
-
-// requireBackend returns a Launcher for want; it skips locally and fails under CI=true
-// when the host cannot provide it (spec/sandbox.md §7.3).
-func requireBackend(t *testing.T, want string) *sandbox.Launcher {
-	t.Helper()
-	forced := want
-	if want == sandbox.BackendBubblewrap {
-		forced = ""
-	}
-	probeMu.Lock()
-	r, ok := probes[forced]
-	if !ok {
-		r = sandbox.Probe(context.Background(), &sandbox.ProbeOptions{Backend: forced})
-		probes[forced] = r
-	}
-	probeMu.Unlock()
-	if r.Backend != want {
-		msg := want + " backend unavailable: " + r.LogLine()
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return sandbox.NewLauncher(r, nil)
-}
 
 func sandboxContext(t *testing.T, js string) *policy.Context {
 	t.Helper()
@@ -73,7 +42,7 @@ func readList(t *testing.T, dir string) *policy.Context {
 }
 
 func TestSandboxedHelper_Bubblewrap(t *testing.T) {
-	l := requireBackend(t, sandbox.BackendBubblewrap)
+	l := sandboxtest.Launcher(t, sandbox.BackendBubblewrap)
 	s := fs.New(&fs.Options{Sandbox: l})
 	ws, outside := t.TempDir(), t.TempDir()
 	secret := filepath.Join(outside, "secret")
@@ -148,7 +117,7 @@ func TestSandboxedHelper_Bubblewrap(t *testing.T) {
 }
 
 func TestSandboxedOpen_Snapshot(t *testing.T) {
-	l := requireBackend(t, sandbox.BackendBubblewrap)
+	l := sandboxtest.Launcher(t, sandbox.BackendBubblewrap)
 	s := fs.New(&fs.Options{Sandbox: l})
 	h := s.NewHandles()
 	defer h.CloseAll()
@@ -208,7 +177,7 @@ func TestSandboxedOpen_Snapshot(t *testing.T) {
 }
 
 func TestSandbox_ResolutionErrors(t *testing.T) {
-	s := fs.New(&fs.Options{Sandbox: requireBackend(t, sandbox.BackendBubblewrap)})
+	s := fs.New(&fs.Options{Sandbox: sandboxtest.Launcher(t, sandbox.BackendBubblewrap)})
 	dir := t.TempDir()
 	noCwd := sandboxContext(t, `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[
 		{"path":{"type":"special","value":{"kind":"project_roots"}},"access":"write"}]}},"windowsSandboxLevel":"disabled"}`)
@@ -223,7 +192,7 @@ func TestSandbox_ResolutionErrors(t *testing.T) {
 // Degraded backend (spec/sandbox.md §3.11, §7.2 fs_helper_under_degraded): read-only
 // helper operations work; a workspace-write fs/writeFile is refused.
 func TestSandboxedHelper_DegradedLandlock(t *testing.T) {
-	s := fs.New(&fs.Options{Sandbox: requireBackend(t, sandbox.BackendLandlock)})
+	s := fs.New(&fs.Options{Sandbox: sandboxtest.Launcher(t, sandbox.BackendLandlock)})
 	ws, outside := t.TempDir(), t.TempDir()
 	if err := os.WriteFile(filepath.Join(ws, "a"), []byte("A"), 0o644); err != nil {
 		t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/execlab/executor/executor/jsonrpc"
@@ -19,43 +18,8 @@ import (
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/sandbox"
 	"github.com/execlab/executor/sandbox/policy"
+	"github.com/execlab/executor/sandbox/sandboxtest"
 )
-
-var (
-	probeMu sync.Mutex
-	probes  = map[string]sandbox.Report{}
-)
-
-// hostReport probes the host once per forced backend ("" = auto).
-func hostReport(backend string) sandbox.Report {
-	probeMu.Lock()
-	defer probeMu.Unlock()
-	r, ok := probes[backend]
-	if !ok {
-		r = sandbox.Probe(context.Background(), &sandbox.ProbeOptions{Backend: backend})
-		probes[backend] = r
-	}
-	return r
-}
-
-// requireBackend returns a Launcher for the wanted backend; it skips locally and fails
-// under CI=true when the host cannot provide it (spec/sandbox.md §7.3).
-func requireBackend(t *testing.T, want string) *sandbox.Launcher {
-	t.Helper()
-	forced := want
-	if want == sandbox.BackendBubblewrap {
-		forced = ""
-	}
-	r := hostReport(forced)
-	if r.Backend != want {
-		msg := want + " backend unavailable: " + r.LogLine()
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return sandbox.NewLauncher(r, nil)
-}
 
 func sandboxContext(t *testing.T, js string) *policy.Context {
 	t.Helper()
@@ -114,7 +78,7 @@ func runToExit(t *testing.T, m *process.Manager, n *chanNotifier, p *protocol.Pr
 }
 
 func TestStart_Sandboxed_Bubblewrap(t *testing.T) {
-	l := requireBackend(t, sandbox.BackendBubblewrap)
+	l := sandboxtest.Launcher(t, sandbox.BackendBubblewrap)
 	ws := t.TempDir()
 	tests := []struct {
 		name       string
@@ -170,7 +134,7 @@ func TestStart_Sandboxed_Bubblewrap(t *testing.T) {
 
 // An unsandboxed failure with a keyword is never a denial, and sandboxType is none.
 func TestStart_Unsandboxed_NeverDenied(t *testing.T) {
-	m, n := sandboxedManager(t, requireBackend(t, sandbox.BackendBubblewrap))
+	m, n := sandboxedManager(t, sandboxtest.Launcher(t, sandbox.BackendBubblewrap))
 	p := startParams("u", tmpURI(t), "sh", "-c", "echo 'Permission denied' >&2; exit 1")
 	res, _, exited, rd := runToExit(t, m, n, p)
 	if res.SandboxType != protocol.SandboxTypeNone || exited.code != 1 || exited.denied || rd.SandboxDenied {
@@ -181,7 +145,7 @@ func TestStart_Unsandboxed_NeverDenied(t *testing.T) {
 // A disabled profile is still wrapped (sandboxType linuxSeccomp, spec/sandbox.md §2.9)
 // and runs with full access.
 func TestStart_Sandboxed_DisabledProfileIsWrapped(t *testing.T) {
-	m, n := sandboxedManager(t, requireBackend(t, sandbox.BackendBubblewrap))
+	m, n := sandboxedManager(t, sandboxtest.Launcher(t, sandbox.BackendBubblewrap))
 	ws := t.TempDir()
 	p := startParams("d", protocol.FromNative(ws), "sh", "-c", "echo ok > f && cat f")
 	p.Sandbox = sandboxContext(t, `{"permissions":{"type":"disabled"},"windowsSandboxLevel":"disabled"}`)
@@ -192,7 +156,7 @@ func TestStart_Sandboxed_DisabledProfileIsWrapped(t *testing.T) {
 }
 
 func TestStart_Sandboxed_PreparationErrors(t *testing.T) {
-	m, _ := sandboxedManager(t, requireBackend(t, sandbox.BackendBubblewrap))
+	m, _ := sandboxedManager(t, sandboxtest.Launcher(t, sandbox.BackendBubblewrap))
 	ws := tmpURI(t)
 	tests := []struct {
 		name string
@@ -251,7 +215,7 @@ func TestStart_Sandboxed_PreparationErrors(t *testing.T) {
 // the in-sandbox bridge, a request through it reaches the host proxy, and the
 // fail-closed rows exit 101 with sandboxDenied.
 func TestStart_Sandboxed_ManagedNetwork(t *testing.T) {
-	m, n := sandboxedManager(t, requireBackend(t, sandbox.BackendBubblewrap))
+	m, n := sandboxedManager(t, sandboxtest.Launcher(t, sandbox.BackendBubblewrap))
 	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "via-proxy %s %s\n", r.Method, r.URL)
 	}))
@@ -312,7 +276,7 @@ func TestStart_Sandboxed_ManagedNetwork(t *testing.T) {
 // Degraded backend (spec/sandbox.md §3.11): read-only plans run, workspace-write is
 // refused before anything is spawned.
 func TestStart_Sandboxed_DegradedLandlock(t *testing.T) {
-	l := requireBackend(t, sandbox.BackendLandlock)
+	l := sandboxtest.Launcher(t, sandbox.BackendLandlock)
 	m, n := sandboxedManager(t, l)
 	ws := t.TempDir()
 	marker := filepath.Join(ws, "spawned")

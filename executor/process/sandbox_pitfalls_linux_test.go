@@ -11,6 +11,7 @@ import (
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/sandbox"
 	"github.com/execlab/executor/sandbox/policy"
+	"github.com/execlab/executor/sandbox/sandboxtest"
 )
 
 // Tests for the spec/sandbox.md §6 pitfalls checklist that are visible from a
@@ -31,7 +32,7 @@ func readOnlyNetwork(t *testing.T, network string) *policy.Context {
 // terminal, so /dev/tty cannot be opened although stdin is a tty; the plain plan
 // (full write, no bwrap) keeps the PTY as controlling terminal (parity, §6).
 func TestStart_Sandboxed_ControllingTerminal(t *testing.T) {
-	l := requireBackend(t, sandbox.BackendBubblewrap)
+	l := sandboxtest.Launcher(t, sandbox.BackendBubblewrap)
 	script := `test -t 0 && echo isatty; if (exec 3</dev/tty) 2>/dev/null; then echo ctty-open; else echo ctty-refused; fi`
 	tests := []struct {
 		name, want, notWant string
@@ -58,7 +59,7 @@ func TestStart_Sandboxed_ControllingTerminal(t *testing.T) {
 // scenario sandbox_process_env_tty); the sandbox neither adds nor removes
 // CODEX_SANDBOX_NETWORK_DISABLED (network_env_marker, parity).
 func TestStart_Sandboxed_EnvironmentUnchanged(t *testing.T) {
-	l := requireBackend(t, sandbox.BackendBubblewrap)
+	l := sandboxtest.Launcher(t, sandbox.BackendBubblewrap)
 	tests := []struct {
 		name string
 		ctx  *policy.Context
@@ -96,7 +97,7 @@ func TestStart_Sandboxed_EnvironmentUnchanged(t *testing.T) {
 // /proc exposure: a fresh /proc per PID namespace lists only the sandbox's own
 // processes (the inner stage as pid 1, the command and its children).
 func TestStart_Sandboxed_ProcShowsOnlySandbox(t *testing.T) {
-	l := requireBackend(t, sandbox.BackendBubblewrap)
+	l := sandboxtest.Launcher(t, sandbox.BackendBubblewrap)
 	m, n := sandboxedManager(t, l)
 	p := startParams("proc", tmpURI(t), "sh", "-c", "ls /proc")
 	p.Sandbox = readOnly(t)
@@ -120,7 +121,7 @@ func TestStart_Sandboxed_ProcShowsOnlySandbox(t *testing.T) {
 // NNP/seccomp only inside: after sandboxed runs the executor's own threads are still
 // unconfined (the filter is installed in the stages, never in the executor).
 func TestStart_Sandboxed_ExecutorStaysUnconfined(t *testing.T) {
-	l := requireBackend(t, sandbox.BackendBubblewrap)
+	l := sandboxtest.Launcher(t, sandbox.BackendBubblewrap)
 	m, n := sandboxedManager(t, l)
 	for i, ctx := range []*policy.Context{readOnly(t), fullWriteRestricted(t)} {
 		p := startParams("conf"+strconv.Itoa(i), tmpURI(t), "sh", "-c", "grep -E '^(NoNewPrivs|Seccomp):' /proc/self/status")
@@ -149,7 +150,7 @@ func TestStart_Sandboxed_ExecutorStaysUnconfined(t *testing.T) {
 // Hard links (§6): a sandboxed command cannot hard-link a file from outside its
 // writable root into it (the bind mounts are separate mounts: EXDEV).
 func TestStart_Sandboxed_HardLinkIntoWritableRootFails(t *testing.T) {
-	l := requireBackend(t, sandbox.BackendBubblewrap)
+	l := sandboxtest.Launcher(t, sandbox.BackendBubblewrap)
 	ws := t.TempDir()
 	outside := filepath.Join(t.TempDir(), "secret")
 	if err := os.WriteFile(outside, []byte("s"), 0o644); err != nil {
