@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/execlab/executor/executor/protocol"
@@ -27,12 +26,7 @@ func measureOneshotLocal(ctx context.Context, e *Env, side *Side) (float64, erro
 	if err != nil {
 		return 0, err
 	}
-	n := oneshotPerSample
-	if e.Quick {
-		n = oneshotPerSampleQuick
-	}
-	lat := make([]float64, 0, n)
-	for range n {
+	return medianLatency(e, func() (time.Duration, error) {
 		out, err := sess.runProcess(ctx, protocol.ProcessStartParams{
 			ProcessID: side.processID("oneshot"),
 			Argv:      []string{"/bin/true"},
@@ -47,8 +41,6 @@ func measureOneshotLocal(ctx context.Context, e *Env, side *Side) (float64, erro
 		if out.exitCode != 0 || out.lastSeq != 2 {
 			return 0, fmt.Errorf("%w: /bin/true exited %d with close seq %d, want 0 and 2", errDataLoss, out.exitCode, out.lastSeq)
 		}
-		lat = append(lat, float64(out.elapsed)/float64(time.Millisecond))
-	}
-	sort.Float64s(lat)
-	return median(lat), nil
+		return out.elapsed, nil
+	})
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"time"
 
 	"github.com/execlab/executor/executor/protocol"
@@ -67,12 +66,7 @@ func measureSandboxedOneshot(ctx context.Context, e *Env, side *Side) (float64, 
 	if err != nil {
 		return 0, err
 	}
-	n := oneshotPerSample
-	if e.Quick {
-		n = oneshotPerSampleQuick
-	}
-	lat := make([]float64, 0, n)
-	for range n {
+	return medianLatency(e, func() (time.Duration, error) {
 		out, err := sess.runProcess(ctx, protocol.ProcessStartParams{
 			ProcessID: side.processID("sandboxed-oneshot"),
 			Argv:      []string{"/bin/true"},
@@ -89,8 +83,6 @@ func measureSandboxedOneshot(ctx context.Context, e *Env, side *Side) (float64, 
 		if out.exitCode != 0 || out.lastSeq != 2 {
 			return 0, fmt.Errorf("%w: sandboxed /bin/true exited %d with close seq %d, want 0 and 2", errDataLoss, out.exitCode, out.lastSeq)
 		}
-		lat = append(lat, float64(out.elapsed)/float64(time.Millisecond))
-	}
-	sort.Float64s(lat)
-	return median(lat), nil
+		return out.elapsed, nil
+	})
 }

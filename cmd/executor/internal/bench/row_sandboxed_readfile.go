@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"time"
 
 	"github.com/execlab/executor/executor/protocol"
@@ -52,26 +51,19 @@ func measureSandboxedReadFile(ctx context.Context, e *Env, side *Side) (float64,
 	if err != nil {
 		return 0, err
 	}
-	n := oneshotPerSample
-	if e.Quick {
-		n = oneshotPerSampleQuick
-	}
-	lat := make([]float64, 0, n)
-	for range n {
+	return medianLatency(e, func() (time.Duration, error) {
 		cctx, cancel := context.WithTimeout(ctx, callTimeout)
+		defer cancel()
 		start := time.Now()
 		var res protocol.FsReadFileResult
 		err := sess.client.Call(cctx, protocol.MethodFsReadFile, &protocol.FsReadFileParams{Path: protocol.FromNative(path), Sandbox: sb}, &res)
 		elapsed := time.Since(start)
-		cancel()
 		if err != nil {
 			return 0, fmt.Errorf("sandboxed fs/readFile: %w", err)
 		}
 		if got := []byte(res.DataBase64); !bytes.Equal(got, want) {
 			return 0, fmt.Errorf("%w: sandboxed fs/readFile returned %d bytes, want the %d-byte file", errDataLoss, len(got), len(want))
 		}
-		lat = append(lat, float64(elapsed)/float64(time.Millisecond))
-	}
-	sort.Float64s(lat)
-	return median(lat), nil
+		return elapsed, nil
+	})
 }

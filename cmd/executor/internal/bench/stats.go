@@ -3,6 +3,7 @@ package bench
 import (
 	"math"
 	"sort"
+	"time"
 )
 
 // Stats summarises the samples of one side of one row.
@@ -31,4 +32,24 @@ func median(sorted []float64) float64 {
 		return sorted[n/2]
 	}
 	return (sorted[n/2-1] + sorted[n/2]) / 2
+}
+
+// medianLatency runs one measured operation oneshotPerSample times (oneshotPerSampleQuick
+// with --quick), one after another, and returns the median in milliseconds. once returns
+// the operation's latency, or an error that ends the sample.
+func medianLatency(e *Env, once func() (time.Duration, error)) (float64, error) {
+	n := oneshotPerSample
+	if e.Quick {
+		n = oneshotPerSampleQuick
+	}
+	lat := make([]float64, 0, n)
+	for range n {
+		d, err := once()
+		if err != nil {
+			return 0, err
+		}
+		lat = append(lat, float64(d)/float64(time.Millisecond))
+	}
+	sort.Float64s(lat)
+	return median(lat), nil
 }
