@@ -16,8 +16,9 @@ import (
 )
 
 // ExecutorVersion is the executorVersion reported in environment/info: the release of
-// the reference whose protocol this executor implements (spec/jsonrpc.md §3.8).
-const ExecutorVersion = "0.169.0"
+// the reference whose protocol this executor implements (spec/jsonrpc.md §3.8; the
+// newest release, shared/spec/changes-0.171.0.md, with 0.169.0 clients kept working).
+const ExecutorVersion = "0.171.0"
 
 func handleEnvironmentInfo(_ context.Context, c *conn) (any, error) { return c.srv.info, nil }
 

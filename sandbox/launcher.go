@@ -166,7 +166,7 @@ func (l *Launcher) Wrap(req *Request) (*Command, error) {
 }
 
 func unenforceable(reason string) error {
-	return &policy.Error{Code: policy.CodeInvalidParams, Message: msgUnenforceable + reason}
+	return &policy.Error{Code: policy.CodeInvalidParams, Message: msgUnenforceable + reason, Class: policy.ClassUnavailable}
 }
 
 func cleanCwd(c string) string {

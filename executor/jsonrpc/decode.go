@@ -128,7 +128,7 @@ func classify(data []byte, members []member) (*Message, error) {
 			if err := errorObjectDecoder(&er, reflect.ValueOf(&eo).Elem()); err != nil {
 				return nil, err
 			}
-			m.Error = &Error{Code: int(eo.Code), Message: eo.Message}
+			m.Error = &Error{Code: int(eo.Code), Message: eo.Message, Data: dataOrNil(eo.Data)}
 		}
 	}
 	// Missing members, in the reference structs' declaration order.
@@ -210,4 +210,12 @@ func fitsInt64(digits []byte, neg bool) bool {
 		limit = minAbs
 	}
 	return len(digits) < len(limit) || len(digits) == len(limit) && string(digits) <= limit
+}
+
+// dataOrNil drops an absent or null error.data.
+func dataOrNil(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	return append(json.RawMessage(nil), raw...)
 }

@@ -24,7 +24,11 @@ func TestParse_Classification(t *testing.T) {
 		{in: `{"id":3,"result":{}}`, kind: jsonrpc.KindResponse, id: "3", result: "{}"},
 		{in: `{"id":3,"result":null,"error":5}`, kind: jsonrpc.KindResponse, id: "3", result: "null"},
 		{in: `{"id":4,"error":{"code":-32600,"message":"bad","data":[1]}}`, kind: jsonrpc.KindError, id: "4",
-			err: &jsonrpc.Error{Code: -32600, Message: "bad"}},
+			err: &jsonrpc.Error{Code: -32600, Message: "bad", Data: []byte("[1]")}},
+		{in: `{"id":6,"error":{"code":-32603,"data":{"kind":"spawnNotFound"},"message":"m"}}`, kind: jsonrpc.KindError, id: "6",
+			err: &jsonrpc.Error{Code: -32603, Message: "m", Data: []byte(`{"kind":"spawnNotFound"}`)}},
+		{in: `{"id":7,"error":{"code":1,"message":"m","data":null}}`, kind: jsonrpc.KindError, id: "7",
+			err: &jsonrpc.Error{Code: 1, Message: "m"}},
 		{in: `{"error":{"code":-0,"message":"m"},"id":5}`, kind: jsonrpc.KindError, id: "5",
 			err: &jsonrpc.Error{Code: 0, Message: "m"}},
 		{in: ` {"id":1,"method":"m","params":1e400,"trace":{"traceparent":"00-x"}} ` + "\n", kind: jsonrpc.KindRequest,
@@ -46,7 +50,7 @@ func TestParse_Classification(t *testing.T) {
 			t.Errorf("Parse(%s):\n got  kind=%v id=%s method=%q params=%s result=%s\n want kind=%v id=%s method=%q params=%s result=%s",
 				tt.in, m.Kind, m.ID, m.Method, m.Params, m.Result, tt.kind, tt.id, tt.method, tt.params, tt.result)
 		}
-		if (m.Error == nil) != (tt.err == nil) || m.Error != nil && *m.Error != *tt.err {
+		if (m.Error == nil) != (tt.err == nil) || m.Error != nil && (m.Error.Code != tt.err.Code || m.Error.Message != tt.err.Message || string(m.Error.Data) != string(tt.err.Data)) {
 			t.Errorf("Parse(%s): got error member %+v, want %+v", tt.in, m.Error, tt.err)
 		}
 		if tt.params == "" && m.Params != nil {

@@ -1,6 +1,9 @@
 package jsonrpc
 
-import "fmt"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // Wire error codes (spec/jsonrpc.md §7). These are the only codes the executor sends.
 const (
@@ -19,12 +22,43 @@ const (
 	CodeSessionAttached = -32010
 )
 
-// Error is a JSON-RPC error object as sent on the wire: {"code":C,"message":S}.
-// The server never sends error.data. Handlers return *Error to choose the code; any
-// other error reaching the RPC boundary is sent as CodeInternal with its text.
+// Error is a JSON-RPC error object as sent on the wire: {"code":C,"message":S} plus,
+// when Data is set, "data" (codex 0.171.0 sends {"kind":K} on process/start errors; a
+// 0.169.0 client ignores it). Handlers return *Error to choose the code; any other
+// error reaching the RPC boundary is sent as CodeInternal with its text.
 type Error struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`
+	// Data is the raw JSON of error.data; nil means absent (never sent as null).
+	Data json.RawMessage `json:"data,omitempty"`
+}
+
+// ErrorKind is the value of error.data.kind, the machine-readable class codex 0.171.0
+// attaches to process/start errors (shared/spec/changes-0.171.0.md); the kinds are
+// defined by the layers that raise them.
+type ErrorKind string
+
+
+// WithKind returns a copy of e whose data is {"kind":k}.
+func (e *Error) WithKind(k ErrorKind) *Error {
+	c := *e
+	c.Data = appendJSONString(append([]byte(nil), `{"kind":`...), string(k))
+	c.Data = append(c.Data, '}')
+	return &c
+}
+
+// Kind returns error.data.kind, or "" when data is absent or has no string kind.
+func (e *Error) Kind() ErrorKind {
+	if len(e.Data) == 0 {
+		return ""
+	}
+	var d struct {
+		Kind string `json:"kind"`
+	}
+	if json.Unmarshal(e.Data, &d) != nil {
+		return ""
+	}
+	return ErrorKind(d.Kind)
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("jsonrpc error %d: %s", e.Code, e.Message) }

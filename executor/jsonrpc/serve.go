@@ -355,6 +355,10 @@ func encodeError(b []byte, id ID, e *Error) []byte {
 	b = append(b, id.raw...)
 	b = append(b, `,"error":{"code":`...)
 	b = fmt.Appendf(b, "%d", e.Code)
+	if len(e.Data) > 0 {
+		b = append(b, `,"data":`...)
+		b = append(b, e.Data...)
+	}
 	b = append(b, `,"message":`...)
 	b = appendJSONString(b, e.Message)
 	return append(b, "}}"...)

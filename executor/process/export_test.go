@@ -39,6 +39,6 @@ func (o *OutputLog) Len() int   { return o.l.n }
 func (o *OutputLog) Bytes() int { return o.l.bytes }
 
 // ResolvePtyProgram exposes the PTY program resolution.
-func ResolvePtyProgram(name string, viaArg0 bool, cwd string, env map[string]string) (string, error) {
-	return resolvePtyProgram(name, viaArg0, cwd, env)
+func ResolvePtyProgram(name, cwd string, env map[string]string) (string, error) {
+	return resolvePtyProgram(name, cwd, env)
 }

@@ -217,6 +217,21 @@ func wantRPCError(t *testing.T, err error, code int, msg string) {
 	}
 }
 
+// wantKind checks error.data.kind of a process/start error; "" means spawnFailed.
+func wantKind(t *testing.T, err error, kind string) {
+	t.Helper()
+	if kind == "" {
+		kind = "spawnFailed"
+	}
+	var re *jsonrpc.Error
+	if !errors.As(err, &re) {
+		t.Fatalf("got error %v (%T), want *jsonrpc.Error", err, err)
+	}
+	if want := `{"kind":"` + kind + `"}`; string(re.Data) != want {
+		t.Fatalf("error data = %s, want %s", re.Data, want)
+	}
+}
+
 // waitOutput reads until the concatenated output contains want.
 func waitOutput(t *testing.T, m *process.Manager, id string, want string) {
 	t.Helper()

@@ -1,13 +1,11 @@
 package process
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 )
 
 // PTY program resolution. The reference spawns PTY children through portable-pty, which
@@ -17,11 +15,11 @@ import (
 //	bare name, no PATH in the child env   Unable to spawn <name> because:\nUnable to resolve the PATH
 //	bare name, not found on PATH          Unable to spawn <name> because:\n[<cand> exists but is a directory.\n|<cand> exists but is not executable.\n]*No viable candidates found in PATH "<PATH>"
 //	"./x", "../x", ".", ".."              Unable to spawn <cwd>/<name> because it does not exist | it is a directory | it is not executable
-//	absolute, named by arg0               Unable to spawn <name> because it doesn't exist on the filesystem (ENOENT: No such file or directory) | it is a directory | it is not executable (EACCES: Permission denied)
-//	absolute, named by argv[0]            not checked: execve reports the OS error
+//	absolute                              not checked: execve reports the OS error
 //
-// The PTY program is arg0 when set (argv[0] otherwise): portable-pty resolves the
-// argv[0] it is given, and the reference hands it arg0. A name containing '/' that does
+// The PTY program is argv[0]; arg0 only sets the child's argv[0] ($0), as in pipe mode
+// (codex 0.171.0). 0.169.0 ran arg0 instead, with its own texts for an absolute arg0;
+// we follow the newest release (README deviations). A name containing '/' that does
 // not start with "./" or "../" is still searched on PATH (observed).
 
 // ptySpawnError is a PTY resolution failure; its text goes on the wire as is.
@@ -30,13 +28,10 @@ type ptySpawnError struct{ msg string }
 func (e *ptySpawnError) Error() string { return e.msg }
 
 // resolvePtyProgram returns the path to execute for a PTY child.
-func resolvePtyProgram(name string, viaArg0 bool, cwd string, env map[string]string) (string, error) {
+func resolvePtyProgram(name, cwd string, env map[string]string) (string, error) {
 	switch {
 	case filepath.IsAbs(name):
-		if !viaArg0 {
-			return name, nil
-		}
-		return name, checkAbsoluteProgram(name)
+		return name, nil
 	case isDotRelative(name):
 		full := joinPath(cwd, name)
 		return full, checkRelativeProgram(full)
@@ -67,20 +62,6 @@ func resolvePtyProgram(name string, viaArg0 bool, cwd string, env map[string]str
 	}
 	b.WriteString("No viable candidates found in PATH " + rustDebugQuote(pathVar))
 	return "", &ptySpawnError{msg: b.String()}
-}
-
-func checkAbsoluteProgram(p string) error {
-	fi, err := os.Stat(p)
-	if err != nil {
-		return &ptySpawnError{msg: "Unable to spawn " + p + " because it doesn't exist on the filesystem (" + errnoDesc(err) + ")"}
-	}
-	if fi.IsDir() {
-		return &ptySpawnError{msg: "Unable to spawn " + p + " because it is a directory"}
-	}
-	if !isExecutable(fi) {
-		return &ptySpawnError{msg: "Unable to spawn " + p + " because it is not executable (EACCES: Permission denied)"}
-	}
-	return nil
 }
 
 func checkRelativeProgram(p string) error {
@@ -114,26 +95,6 @@ func joinPath(dir, name string) string {
 		return dir + name
 	}
 	return dir + "/" + name
-}
-
-// errnoDesc renders err's errno as nix's Errno Display does ("ENOENT: No such file or
-// directory").
-func errnoDesc(err error) string {
-	var e syscall.Errno
-	if !errors.As(err, &e) {
-		return err.Error()
-	}
-	names := map[syscall.Errno]string{
-		syscall.ENOENT:  "ENOENT: No such file or directory",
-		syscall.ENOTDIR: "ENOTDIR: Not a directory",
-		syscall.EACCES:  "EACCES: Permission denied",
-		syscall.ELOOP:   "ELOOP: Too many levels of symbolic links",
-		syscall.EINVAL:  "EINVAL: Invalid argument",
-	}
-	if s, ok := names[e]; ok {
-		return s
-	}
-	return fmt.Sprintf("errno %d", int(e))
 }
 
 // rustDebugQuote quotes s as Rust's <str as Debug> does for the characters that occur in

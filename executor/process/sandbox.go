@@ -22,7 +22,8 @@ import (
 
 // errNoLauncher is returned for sandbox intent when the Manager was built without a
 // Launcher: never run a command less confined than asked.
-var errNoLauncher = jsonrpc.InvalidParams("sandbox intent cannot be enforced on this executor: sandbox support is not configured")
+var errNoLauncher = jsonrpc.InvalidParams("sandbox intent cannot be enforced on this executor: sandbox support is not configured").
+	WithKind(jsonrpc.ErrorKind(policy.ClassUnavailable))
 
 // sandboxRequested reports whether params carry sandbox intent: a sandbox context, or
 // enforceManagedNetwork (which the executor treats as a disabled profile under managed
@@ -120,7 +121,11 @@ func decodeManagedNetwork(raw json.RawMessage) (*sandbox.ManagedNetwork, error) 
 func wireError(err error) error {
 	var pe *policy.Error
 	if errors.As(err, &pe) {
-		return &jsonrpc.Error{Code: pe.Code, Message: pe.Message}
+		e := &jsonrpc.Error{Code: pe.Code, Message: pe.Message}
+		if pe.Class != "" {
+			e = e.WithKind(jsonrpc.ErrorKind(pe.Class))
+		}
+		return e
 	}
 	return jsonrpc.Internal("%s", err.Error())
 }

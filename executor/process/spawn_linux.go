@@ -227,11 +227,7 @@ func spawnPty(s *spawnSpec) (*spawned, error) {
 	if fi, serr := os.Stat(cwd); serr != nil || !fi.IsDir() {
 		cwd = ptyHomeDir(s.env) // observed: a PTY child with a missing cwd starts at home
 	}
-	name, viaArg0 := s.argv[0], false
-	if s.arg0 != nil {
-		name, viaArg0 = *s.arg0, true
-	}
-	program, err := resolvePtyProgram(name, viaArg0, cwd, s.env)
+	program, err := resolvePtyProgram(s.argv[0], cwd, s.env)
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/execlab/executor/executor/jsonrpc"
-	"github.com/execlab/executor/executor/oserr"
 	"github.com/execlab/executor/executor/protocol"
 )
 
@@ -23,6 +22,14 @@ import (
 // ctx bounds the request only: the child outlives it (process lifetime is the
 // Manager's, never the request's).
 func (m *Manager) Start(ctx context.Context, params *protocol.ProcessStartParams) (*protocol.ProcessStartResult, error) {
+	res, err := m.start(ctx, params)
+	if err != nil {
+		return nil, withErrorKind(err)
+	}
+	return res, nil
+}
+
+func (m *Manager) start(ctx context.Context, params *protocol.ProcessStartParams) (*protocol.ProcessStartResult, error) {
 	if _, err := decodeManagedNetwork(params.ManagedNetwork); err != nil {
 		return nil, err
 	}
@@ -89,7 +96,7 @@ func (m *Manager) Start(ctx context.Context, params *protocol.ProcessStartParams
 		}
 		m.mu.Unlock()
 		m.log.Debug("spawn failed", "process_id", id, "err", err)
-		return nil, jsonrpc.Internal("%s", oserr.Text(err))
+		return nil, &spawnError{err: err}
 	}
 
 	m.mu.Lock()

@@ -85,6 +85,7 @@ func TestStart_SpawnFailureTexts(t *testing.T) {
 			}
 			_, err := m.Start(context.Background(), p)
 			wantRPCError(t, err, -32603, tt.want)
+			wantKind(t, err, tt.kind)
 			// The entry is removed: the id is free again.
 			mustStart(t, m, startParams("x", cwd, "true"))
 			readUntilClosed(t, m, "x")
@@ -100,6 +101,7 @@ type spawnErrorCase struct {
 	tty  bool
 	cwd  string // native; "" = the test dir
 	want string
+	kind string // error.data.kind (codex 0.171.0); "" = spawnFailed
 }
 
 // spawnErrorCases are shared with the differential test; dir holds "noexec" (mode 644)
@@ -107,11 +109,11 @@ type spawnErrorCase struct {
 func spawnErrorCases(dir, home string) []spawnErrorCase {
 	path := map[string]string{"PATH": dir}
 	return []spawnErrorCase{
-		{name: "pipe missing program", argv: []string{"nonexist-x"}, env: map[string]string{}, want: "No such file or directory (os error 2)"},
-		{name: "pipe not executable", argv: []string{dir + "/noexec"}, env: map[string]string{}, want: "Permission denied (os error 13)"},
-		{name: "pipe not executable on PATH", argv: []string{"noexec"}, env: path, want: "Permission denied (os error 13)"},
-		{name: "pipe directory on PATH", argv: []string{"adir"}, env: path, want: "Permission denied (os error 13)"},
-		{name: "pipe missing cwd", argv: []string{"true"}, env: map[string]string{}, cwd: dir + "/missing", want: "No such file or directory (os error 2)"},
+		{name: "pipe missing program", argv: []string{"nonexist-x"}, env: map[string]string{}, want: "No such file or directory (os error 2)", kind: "spawnNotFound"},
+		{name: "pipe not executable", argv: []string{dir + "/noexec"}, env: map[string]string{}, want: "Permission denied (os error 13)", kind: "spawnPermissionDenied"},
+		{name: "pipe not executable on PATH", argv: []string{"noexec"}, env: path, want: "Permission denied (os error 13)", kind: "spawnPermissionDenied"},
+		{name: "pipe directory on PATH", argv: []string{"adir"}, env: path, want: "Permission denied (os error 13)", kind: "spawnPermissionDenied"},
+		{name: "pipe missing cwd", argv: []string{"true"}, env: map[string]string{}, cwd: dir + "/missing", want: "No such file or directory (os error 2)", kind: "spawnNotFound"},
 		{name: "pipe cwd not a directory", argv: []string{"true"}, env: map[string]string{}, cwd: dir + "/noexec", want: "Not a directory (os error 20)"},
 		{name: "pipe empty program", argv: []string{""}, env: map[string]string{}, want: "missing program for pipe spawn"},
 		{name: "pipe nul in argv", argv: []string{"/bin/true", "a\x00"}, env: map[string]string{}, want: "nul byte found in provided data"},
@@ -131,14 +133,10 @@ func spawnErrorCases(dir, home string) []spawnErrorCase {
 		{name: "pty relative directory", argv: []string{"."}, env: map[string]string{}, tty: true, want: "Unable to spawn " + dir + "/. because it is a directory"},
 		{name: "pty relative with missing cwd uses home", argv: []string{"./nope-h4"}, env: map[string]string{}, tty: true, cwd: dir + "/missing",
 			want: "Unable to spawn " + home + "/./nope-h4 because it does not exist"},
-		{name: "pty absolute missing", argv: []string{"/nonexist"}, env: map[string]string{}, tty: true, want: "No such file or directory (os error 2)"},
-		{name: "pty absolute not executable", argv: []string{dir + "/noexec"}, env: map[string]string{}, tty: true, want: "Permission denied (os error 13)"},
-		{name: "pty arg0 absolute missing", argv: []string{"/bin/true"}, arg0: str("/nonexist"), env: map[string]string{}, tty: true,
-			want: "Unable to spawn /nonexist because it doesn't exist on the filesystem (ENOENT: No such file or directory)"},
-		{name: "pty arg0 absolute not executable", argv: []string{"/bin/true"}, arg0: str(dir + "/noexec"), env: map[string]string{}, tty: true,
-			want: "Unable to spawn " + dir + "/noexec because it is not executable (EACCES: Permission denied)"},
-		{name: "pty arg0 absolute directory", argv: []string{"/bin/true"}, arg0: str(dir), env: map[string]string{}, tty: true,
-			want: "Unable to spawn " + dir + " because it is a directory"},
+		{name: "pty absolute missing", argv: []string{"/nonexist"}, env: map[string]string{}, tty: true, want: "No such file or directory (os error 2)", kind: "spawnNotFound"},
+		{name: "pty absolute not executable", argv: []string{dir + "/noexec"}, env: map[string]string{}, tty: true, want: "Permission denied (os error 13)", kind: "spawnPermissionDenied"},
+		{name: "pty absolute missing with arg0", argv: []string{"/nonexist"}, arg0: str("sh"), env: map[string]string{}, tty: true,
+			want: "No such file or directory (os error 2)", kind: "spawnNotFound"},
 		{name: "pty nul in argv", argv: []string{"/bin/true", "a\x00"}, env: map[string]string{}, tty: true, want: "nul byte found in provided data"},
 		{name: "pty nul in env", argv: []string{"/bin/true"}, env: map[string]string{"A": "\x00"}, tty: true, want: "data provided contains a nul byte"},
 	}
@@ -209,10 +207,7 @@ func TestStart_Arg0(t *testing.T) {
 		t.Run("tty="+strconv.FormatBool(tty), func(t *testing.T) {
 			m := newManager(t, nil)
 			p := startParams("p", tmpURI(t), "/bin/sh", "-c", "echo $0")
-			p.Arg0, p.Tty = str("sh"), tty
-			if !tty {
-				p.Arg0 = str("custom-arg0")
-			}
+			p.Arg0, p.Tty = str("custom-arg0"), tty // PTY too: arg0 only sets $0 (codex 0.171.0)
 			mustStart(t, m, p)
 			out, _ := readUntilClosed(t, m, "p")
 			got := strings.TrimSpace(string(out[protocol.StreamStdout]) + string(out[protocol.StreamPty]))
@@ -220,6 +215,22 @@ func TestStart_Arg0(t *testing.T) {
 				t.Fatalf("$0 = %q, want %q", got, *p.Arg0)
 			}
 		})
+	}
+}
+
+// Under a PTY, arg0 names no program: a value that resolves nowhere still starts
+// argv[0] (codex 0.171.0; 0.169.0 ran arg0 and failed with "Unable to spawn …").
+func TestStart_PtyArg0NotResolved(t *testing.T) {
+	m := newManager(t, nil)
+	for i, a0 := range []string{"nonexist-zz", "/nonexist/abs"} {
+		id := "p" + strconv.Itoa(i)
+		p := startParams(id, tmpURI(t), "/bin/sh", "-c", "echo $0")
+		p.Arg0, p.Tty = str(a0), true
+		mustStart(t, m, p)
+		out, _ := readUntilClosed(t, m, id)
+		if got := strings.TrimSpace(string(out[protocol.StreamPty])); got != a0 {
+			t.Fatalf("$0 = %q, want %q", got, a0)
+		}
 	}
 }
 

@@ -7,7 +7,22 @@ import "fmt"
 type Error struct {
 	Code    int
 	Message string
+	// Class is the machine-readable failure class a process/start error carries in
+	// error.data.kind (codex 0.171.0); "" means none. fs/* errors never send it.
+	Class Class
 }
+
+// Class is the error.data.kind of a sandbox failure on process/start.
+type Class string
+
+// Sandbox failure classes (shared/spec/changes-0.171.0.md).
+const (
+	// ClassPreparation: "failed to prepare process sandbox: …".
+	ClassPreparation Class = "sandboxPreparation"
+	// ClassUnavailable: the requested confinement cannot be had on this executor
+	// ("native MXC is unavailable…", and our "sandbox intent cannot be enforced…").
+	ClassUnavailable Class = "sandboxUnavailable"
+)
 
 func (e *Error) Error() string { return e.Message }
 
@@ -21,7 +36,8 @@ func invalidParams(format string, args ...any) *Error {
 // prepareError is the reference's "failed to prepare process sandbox: …" wrapper
 // (spec/sandbox.md §1.6).
 func prepareError(format string, args ...any) *Error {
-	return &Error{Code: CodeInvalidParams, Message: "failed to prepare process sandbox: " + fmt.Sprintf(format, args...)}
+	return &Error{Code: CodeInvalidParams, Message: "failed to prepare process sandbox: " + fmt.Sprintf(format, args...),
+		Class: ClassPreparation}
 }
 
 // errDynamicNeedsCwd is returned for fs/* contexts without cwd whose entries need one
@@ -34,4 +50,4 @@ var errDynamicNeedsCwd = &Error{Code: CodeInvalidParams,
 var errUnknownDeny = &Error{Code: CodeInvalidParams, Message: "unsupported special path in deny entry"}
 
 // errMXC is the reference's answer to windowsSandboxLevel "mxc" (observed).
-var errMXC = &Error{Code: CodeInvalidParams, Message: "native MXC is unavailable on this executor"}
+var errMXC = &Error{Code: CodeInvalidParams, Message: "native MXC is unavailable on this executor", Class: ClassUnavailable}

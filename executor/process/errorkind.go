@@ -1,0 +1,54 @@
+package process
+
+import (
+	"errors"
+
+	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/executor/oserr"
+)
+
+// process/start error classes (codex 0.171.0, shared/spec/changes-0.171.0.md): the
+// reference attaches error.data {"kind":K} to spawn and sandbox failures, with code
+// and message unchanged. Observed rows:
+//
+//	spawnNotFound           ENOENT: missing program, missing cwd, PTY absolute path missing
+//	spawnPermissionDenied   EACCES/EPERM (io::ErrorKind::PermissionDenied), a directory on PATH
+//	spawnFailed             every other spawn error: "missing program for … spawn", NUL
+//	                        bytes, ENOTDIR cwd, the PTY "Unable to spawn …" texts
+//	sandboxPreparation      -32602 "failed to prepare process sandbox: …" (policy.ClassPreparation)
+//	sandboxUnavailable      -32602 "native MXC is unavailable on this executor"; also our
+//	                        own "sandbox intent cannot be enforced on this executor: …"
+//
+// The sandbox kinds travel on *policy.Error (wireError); spawn kinds are derived here.
+// No data on params-decode errors, "argv must not be empty", the duplicate-id -32600,
+// or the transparent-TCP refusals. A 0.169.0 client ignores error.data.
+
+// Spawn failure kinds (codex 0.171.0).
+const (
+	kindSpawnNotFound         jsonrpc.ErrorKind = "spawnNotFound"
+	kindSpawnPermissionDenied jsonrpc.ErrorKind = "spawnPermissionDenied"
+	kindSpawnFailed           jsonrpc.ErrorKind = "spawnFailed"
+)
+
+// spawnError is a failed spawn; spawnWireError turns it into the -32603 wire error.
+type spawnError struct{ err error }
+
+func (e *spawnError) Error() string { return e.err.Error() }
+func (e *spawnError) Unwrap() error { return e.err }
+
+// withErrorKind turns a spawn failure into its -32603 wire error with error.data.kind;
+// other errors pass unchanged.
+func withErrorKind(err error) error {
+	var se *spawnError
+	if !errors.As(err, &se) {
+		return err
+	}
+	e := jsonrpc.Internal("%s", oserr.Text(se.err))
+	switch oserr.KindOf(se.err) {
+	case oserr.KindNotFound:
+		return e.WithKind(kindSpawnNotFound)
+	case oserr.KindPermissionDenied:
+		return e.WithKind(kindSpawnPermissionDenied)
+	}
+	return e.WithKind(kindSpawnFailed)
+}
