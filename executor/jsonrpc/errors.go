@@ -38,7 +38,6 @@ type Error struct {
 // defined by the layers that raise them.
 type ErrorKind string
 
-
 // WithKind returns a copy of e whose data is {"kind":k}.
 func (e *Error) WithKind(k ErrorKind) *Error {
 	c := *e
