@@ -3,6 +3,7 @@ package process_test
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -281,13 +282,21 @@ func TestWrite_Statuses(t *testing.T) {
 	if err != nil || res.Status != protocol.WriteUnknownProcess {
 		t.Fatalf("Write(unknown) = %+v, %v; want unknownProcess", res, err)
 	}
-	// After close the stdin channel is gone.
-	p := startParams("p", tmpURI(t), "true")
-	p.PipeStdin = true
-	mustStart(t, m, p)
-	readUntilClosed(t, m, "p")
-	_, err = m.Write(context.Background(), &protocol.ProcessWriteParams{ProcessID: "p", Chunk: []byte("x"), WriteID: "late"})
-	wantRPCError(t, err, -32603, "failed to write to process stdin")
+	// After exit the stdin channel is gone: writes are accepted and discarded, for
+	// pipes and PTYs alike (observed from codex 0.169.0 and 0.171.0).
+	for _, tty := range []bool{false, true} {
+		id := "p-" + strconv.FormatBool(tty)
+		p := startParams(id, tmpURI(t), "true")
+		p.PipeStdin, p.Tty = !tty, tty
+		mustStart(t, m, p)
+		readUntilClosed(t, m, id)
+		for _, w := range []string{"late", "late", "later"} {
+			res, err = m.Write(context.Background(), &protocol.ProcessWriteParams{ProcessID: id, Chunk: []byte("x"), WriteID: w})
+			if err != nil || res.Status != protocol.WriteAccepted {
+				t.Fatalf("Write(%s after exit, tty=%v) = %+v, %v; want accepted", w, tty, res, err)
+			}
+		}
+	}
 }
 
 // exec_process_signal_interrupts_process: SIGINT to the group fires the shell's trap.

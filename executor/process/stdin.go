@@ -11,8 +11,10 @@ import (
 //
 // Overflow policy: at most stdinQueueBytes wait in the queue; a write that finds it full
 // blocks until the writer takes the queue or the request's ctx ends (nothing is dropped;
-// a single larger chunk is accepted into an empty queue). After stop, or after a write to
-// the child failed, every new write fails.
+// a single larger chunk is accepted into an empty queue). After stop (the child exited,
+// or a write to it failed) a new write is accepted and discarded, as the reference's
+// writer does (observed from codex 0.169.0 and 0.171.0: writes to an exited child or a
+// closed pipe answer "accepted"; the child could not have read them either way).
 type stdinQueue struct {
 	f *os.File // closed by stop; Write on it unblocks with an error
 
@@ -34,14 +36,9 @@ func newStdinQueue(f *os.File) *stdinQueue {
 	return &stdinQueue{f: f, seen: make(map[string]struct{}), ready: make(chan struct{}, 1)}
 }
 
-// errStdinGone reports a stdin that can no longer be written.
-type errStdinGone struct{}
-
-func (errStdinGone) Error() string { return "process stdin is closed" }
-
 // write enqueues chunk under writeID; a writeID accepted before succeeds without
-// enqueueing anything. It fails with errStdinGone once stdin is gone, or
-// with ctx's error while waiting for queue space.
+// enqueueing anything. Once stdin is gone the chunk is discarded and the write
+// succeeds. It fails only with ctx's error while waiting for queue space.
 func (q *stdinQueue) write(ctx context.Context, writeID string, chunk []byte) error {
 	for {
 		q.mu.Lock()
@@ -50,8 +47,9 @@ func (q *stdinQueue) write(ctx context.Context, writeID string, chunk []byte) er
 			return nil
 		}
 		if q.stopped {
+			q.rememberLocked(writeID)
 			q.mu.Unlock()
-			return errStdinGone{}
+			return nil
 		}
 		if q.queued == 0 || q.queued+len(chunk) <= stdinQueueBytes {
 			if len(chunk) > 0 {

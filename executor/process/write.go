@@ -2,7 +2,6 @@ package process
 
 import (
 	"context"
-	"errors"
 
 	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/protocol"
@@ -33,9 +32,6 @@ func (m *Manager) Write(ctx context.Context, params *protocol.ProcessWriteParams
 		return nil, jsonrpc.Internal("failed to write to process stdin")
 	}
 	if err := q.write(ctx, params.WriteID, params.Chunk); err != nil {
-		if errors.As(err, new(errStdinGone)) {
-			return nil, jsonrpc.Internal("failed to write to process stdin")
-		}
 		return nil, err
 	}
 	return &protocol.ProcessWriteResult{Status: protocol.WriteAccepted}, nil
