@@ -10,10 +10,10 @@ package harness
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 
+	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/protocol"
 )
 
@@ -174,15 +174,13 @@ func decodeBase64Fast(raw []byte) ([]byte, bool) {
 		return nil, false
 	}
 	body := raw[1 : len(raw)-1]
-	// The standard decoder skips '\r' and '\n'; JSON cannot carry them raw, and escapes
-	// (a backslash) are not base64, so both fall back to the slow path.
-	if bytes.IndexByte(body, '\\') >= 0 || bytes.IndexByte(body, '\n') >= 0 || bytes.IndexByte(body, '\r') >= 0 {
+	// Escapes (a backslash) are not base64: the slow path unquotes them first.
+	if bytes.IndexByte(body, '\\') >= 0 {
 		return nil, false
 	}
-	out := make([]byte, base64.StdEncoding.DecodedLen(len(body)))
-	n, err := base64.StdEncoding.Strict().Decode(out, body)
+	out, err := jsonrpc.DecodeBase64Into(nil, body)
 	if err != nil {
 		return nil, false
 	}
-	return out[:n], true
+	return out, true
 }

@@ -23,9 +23,9 @@ func (s *Service) WriteFile(ctx context.Context, p *protocol.FsWriteFileParams) 
 	if err != nil {
 		return nil, err
 	}
-	data, derr := decodeBase64(p.DataBase64)
-	if derr != "" {
-		return nil, jsonrpc.InvalidRequest("fs/writeFile requires valid base64 dataBase64: %s", derr)
+	data, derr := jsonrpc.DecodeBase64(p.DataBase64)
+	if derr != nil {
+		return nil, jsonrpc.InvalidRequest("fs/writeFile requires valid base64 dataBase64: %s", derr.Error())
 	}
 	var f *os.File
 	if follow(p.FollowSymlinks) {

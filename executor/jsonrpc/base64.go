@@ -31,11 +31,25 @@ func DecodeBase64(s string) ([]byte, error) {
 
 // decodeBase64 is DecodeBase64 over bytes; src is not retained.
 func decodeBase64(src []byte) ([]byte, error) {
+	return DecodeBase64Into(nil, src)
+}
+
+// DecodeBase64Into is DecodeBase64 over bytes that decodes into dst's storage when it
+// is large enough (dst[:0] is reused; pass nil for a fresh slice) and returns the
+// decoded bytes. src is not retained. This is the one base64 decoder of the module:
+// the server's params, the fs/writeFile payload and the clients' output chunks all
+// decode here, so they cannot drift apart.
+func DecodeBase64Into(dst, src []byte) ([]byte, error) {
 	// The stdlib skips '\r' and '\n'; the reference does not.
 	if bytes.IndexByte(src, '\n') < 0 && bytes.IndexByte(src, '\r') < 0 {
-		out := make([]byte, strictStd.DecodedLen(len(src)))
-		if n, err := strictStd.Decode(out, src); err == nil {
-			return out[:n], nil
+		n := strictStd.DecodedLen(len(src))
+		out := dst[:0]
+		if cap(out) < n {
+			out = make([]byte, n)
+		}
+		out = out[:n]
+		if k, err := strictStd.Decode(out, src); err == nil {
+			return out[:k], nil
 		}
 	}
 	if err := base64Error(src); err != nil {

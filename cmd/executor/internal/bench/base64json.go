@@ -2,9 +2,10 @@ package bench
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
+
+	"github.com/execlab/executor/executor/jsonrpc"
 )
 
 // b64JSON is a JSON string holding standard padded base64, decoded straight from the JSON
@@ -31,13 +32,12 @@ func (b *b64JSON) UnmarshalJSON(data []byte) error {
 		}
 		s = []byte(str)
 	}
-	n := base64.StdEncoding.DecodedLen(len(s))
-	if cap(b.buf) < n {
-		b.buf = make([]byte, n)
+	out, err := jsonrpc.DecodeBase64Into(b.buf, s)
+	if err != nil {
+		return err
 	}
-	k, err := base64.StdEncoding.Decode(b.buf[:n], s)
-	b.buf = b.buf[:k]
-	return err
+	b.buf = out
+	return nil
 }
 
 // readBlockResult is protocol.FsReadBlockResult with the chunk decoded by b64JSON.
