@@ -1,0 +1,431 @@
+package e2e_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/big"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/execlab/executor/internal/refbin"
+)
+
+// How the released codex CLI (0.169.0 and 0.171.0 alike) is pointed at a remote
+// exec-server and at an offline model:
+//
+//   - CODEX_EXEC_SERVER_URL=ws://HOST:PORT in the CLI's environment makes that exec-server the
+//     CLI's only environment (id "remote"; the local one is dropped), so every exec_command
+//     call becomes a process/start there, and the CLI's project discovery (AGENTS.md, .git,
+//     skills) becomes fs/getMetadata there. Alternatively $CODEX_HOME/environments.toml:
+//     default = "ID", include_local = false, and [[environments]] id = "ID", url = "ws://…".
+//   - $CODEX_HOME/config.toml selects a custom Responses API provider: model_provider = "x",
+//     [model_providers.x] base_url = "http://127.0.0.1:PORT/v1", wire_api = "responses",
+//     env_key = "<variable holding the API key>"; `codex exec --skip-git-repo-check` then
+//     runs offline.
+
+// codexCLIReleases are the released CLIs this test drives, newest first.
+var codexCLIReleases = []string{"0.171.0", "0.169.0"}
+
+// codexRelease is one released codex binary (CLI and exec-server in one).
+type codexRelease struct {
+	version string
+	bin     string // empty when unavailable; why says why
+	why     string
+}
+
+// findCodexReleases locates every release in codexCLIReleases. refbin.Reference decides
+// whether the test runs at all (CI: missing reference fails; elsewhere: skip); the other
+// releases come from scripts/install-reference.sh with REFERENCE_CODEX_VERSION, which uses
+// the same cache.
+func findCodexReleases(t *testing.T) []codexRelease {
+	t.Helper()
+	ref := refbin.Reference(t)
+	refVersion := binaryVersion(ref)
+	var out []codexRelease
+	for _, v := range codexCLIReleases {
+		if v == refVersion {
+			out = append(out, codexRelease{version: v, bin: ref})
+			continue
+		}
+		cmd := exec.Command(filepath.Join(refbin.RepoRoot(), "scripts", "install-reference.sh"))
+		cmd.Env = append(os.Environ(), "REFERENCE_CODEX_VERSION="+v)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		b, err := cmd.Output()
+		bin := strings.TrimSpace(string(b))
+		switch {
+		case err != nil:
+			out = append(out, codexRelease{version: v, why: fmt.Sprintf("installing codex %s: %v %s", v, err, stderr.String())})
+		case binaryVersion(bin) != v:
+			out = append(out, codexRelease{version: v, why: fmt.Sprintf("%s reports version %q, want %s", bin, binaryVersion(bin), v)})
+		default:
+			out = append(out, codexRelease{version: v, bin: bin})
+		}
+	}
+	return out
+}
+
+// binaryVersion returns the version a codex binary reports ("codex-cli 0.171.0" → "0.171.0").
+func binaryVersion(bin string) string {
+	b, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return ""
+	}
+	return f[len(f)-1]
+}
+
+// ensureCodexDaemonDir creates /tmp/codex-daemon-<euid> as codex leaves it on real machines
+// (the shared background server's directory), removing it at cleanup only if it created it.
+// Sandboxed commands must work with it present.
+func ensureCodexDaemonDir(t *testing.T) {
+	t.Helper()
+	dir := fmt.Sprintf("/tmp/codex-daemon-%d", os.Geteuid())
+	if _, err := os.Lstat(dir); err == nil {
+		return
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatalf("creating %s: %v", dir, err)
+	}
+	t.Cleanup(func() { _ = os.Remove(dir) })
+}
+
+// lockedBuffer collects a child's stderr while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex // the exec package's copier goroutine writes while the test reads
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// execServer is a running exec-server (ours or the reference) with its stderr.
+type execServer struct {
+	name   string
+	url    string
+	stderr *lockedBuffer
+}
+
+var wsURLLine = regexp.MustCompile(`ws://127\.0\.0\.1:[0-9]+`)
+
+// startExecServer starts bin with args, waits for the ws:// URL it prints on stdout, and at
+// cleanup sends SIGTERM, killing it if it has not exited within 5 s.
+func startExecServer(t *testing.T, name, bin string, env []string, args ...string) *execServer {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = env
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &execServer{name: name, stderr: &lockedBuffer{}}
+	cmd.Stderr = s.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	urls := make(chan string, 1)
+	waited := make(chan struct{})
+	go func() { // owns stdout and Wait; Cleanup waits for it
+		defer close(waited)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if u := wsURLLine.FindString(sc.Text()); u != "" {
+				urls <- u
+				break
+			}
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+		_ = cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-waited:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			<-waited
+			t.Errorf("%s ignored SIGTERM for 5 s", name)
+		}
+	})
+	select {
+	case s.url = <-urls:
+	case <-waited:
+		t.Fatalf("%s exited before printing its URL: %s", name, s.stderr.String())
+	case <-time.After(20 * time.Second):
+		t.Fatalf("%s printed no URL within 20 s: %s", name, s.stderr.String())
+	}
+	return s
+}
+
+// codexMode is one way of running `codex exec` with respect to sandboxing.
+type codexMode struct {
+	name        string
+	flags       []string
+	sandboxed   bool   // process/start must carry a sandbox
+	sandboxType string // process/start result's sandboxType
+	// outsideWrite is what a write outside the workspace and temporary directories must
+	// report: "allowed" unsandboxed, "denied" under workspace-write.
+	outsideWrite string
+}
+
+var codexModes = []codexMode{
+	{"bypass", []string{"--dangerously-bypass-approvals-and-sandbox"}, false, "none", "allowed"},
+	{"workspace-write", []string{"-s", "workspace-write"}, true, "linuxSeccomp", "denied"},
+}
+
+// TestCodexCLI_ExecThroughExecutor runs the released codex CLI (`codex exec`, each release
+// in codexCLIReleases) against `executor serve` as its exec-server, with a scripted offline
+// model that asks for one shell command, unsandboxed and under -s workspace-write. It
+// asserts that the command ran through our server (the CLI's process/start, seen on a
+// logging proxy, and our debug log), and that its output, computed by the shell so that it
+// appears nowhere in the request, came back to the model. The same runs against each
+// release's own `codex exec-server` are the control: they pass when the test's setup is
+// right, so a failure only in "ours" is ours. On failure it logs the whole exec-server
+// exchange; CODEX_E2E_VERBOSE=1 logs it for passing runs too (to compare the two servers).
+func TestCodexCLI_ExecThroughExecutor(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) }) // registered first, so it runs last
+	releases := findCodexReleases(t)
+	ensureCodexDaemonDir(t)
+
+	serverTmp := t.TempDir()
+	serverEnv := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + serverTmp, "TMPDIR=" + serverTmp}
+	ours := startExecServer(t, "executor serve", remoteExecutorBin(t), serverEnv,
+		"serve", "--listen", "ws://127.0.0.1:0", "--log-level", "debug")
+
+	for _, rel := range releases {
+		t.Run(rel.version, func(t *testing.T) {
+			if rel.bin == "" {
+				if os.Getenv("CI") == "true" {
+					t.Fatalf("codex %s unavailable under CI: %s", rel.version, rel.why)
+				}
+				t.Skipf("codex %s unavailable: %s", rel.version, rel.why)
+			}
+			refHome := refbin.CodexHome(t)
+			refTmp := filepath.Join(refHome, "tmp")
+			if err := os.Mkdir(refTmp, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			reference := startExecServer(t, "codex "+rel.version+" exec-server", rel.bin,
+				append(serverEnv[:1:1], "HOME="+refHome, "TMPDIR="+refTmp, "CODEX_HOME="+refHome),
+				"exec-server", "--listen", "ws://127.0.0.1:0")
+			for _, srv := range []*execServer{ours, reference} {
+				for _, mode := range codexModes {
+					name := "ours"
+					if srv == reference {
+						name = "reference"
+					}
+					t.Run(name+"/"+mode.name, func(t *testing.T) { runCodexExec(t, rel, srv, srv == ours, mode, false) })
+				}
+			}
+			// The other way to name an exec-server: $CODEX_HOME/environments.toml.
+			t.Run("ours/bypass-environments.toml", func(t *testing.T) { runCodexExec(t, rel, ours, true, codexModes[0], true) })
+		})
+	}
+}
+
+// runCodexExec runs one `codex exec` against srv and checks the round trip. The CLI finds
+// srv through CODEX_EXEC_SERVER_URL, or through $CODEX_HOME/environments.toml (without the
+// local environment) when viaEnvironmentsToml is set.
+func runCodexExec(t *testing.T, rel codexRelease, srv *execServer, isOurs bool, mode codexMode, viaEnvironmentsToml bool) {
+	base := refbin.CodexHome(t)
+	codexHome, userHome, work, tmp := filepath.Join(base, "codex"), filepath.Join(base, "home"),
+		filepath.Join(base, "work"), filepath.Join(base, "tmp")
+	for _, d := range []string{codexHome, userHome, work, tmp} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	outside := filepath.Join(userHome, "outside-write") // not under the workspace, /tmp or $TMPDIR
+
+	a, b := randomFactor(t), randomFactor(t)
+	marker := fmt.Sprintf("e2e-marker-%d", a*b)
+	wantOutside := "e2e-outside-write=" + mode.outsideWrite
+	// The shell computes the marker, so it reaches the model only if the command really ran;
+	// proof.txt is a write inside the workspace, outside-write one that only bypass allows.
+	shellCmd := fmt.Sprintf(`m=e2e-marker-$((%d*%d)); echo "$m" > proof.txt && cat proof.txt; `+
+		`if (echo x > '%s') 2>/dev/null; then echo e2e-outside-write=allowed; else echo e2e-outside-write=denied; fi`, a, b, outside)
+	finalText := fmt.Sprintf("e2e-final-%d", a)
+	model := newScriptedModel(t, shellCmd, finalText)
+	tap := startWSTap(t, srv.url)
+	config := fmt.Sprintf(`model = "e2e-scripted"
+model_provider = "e2e"
+check_for_update_on_startup = false
+
+[model_providers.e2e]
+name = "e2e scripted model"
+base_url = %q
+wire_api = "responses"
+env_key = "E2E_MODEL_API_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+`, model.BaseURL())
+	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	env := []string{
+		"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + userHome, "TMPDIR=" + tmp,
+		"CODEX_HOME=" + codexHome, "E2E_MODEL_API_KEY=e2e-not-a-secret",
+	}
+	if viaEnvironmentsToml {
+		environments := fmt.Sprintf("default = \"e2e-remote\"\ninclude_local = false\n\n[[environments]]\nid = \"e2e-remote\"\nurl = %q\n", tap.URL())
+		if err := os.WriteFile(filepath.Join(codexHome, "environments.toml"), []byte(environments), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		env = append(env, "CODEX_EXEC_SERVER_URL="+tap.URL())
+	}
+	if v := os.Getenv("RUST_LOG"); v != "" {
+		env = append(env, "RUST_LOG="+v)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	args := append([]string{"exec", "--strict-config", "--skip-git-repo-check", "--ephemeral", "--color", "never",
+		"-C", work}, mode.flags...)
+	args = append(args, "Run the command the script asks for.")
+	cmd := exec.CommandContext(ctx, rel.bin, args...)
+	cmd.Dir = work
+	cmd.Env = env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+
+	reqs, problems := model.snapshot()
+	msgs := tap.exchange()
+	failed := false
+	fail := func(format string, args ...any) {
+		failed = true
+		t.Errorf(format, args...)
+	}
+	defer func() {
+		if failed || os.Getenv("CODEX_E2E_VERBOSE") != "" {
+			t.Logf("codex exec stdout:\n%s\ncodex exec stderr:\n%s", stdout.String(), tail(stderr.String()))
+			t.Logf("exec-server exchange (%d messages):\n%s", len(msgs), transcript(msgs, 1000))
+			t.Logf("%s stderr:\n%s", srv.name, tail(srv.stderr.String()))
+		}
+	}()
+
+	if runErr != nil {
+		fail("codex exec: %v", runErr)
+	}
+	if problems != "" {
+		fail("scripted model: %s", problems)
+	}
+	if !strings.Contains(stdout.String(), finalText) {
+		fail("codex exec stdout lacks the model's final message %q", finalText)
+	}
+
+	// The tool output the CLI sent back to the model carries the marker the shell computed.
+	var output string
+	var answered bool
+	for _, r := range reqs {
+		if output, answered = toolOutput(r); answered {
+			break
+		}
+	}
+	switch {
+	case len(reqs) < 2 || !answered:
+		fail("the CLI never sent the exec_command output back to the model (%d model requests)", len(reqs))
+	case strings.Contains(output, "Can't remount readonly on /newroot/tmp/codex-daemon-"):
+		fail("sandboxed command failed because /tmp/codex-daemon-%d exists (known sandbox/mounts_linux.go bug): %q", os.Geteuid(), output)
+	case !strings.Contains(output, marker) || !strings.Contains(output, "exited with code 0"):
+		fail("tool output sent to the model = %q, want exit code 0 and %q", output, marker)
+	case !strings.Contains(output, wantOutside):
+		fail("tool output sent to the model = %q, want %q", output, wantOutside)
+	}
+	if got, err := os.ReadFile(filepath.Join(work, "proof.txt")); err != nil || strings.TrimSpace(string(got)) != marker {
+		fail("proof.txt in the workspace = %q (%v), want %q", got, err, marker)
+	}
+	if _, err := os.Stat(outside); (err == nil) != (mode.outsideWrite == "allowed") {
+		fail("%s: stat says %v, want the write %s", outside, err, mode.outsideWrite)
+	}
+
+	// The CLI drove this exec-server: initialize, then a process/start running our command,
+	// with a sandbox exactly in the sandboxed mode, answered with the expected sandboxType.
+	methods := map[string]int{}
+	var startID json.RawMessage
+	var start struct {
+		ProcessID string          `json:"processId"`
+		Argv      []string        `json:"argv"`
+		Sandbox   json.RawMessage `json:"sandbox"`
+	}
+	for _, m := range msgs {
+		if m.Bad != nil {
+			fail("%s sent a frame that is not JSON: %v", map[bool]string{true: "the CLI", false: srv.name}[m.FromClient], m.Bad)
+			continue
+		}
+		if !m.FromClient || m.Msg.Method == "" {
+			continue
+		}
+		methods[m.Msg.Method]++
+		if m.Msg.Method == "process/start" && strings.Contains(string(m.Msg.Params), "e2e-marker-$((") {
+			startID = m.Msg.ID
+			if err := json.Unmarshal(m.Msg.Params, &start); err != nil {
+				fail("process/start params: %v", err)
+			}
+		}
+	}
+	if methods["initialize"] == 0 {
+		fail("the CLI never sent initialize through the proxy; methods seen: %v", methods)
+	}
+	if startID == nil {
+		fail("the CLI sent no process/start for the scripted command; methods seen: %v", methods)
+		return
+	}
+	if hasSandbox := len(start.Sandbox) > 0 && string(start.Sandbox) != "null"; hasSandbox != mode.sandboxed {
+		fail("process/start sandbox = %s, want present=%v", start.Sandbox, mode.sandboxed)
+	}
+	resp, ok := responseTo(msgs, startID)
+	var result struct {
+		SandboxType string `json:"sandboxType"`
+	}
+	switch {
+	case !ok:
+		fail("%s never answered process/start %s", srv.name, startID)
+	case resp.Error != nil:
+		fail("%s answered process/start with error %s", srv.name, resp.Error)
+	case json.Unmarshal(resp.Result, &result) != nil || result.SandboxType != mode.sandboxType:
+		fail("process/start result = %s, want sandboxType %q", resp.Result, mode.sandboxType)
+	}
+	if isOurs && !strings.Contains(srv.stderr.String(), "process_id="+start.ProcessID) {
+		fail("our debug log never mentions process_id=%s", start.ProcessID)
+	}
+	t.Logf("codex %s → %s (%s): methods %v; tool output %q", rel.version, srv.name, mode.name, methods, output)
+}
+
+// randomFactor returns a random integer in [1000, 9999].
+func randomFactor(t *testing.T) int64 {
+	n, err := rand.Int(rand.Reader, big.NewInt(9000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n.Int64() + 1000
+}
