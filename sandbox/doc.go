@@ -43,8 +43,14 @@
 // Limits and deviations: the protected-create monitor is not implemented (masks are used instead, which the spec
 // allows). bwrap is searched on the executor's PATH only, never the request's.
 // Deviation from the reference, as the spec asks: directories between a writable root
-// and a carve-out below it are self-bound (mount points, so renaming them fails EBUSY),
-// unless a mount inside one was already made. Managed network: the bridge reaches the
+// and a carve-out below it are self-bound (mount points, so renaming them fails EBUSY).
+// bwrap mounts are ordered by destination depth (mounts_linux.go), so nothing hidden or
+// read-only is covered by a later bind and every --remount-ro finds its own tmpfs; the
+// app-server socket directory /tmp/codex-daemon-<euid> is created if missing and masked
+// after the baseline and again after every bind that shows it (a writable or readable
+// /tmp), as the reference does, and nothing is mounted inside it. The reference's argv
+// for the codex CLI's profiles, and where ours differs, is in mounts_order_linux_test.go.
+// Managed network: the bridge reaches the
 // sandbox through a bound socket directory instead of inherited descriptors (the
 // reference's control_fd), so the command can see (not write) that directory;
 // `sandbox: null` + enforceManagedNetwork is a disabled profile under managed network

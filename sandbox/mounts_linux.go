@@ -6,10 +6,21 @@ package sandbox
 // the filesystem half of the bwrap argv plus the host mount targets bwrap would
 // otherwise create (they are pre-created and registered for inode-checked cleanup).
 //
-// Emission order: baseline (--ro-bind / /, --bind / / or --tmpfs /), --dev /dev, the
-// app-server socket mask, then every entry sorted by depth so deeper mounts override
-// shallower ones; --remount-ro of masking tmpfs mounts is deferred to the end so that
-// bwrap can still create mount points inside them.
+// Emission order (finish): a fixed prefix (baseline --ro-bind / /, --bind / / or
+// --tmpfs /; --dev /dev; the app-server socket directory mask when the baseline shows
+// it), then every other mount ordered by destination depth, and at one depth writable
+// binds before read-only binds before masks. bwrap applies mounts in argv order and a
+// mount covers everything mounted earlier at or below its destination, so with this
+// order no mount is ever covered by a later one except by one at its own destination
+// that is at least as restrictive: whatever is hidden or read-only stays so. Two
+// mounts are placed outside that order:
+//   - the app-server socket directory D (spec/sandbox.md §2.7) is masked again right
+//     after every bind of D or an ancestor of D (a writable /tmp), and nothing is
+//     mounted inside D;
+//   - --remount-ro P of a masking tmpfs comes right after the last mount inside P (bwrap
+//     creates those mount points in the tmpfs), so before anything that could cover P:
+//     the remount always finds our tmpfs on top at P (issue 12: a remount that found a
+//     later --bind /tmp /tmp there failed every command with EINVAL).
 
 import (
 	"bufio"
@@ -161,12 +172,35 @@ type mountBuilder struct {
 	fullWrite bool
 	canon     map[string]string // write root -> canonical target
 	plan      mountPlan
-	remount   []string
+	ops       []mountOp // mounts in emission order; finish orders them into plan.args
+	perms     []string  // a pending "--perms N" for the next op (add)
 	usedData  map[string]bool
 	bound     map[string]bool // ancestors already self-bound (bindAncestors)
 	dry       bool            // open no descriptors (mountOptions.dry)
 	roBindFD  bool            // carve-outs in writable roots bind a descriptor (mountOptions.roBindFD)
 }
+
+// mountOp is one bwrap mount: its arguments (with any --perms prefix) and destination.
+type mountOp struct {
+	args    []string
+	dest    string
+	kind    opKind
+	fd      int  // descriptor consumed (--ro-bind-data, --ro-bind-fd; -1 in dry plans), else noFD
+	remount bool // masking tmpfs: --remount-ro dest once the mounts inside it are made
+}
+
+// opKind orders mounts at one destination: a later mount there must be at least as
+// restrictive as an earlier one.
+type opKind int
+
+const (
+	opBind     opKind = iota // --bind: host content, writable
+	opReadOnly               // --ro-bind, --ro-bind-fd: host content, read-only
+	opMask                   // --tmpfs, --ro-bind-data, --dev: not host content
+)
+
+// noFD marks a mountOp that consumes no descriptor.
+const noFD = -2
 
 func (b *mountBuilder) build(registryDir string) (*mountPlan, error) {
 	b.canon = map[string]string{}
@@ -222,11 +256,11 @@ func (b *mountBuilder) build(registryDir string) (*mountPlan, error) {
 		b.add("--tmpfs", "/")
 	}
 	b.add("--dev", "/dev")
-	daemonDir := daemonDirPrefix + strconv.Itoa(os.Geteuid())
-	if root != policy.AccessDeny && exists(daemonDir) {
-		b.add("--perms", "000", "--tmpfs", daemonDir)
-		b.remount = append(b.remount, daemonDir)
+	daemon := daemonDir()
+	if root != policy.AccessDeny && daemon != "" {
+		b.maskTmpfs("000", daemon)
 	}
+	prefix := len(b.ops)
 
 	done := map[string]bool{"/": true}
 	for i, e := range b.ents {
@@ -245,16 +279,150 @@ func (b *mountBuilder) build(registryDir string) (*mountPlan, error) {
 			return nil, err
 		}
 	}
-	for _, r := range b.remount {
-		b.add("--remount-ro", r)
+	if registryDir != "" && accessOf(b.ents, registryDir) == policy.AccessWrite {
+		// Created now (as the reference does), not only when a launch registers host
+		// targets after this plan is built, so it is read-only from the first launch
+		// on; openRegistry validates it. Bound at its canonical path: a destination
+		// through a symlink (a symlinked $TMPDIR) makes bwrap fail to create the mount
+		// point.
+		os.Mkdir(registryDir, 0o700) // an error shows in EvalSymlinks
+		if t, err := filepath.EvalSymlinks(registryDir); err == nil {
+			b.add("--ro-bind", t, t)
+		}
 	}
-	if registryDir != "" && exists(registryDir) && accessOf(b.ents, registryDir) == policy.AccessWrite {
-		b.add("--ro-bind", registryDir, registryDir)
-	}
+	b.finish(prefix, daemon)
 	return &b.plan, nil
 }
 
-func (b *mountBuilder) add(args ...string) { b.plan.args = append(b.plan.args, args...) }
+// daemonDir makes sure the app-server socket directory /tmp/codex-daemon-<euid> exists
+// (mode 0700; the reference launcher creates it too, so a codex started later finds
+// it already masked) and returns it, or "" when it is not a real directory (a symlink
+// or file planted there is left alone and not mounted on).
+func daemonDir() string {
+	d := daemonDirPrefix + strconv.Itoa(os.Geteuid())
+	os.Mkdir(d, 0o700) // an error shows in the Lstat below
+	if fi, err := os.Lstat(d); err != nil || !fi.IsDir() {
+		return ""
+	}
+	return d
+}
+
+// add records mount arguments as ops. A "--perms N" applies to the next mount, in this
+// call or the next one.
+func (b *mountBuilder) add(args ...string) {
+	for len(args) > 0 {
+		op := mountOp{fd: noFD}
+		n := 2
+		switch args[0] {
+		case "--perms":
+			b.perms = args[:2]
+			args = args[2:]
+			continue
+		case "--tmpfs", "--dev":
+			op.kind, op.dest = opMask, args[1]
+		case "--bind":
+			op.kind, op.dest, n = opBind, args[2], 3
+		case "--ro-bind":
+			op.kind, op.dest, n = opReadOnly, args[2], 3
+		case "--ro-bind-fd", "--ro-bind-data":
+			op.kind, op.dest, n = opReadOnly, args[2], 3
+			if args[0] == "--ro-bind-data" {
+				op.kind = opMask
+			}
+			op.fd, _ = strconv.Atoi(args[1])
+		default:
+			panic("sandbox: unknown mount flag " + args[0])
+		}
+		op.args = append(append([]string(nil), b.perms...), args[:n]...)
+		b.perms = nil
+		b.ops = append(b.ops, op)
+		args = args[n:]
+	}
+}
+
+// maskTmpfs mounts an empty tmpfs with mode perms at p, remounted read-only (finish).
+func (b *mountBuilder) maskTmpfs(perms, p string) {
+	b.add("--perms", perms, "--tmpfs", p)
+	b.ops[len(b.ops)-1].remount = true
+}
+
+// finish orders b.ops after the first prefix into plan.args (see the file comment),
+// masks daemon (if not "") again after every mount that shows it, and drops the mounts
+// inside it with their descriptors and host targets.
+func (b *mountBuilder) finish(prefix int, daemon string) {
+	body := b.ops[prefix:]
+	sort.SliceStable(body, func(i, j int) bool {
+		di, dj := depthOf(body[i].dest), depthOf(body[j].dest)
+		if di != dj {
+			return di < dj
+		}
+		return body[i].kind < body[j].kind
+	})
+	ops := append([]mountOp(nil), b.ops[:prefix]...)
+	var dropped []mountOp
+	for _, op := range body {
+		if daemon != "" && op.dest != daemon && policy.IsWithin(op.dest, daemon) {
+			dropped = append(dropped, op)
+			continue
+		}
+		ops = append(ops, op)
+		if daemon != "" && op.kind != opMask && policy.IsWithin(daemon, op.dest) {
+			ops = append(ops, mountOp{args: []string{"--perms", "000", "--tmpfs", daemon}, dest: daemon,
+				kind: opMask, fd: noFD, remount: true})
+		}
+	}
+	// --remount-ro P goes after the last mount strictly inside P (or after P's tmpfs).
+	inside := map[string]int{} // remounted P -> index of the last op strictly inside P
+	for _, op := range ops {
+		if op.remount {
+			inside[op.dest] = -1
+		}
+	}
+	for j, op := range ops {
+		for p := op.dest; p != "/"; {
+			p = path.Dir(p)
+			if _, ok := inside[p]; ok {
+				inside[p] = j
+			}
+		}
+	}
+	after := make([][]string, len(ops))
+	for i, op := range ops {
+		if op.remount {
+			last := max(i, inside[op.dest])
+			after[last] = append(after[last], op.dest)
+		}
+	}
+	b.plan.args = nil
+	for i, op := range ops {
+		b.plan.args = append(b.plan.args, op.args...)
+		for _, p := range after[i] {
+			b.plan.args = append(b.plan.args, "--remount-ro", p)
+		}
+	}
+	if len(dropped) == 0 {
+		return
+	}
+	// Each descriptor belongs to one op (roBindData, roBindCarveOut).
+	b.plan.dataFDs = nil
+	for _, op := range ops {
+		if op.fd != noFD {
+			b.plan.dataFDs = append(b.plan.dataFDs, op.fd)
+		}
+	}
+	for _, op := range dropped {
+		if op.fd >= 0 {
+			unix.Close(op.fd)
+		}
+	}
+	targets := b.plan.targets[:0]
+	for _, t := range b.plan.targets {
+		if t.path == daemon || !policy.IsWithin(t.path, daemon) {
+			targets = append(targets, t)
+		}
+	}
+	b.plan.targets = targets
+}
 
 // protectedNames: metadata names under writable root w without a write entry at or
 // inside w/N (spec/sandbox.md §2.5).
@@ -368,8 +536,7 @@ func (b *mountBuilder) emit(p string, acc policy.Access, protected bool, deeper 
 					perms = "111"
 				}
 			}
-			b.add("--perms", perms, "--tmpfs", target)
-			b.remount = append(b.remount, target)
+			b.maskTmpfs(perms, target)
 			return nil
 		}
 		b.add("--perms", "000")
@@ -382,8 +549,7 @@ func (b *mountBuilder) emit(p string, acc policy.Access, protected bool, deeper 
 // root target wt and the carve-out target (spec/sandbox.md §3.6 step 3, a deviation
 // from the reference): each becomes a mount point, so the command cannot rename or
 // remove an ancestor (EBUSY) and recreate the carve-out's path writable. Each
-// ancestor is bound once, before any carve-out below it: emission runs by depth, and
-// a later bind of the same directory would hide the carve-outs already mounted in it.
+// ancestor is bound once.
 func (b *mountBuilder) bindAncestors(wt, target string) {
 	rel := strings.TrimPrefix(target, wt)
 	if rel == target || rel == "" {
@@ -401,22 +567,8 @@ func (b *mountBuilder) bindAncestors(wt, target string) {
 			continue
 		}
 		b.bound[cur] = true
-		if b.mentionsBelow(cur) {
-			continue // binding now would hide mounts already made inside it
-		}
-		b.add("--bind", cur, cur)
+		b.add("--bind", cur, cur) // finish places it before every mount inside it
 	}
-}
-
-// mentionsBelow reports whether any argument emitted so far names a path strictly
-// inside dir (conservatively, sources count too).
-func (b *mountBuilder) mentionsBelow(dir string) bool {
-	for _, a := range b.plan.args {
-		if a != dir && strings.HasPrefix(a, "/") && policy.IsWithin(a, dir) {
-			return true
-		}
-	}
-	return false
 }
 
 func hasAncestorEntry(ents []mountEntry, p string) bool {
@@ -484,8 +636,7 @@ func (b *mountBuilder) maskMissing(p, w string, protected bool) error {
 	}
 	if protected {
 		b.plan.targets = append(b.plan.targets, hostTarget{path: target, dir: true})
-		b.add("--perms", "555", "--tmpfs", target)
-		b.remount = append(b.remount, target)
+		b.maskTmpfs("555", target)
 		return nil
 	}
 	q := w
@@ -511,8 +662,7 @@ func (b *mountBuilder) maskEmptyProtected(p string, dir bool) error {
 	}
 	b.plan.targets = append(b.plan.targets, hostTarget{path: p, dir: dir, existing: true, dev: st.dev, ino: st.ino})
 	if dir {
-		b.add("--perms", "555", "--tmpfs", p)
-		b.remount = append(b.remount, p)
+		b.maskTmpfs("555", p)
 		return nil
 	}
 	b.roBindData(p)
