@@ -30,17 +30,17 @@ func (s *Service) sandboxFor(c *policy.Context, readOnly bool) (*policy.Policy, 
 	if s.opts.Sandbox != nil {
 		grants = append([]string{s.opts.Sandbox.Executable()}, s.opts.RuntimeReadGrants...)
 	}
-	p, err := policy.Resolve(c, &policy.ResolveOptions{
+	p, err := policy.ResolveFS(c, &policy.ResolveOptions{
 		Purpose:           policy.ForFileSystem,
 		ExecutorCwd:       s.opts.Cwd,
 		Home:              s.opts.Home,
 		TmpDir:            s.opts.TmpDir,
 		RuntimeReadGrants: grants,
-	})
+	}, readOnly)
 	if err != nil {
 		return nil, wireError(err)
 	}
-	if !p.NeedsFSHelper(readOnly) {
+	if p == nil {
 		return nil, nil
 	}
 	if s.opts.Sandbox == nil {

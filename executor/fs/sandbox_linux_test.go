@@ -186,7 +186,62 @@ func TestSandbox_ResolutionErrors(t *testing.T) {
 	foreign := sandboxContext(t, `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[
 		{"path":{"type":"path","path":"file://server/share"},"access":"read"}]}},"windowsSandboxLevel":"disabled"}`)
 	_, err = s.ReadFile(ctx, &protocol.FsReadFileParams{Path: uri(dir), Sandbox: foreign})
-	wantErr(t, "foreign path", err, jsonrpc.CodeInvalidParams, "failed to prepare process sandbox: invalid sandbox permission path: 'file://server/share' is invalid on 'linux'")
+	wantErr(t, "foreign path", err, jsonrpc.CodeInvalidRequest, "invalid sandbox permission path URI: 'file://server/share' is invalid on 'linux'")
+
+	// Observed from codex 0.171.0: the rest of the context is converted only when the
+	// helper runs; workspace roots and cwd fail with -32600 and no prepare prefix;
+	// userHomeDir and temporaryDirectories that do not convert are ignored.
+	restricted := `"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[
+		{"path":{"type":"special","value":{"kind":"project_roots"}},"access":"write"}]}},"windowsSandboxLevel":"disabled"`
+	cases := []struct {
+		name, ctx string
+		code      int
+		msg       string
+	}{
+		{"foreign root", `{` + restricted + `,"cwd":"` + uri(dir).String() + `","workspaceRoots":["file://server/r"]}`,
+			jsonrpc.CodeInvalidRequest, "invalid sandbox workspace root: 'file://server/r' is invalid on 'linux'"},
+		{"foreign cwd", `{` + restricted + `,"cwd":"file://server/c","workspaceRoots":["file://server/r"]}`,
+			jsonrpc.CodeInvalidRequest, "'file://server/c' is invalid on 'linux'"},
+	}
+	for _, tt := range cases {
+		_, err = s.ReadFile(ctx, &protocol.FsReadFileParams{Path: uri(dir), Sandbox: sandboxContext(t, tt.ctx)})
+		wantErr(t, tt.name, err, tt.code, tt.msg)
+	}
+	f := filepath.Join(dir, "f")
+	if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]string{
+		"disabled profile, foreign cwd and roots": `{"permissions":{"type":"disabled"},"cwd":"file://server/c","workspaceRoots":["file://server/r"],"windowsSandboxLevel":"disabled"}`,
+		"full read, foreign cwd":                  `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[{"path":{"type":"special","value":{"kind":"root"}},"access":"read"}]}},"cwd":"file://server/c","windowsSandboxLevel":"disabled"}`,
+		"foreign home and temporary directories":  `{` + restricted + `,"cwd":"` + uri(dir).String() + `","workspaceRoots":["` + uri(dir).String() + `"],"userHomeDir":"file://server/h","temporaryDirectories":["file://server/t"]}`,
+	} {
+		res, err := s.ReadFile(ctx, &protocol.FsReadFileParams{Path: uri(f), Sandbox: sandboxContext(t, c)})
+		if err != nil || string(res.DataBase64) != "x" {
+			t.Errorf("%s: got %+v, %v; want the file read", name, res, err)
+		}
+	}
+}
+
+// The helper reads the platform roots whatever the profile grants (observed from codex
+// 0.169.0 and 0.171.0: only project_roots:write, and /etc/hostname reads).
+func TestSandboxedHelper_PlatformRootsReadable(t *testing.T) {
+	s := fs.New(&fs.Options{Sandbox: sandboxtest.Launcher(t, sandbox.BackendBubblewrap)})
+	ws := t.TempDir()
+	c := sandboxContext(t, `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[
+		{"path":{"type":"special","value":{"kind":"project_roots"}},"access":"write"}]}},"cwd":"`+uri(ws).String()+`","workspaceRoots":["`+uri(ws).String()+`"],"windowsSandboxLevel":"disabled"}`)
+	want, err := os.ReadFile("/etc/hostname")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.ReadFile(ctx, &protocol.FsReadFileParams{Path: uri("/etc/hostname"), Sandbox: c})
+	if err != nil || string(res.DataBase64) != string(want) {
+		t.Fatalf("fs/readFile /etc/hostname = %+v, %v; want %q", res, err, want)
+	}
+	// Outside the platform roots stays hidden.
+	home, _ := os.UserHomeDir()
+	_, err = s.GetMetadata(ctx, &protocol.FsGetMetadataParams{Path: uri(home), Sandbox: c})
+	wantErr(t, "home hidden", err, jsonrpc.CodeNotFound, "No such file or directory (os error 2)")
 }
 
 // Degraded backend (spec/sandbox.md §3.11, §7.2 fs_helper_under_degraded): read-only

@@ -88,10 +88,18 @@ func (m *Manager) wrapSandbox(params *protocol.ProcessStartParams, p *policy.Pol
 	return cmd, nil
 }
 
+// errTransparentTCP is codex 0.171.0's answer to managedNetwork.transparentTcp: true
+// on an executor without a local managed proxy (observed; no error.data).
+var errTransparentTCP = jsonrpc.InvalidParams("transparent TCP requires an executor-local managed proxy")
+
 // managedNetworkParams is the wire shape of process/start's managedNetwork
 // (spec/sandbox.md §1.1): every field optional (#[serde(default)]), unknown fields
 // ignored.
 type managedNetworkParams struct {
+	// TransparentTcp (codex 0.171.0, first in declaration order, so the sequence form
+	// shifts: `[[80]]` now fails) asks for TCP routed through an executor-local SOCKS
+	// proxy, which this executor does not have: true is refused.
+	TransparentTcp                 bool     `json:"transparentTcp,omitempty"`
 	LoopbackPorts                  []uint16 `json:"loopbackPorts,omitempty"`
 	AllowLocalBinding              bool     `json:"allowLocalBinding,omitempty"`
 	AllowUnixSockets               []string `json:"allowUnixSockets,omitempty"`
@@ -112,6 +120,9 @@ func decodeManagedNetwork(raw json.RawMessage) (*sandbox.ManagedNetwork, error) 
 	var p managedNetworkParams
 	if err := jsonrpc.UnmarshalParams(raw, &p); err != nil {
 		return nil, err
+	}
+	if p.TransparentTcp {
+		return nil, errTransparentTCP
 	}
 	return &sandbox.ManagedNetwork{LoopbackPorts: p.LoopbackPorts, AllowLocalBinding: p.AllowLocalBinding,
 		AllowUnixSockets: p.AllowUnixSockets, DangerouslyAllowAllUnixSockets: p.DangerouslyAllowAllUnixSockets}, nil

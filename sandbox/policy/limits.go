@@ -5,6 +5,9 @@ const (
 	// CodeInvalidParams is the JSON-RPC code of decode and preparation errors
 	// (spec/sandbox.md §1.6).
 	CodeInvalidParams = -32602
+	// CodeInvalidRequest is the JSON-RPC code of fs/* sandbox path conversion failures
+	// (observed from codex 0.169.0 and 0.171.0).
+	CodeInvalidRequest = -32600
 	// CodeInternal is the JSON-RPC code of runtime-path failures (spec/sandbox.md §1.6).
 	CodeInternal = -32603
 

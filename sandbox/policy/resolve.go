@@ -41,13 +41,44 @@ type ResolveOptions struct {
 }
 
 // Resolve validates c and resolves it into a Policy. Errors are *Error with the wire
-// code and text (spec/sandbox.md §1.6).
+// code and text (spec/sandbox.md §1.6). For ForFileSystem, paths that do not convert
+// are left out of the policy and reported only by ResolveFS.
 func Resolve(c *Context, opts *ResolveOptions) (*Policy, error) {
+	p, _, err := resolve(c, opts)
+	return p, err
+}
+
+// ResolveFS resolves the sandbox context of an fs/* operation (opts.Purpose must be
+// ForFileSystem) and returns the policy its helper must enforce, or nil when the
+// operation runs in-process (Policy.NeedsFSHelper). A path that does not convert fails
+// only in the first case, as in the reference: -32600 "invalid sandbox permission path
+// URI: …", then the bare cwd error, then "invalid sandbox workspace root: …" (codex
+// 0.171.0; 0.169.0 said "file system sandbox workspace root is not native to this
+// exec-server host: …").
+func ResolveFS(c *Context, opts *ResolveOptions, readOnlyOp bool) (*Policy, error) {
+	p, pe, err := resolve(c, opts)
+	if err != nil {
+		return nil, err
+	}
+	q := *p // entries whose path did not convert still make a profile less than full
+	q.Entries = append(append([]ResolvedEntry(nil), p.Entries...), pe.unconverted...)
+	if !q.NeedsFSHelper(readOnlyOp) {
+		return nil, nil
+	}
+	for _, e := range []*Error{pe.perm, pe.cwd, pe.root} {
+		if e != nil {
+			return nil, e
+		}
+	}
+	return p, nil
+}
+
+func resolve(c *Context, opts *ResolveOptions) (*Policy, *pathErrors, error) {
 	if opts == nil {
 		opts = &ResolveOptions{}
 	}
 	if c.WindowsSandboxLevel == "mxc" {
-		return nil, errMXC
+		return nil, nil, errMXC
 	}
 	prof := c.Permissions
 	p := &Policy{Type: prof.Type, Network: prof.Network, UseLegacyLandlock: c.UseLegacyLandlock}
@@ -55,34 +86,18 @@ func Resolve(c *Context, opts *ResolveOptions) (*Policy, error) {
 		p.Network = NetworkEnabled
 	}
 
-	// Step 1: convert every PathUri up front, so a foreign path fails the request even
-	// when the entry would not be used.
-	toNative := func(u PathURI) (string, error) {
-		n, err := u.Native()
-		if err != nil {
-			return "", prepareError("invalid sandbox permission path: %s", err.Error())
-		}
-		return n, nil
-	}
-	var roots []string
-	for _, u := range c.WorkspaceRoots {
-		n, err := toNative(u)
-		if err != nil {
-			return nil, err
-		}
-		roots = append(roots, n)
-	}
+	// Step 1: PathUri conversion. A foreign path fails the request even when the entry
+	// would not be used, with the texts and in the order the reference checks them
+	// (observed from codex 0.169.0 and 0.171.0): process/start converts the policy cwd,
+	// then the workspace roots, then permission paths, each failure at once (-32602
+	// "failed to prepare process sandbox: …"); fs/* collects them and reports them only
+	// when the operation needs the helper (ResolveFS, -32600). userHomeDir and
+	// temporaryDirectories that do not convert are ignored by both.
+	pe := &pathErrors{deferred: opts.Purpose == ForFileSystem}
 	home := opts.Home
 	if !c.UserHomeDir.IsZero() {
-		n, err := toNative(c.UserHomeDir)
-		if err != nil {
-			return nil, err
-		}
-		home = n
-	}
-	for _, u := range c.TemporaryDirectories { // ignored on Linux, but must be valid
-		if _, err := toNative(u); err != nil {
-			return nil, err
+		if n, err := c.UserHomeDir.Native(); err == nil {
+			home = n
 		}
 	}
 
@@ -98,17 +113,38 @@ func Resolve(c *Context, opts *ResolveOptions) (*Policy, error) {
 	}
 	switch {
 	case !c.Cwd.IsZero():
-		n, err := toNative(c.Cwd)
+		n, err := c.Cwd.Native()
 		if err != nil {
-			return nil, err
+			if err := pe.fail(&pe.cwd, cwdError(opts.Purpose, err)); err != nil {
+				return nil, nil, err
+			}
+			n = "/"
 		}
 		p.Cwd = n
 	case opts.Purpose == ForFileSystem && needsCwd:
-		return nil, errDynamicNeedsCwd
+		return nil, nil, errDynamicNeedsCwd
 	case opts.Purpose == ForFileSystem:
 		p.Cwd = opts.ExecutorCwd
 	default:
 		p.Cwd = opts.CommandCwd
+	}
+	var roots []string
+	for _, u := range c.WorkspaceRoots {
+		n, err := u.Native()
+		if err != nil {
+			if err := pe.fail(&pe.root, rootError(opts.Purpose, err)); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
+		roots = append(roots, n)
+	}
+	toNative := func(u PathURI) (string, bool, error) {
+		n, err := u.Native()
+		if err != nil {
+			return "", false, pe.fail(&pe.perm, permPathError(opts.Purpose, err))
+		}
+		return n, true, nil
 	}
 	if !strings.HasPrefix(p.Cwd, "/") {
 		p.Cwd = "/" + p.Cwd
@@ -116,7 +152,7 @@ func Resolve(c *Context, opts *ResolveOptions) (*Policy, error) {
 	p.Cwd = path.Clean(p.Cwd)
 
 	if prof.Type != ProfileManaged || !prof.FileSystem.Restricted {
-		return p, nil
+		return p, pe, nil
 	}
 	p.Restricted = true
 	p.GlobScanMaxDepth = prof.FileSystem.GlobScanMaxDepth
@@ -127,9 +163,14 @@ func Resolve(c *Context, opts *ResolveOptions) (*Policy, error) {
 	for _, e := range prof.FileSystem.Entries {
 		switch e.Path.Type {
 		case PathLiteral:
-			n, err := toNative(e.Path.URI)
+			n, ok, err := toNative(e.Path.URI)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
+			}
+			if !ok {
+				// Still counts when ResolveFS decides whether the helper runs.
+				pe.unconverted = append(pe.unconverted, ResolvedEntry{Path: unconvertedPath, Access: e.Access})
+				continue
 			}
 			add(n, e.Access, e.SkipIfMissing)
 		case PathGlob:
@@ -138,7 +179,7 @@ func Resolve(c *Context, opts *ResolveOptions) (*Policy, error) {
 			}
 			pats, err := resolveGlob(e.Path.Pattern, p.Cwd, home, roots)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			p.DenyGlobs = append(p.DenyGlobs, pats...)
 		case PathSpecial:
@@ -173,8 +214,16 @@ func Resolve(c *Context, opts *ResolveOptions) (*Policy, error) {
 			}
 		}
 		if len(p.Entries) > maxEntries || len(p.DenyGlobs) > maxEntries {
-			return nil, prepareError("too many sandbox permission entries (limit %d)", maxEntries)
+			return nil, nil, prepareError("too many sandbox permission entries (limit %d)", maxEntries)
 		}
+	}
+
+	// The fs helper always reads the platform roots (/bin, /usr, /etc, …), as if the
+	// profile had `minimal: read` (observed from codex 0.169.0 and 0.171.0: under a
+	// profile with only project_roots:write, fs/readFile /etc/hostname and fs/getMetadata
+	// /usr/bin/env succeed, /opt and /var stay hidden).
+	if opts.Purpose == ForFileSystem && p.Minimal == 0 {
+		p.Minimal = AccessRead
 	}
 
 	// Step 5: runtime grants.
@@ -194,7 +243,7 @@ func Resolve(c *Context, opts *ResolveOptions) (*Policy, error) {
 			p.DenyGlobs[i] = rewriteAlias(g, opts.TopLevelAlias)
 		}
 	}
-	return p, nil
+	return p, pe, nil
 }
 
 // cleanSubpath normalizes a project_roots subpath; ok is false for an absolute path or
@@ -288,3 +337,54 @@ func cleanAbs(p string) string {
 }
 
 func isCleanAbs(p string) bool { return strings.HasPrefix(p, "/") && path.Clean(p) == p }
+
+// pathErrors records the first PathUri conversion failure of each kind. In deferred
+// mode (fs/*) fail records and resolution goes on without the path; otherwise fail
+// returns the error for the caller to return at once.
+type pathErrors struct {
+	deferred        bool
+	perm, cwd, root *Error
+	// unconverted are the entries left out for a path that did not convert, at
+	// unconvertedPath, for ResolveFS's helper decision only.
+	unconverted []ResolvedEntry
+}
+
+// unconvertedPath stands for an entry path that did not convert; it names nothing.
+const unconvertedPath = "/\x00unconverted"
+
+func (pe *pathErrors) fail(slot **Error, e *Error) error {
+	if !pe.deferred {
+		return e
+	}
+	if *slot == nil {
+		*slot = e
+	}
+	return nil
+}
+
+// cwdError: process/start "failed to prepare process sandbox: invalid sandbox policy
+// cwd: …"; fs/* the bare conversion text with -32600.
+func cwdError(purpose Purpose, err error) *Error {
+	if purpose == ForFileSystem {
+		return &Error{Code: CodeInvalidRequest, Message: err.Error()}
+	}
+	return prepareError("invalid sandbox policy cwd: %s", err.Error())
+}
+
+// rootError: "invalid sandbox workspace root: …" (process/start with the prepare
+// prefix; fs/* -32600 without it, codex 0.171.0).
+func rootError(purpose Purpose, err error) *Error {
+	if purpose == ForFileSystem {
+		return &Error{Code: CodeInvalidRequest, Message: "invalid sandbox workspace root: " + err.Error()}
+	}
+	return prepareError("invalid sandbox workspace root: %s", err.Error())
+}
+
+// permPathError: process/start "…: invalid sandbox permission path: …"; fs/* -32600
+// "invalid sandbox permission path URI: …".
+func permPathError(purpose Purpose, err error) *Error {
+	if purpose == ForFileSystem {
+		return &Error{Code: CodeInvalidRequest, Message: "invalid sandbox permission path URI: " + err.Error()}
+	}
+	return prepareError("invalid sandbox permission path: %s", err.Error())
+}
