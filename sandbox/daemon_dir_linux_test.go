@@ -180,3 +180,35 @@ func TestBubblewrap_MountOrderAudit(t *testing.T) {
 		}
 	})
 }
+
+// An existing deny path below the implicit deny of a tmpfs root (a `minimal: read`
+// profile) is masked, not just left out: the command gets EACCES, as under the
+// reference (observed from codex 0.169.0 and 0.171.0: `cat /etc/hostname` with /etc
+// denied says "Permission denied" and sandboxDenied is true; ours said "No such file or
+// directory" and the denial went unnoticed).
+func TestBubblewrap_DenyBelowTmpfsRootIsMasked(t *testing.T) {
+	l := sandbox.NewLauncher(sandboxtest.Require(t, sandbox.BackendBubblewrap), nil)
+	w := t.TempDir()
+	denied := filepath.Join(t.TempDir(), "denied")
+	if err := os.MkdirAll(denied, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(denied, "f"), []byte("secret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, target := range map[string]string{"directory": denied, "platform root": "/etc"} {
+		t.Run(name, func(t *testing.T) {
+			ctx := strings.Replace(managedCtx("restricted", entryJSON(specialJSON("minimal"), "read"),
+				entryJSON(pathJSON(target), "deny")), `"windowsSandboxLevel"`,
+				`"cwd":"`+fileURI(w)+`","workspaceRoots":["`+fileURI(w)+`"],"windowsSandboxLevel"`, 1)
+			file := filepath.Join(target, "f")
+			if target == "/etc" {
+				file = "/etc/hostname"
+			}
+			res := runSandboxed(t, l, ctx, w, baseEnv(), "/bin/cat", file)
+			if res.code == 0 || !strings.Contains(res.stderr+res.stdout, "Permission denied") {
+				t.Fatalf("cat %s: exit %d, stdout %q, stderr %q; want Permission denied", file, res.code, res.stdout, res.stderr)
+			}
+		})
+	}
+}

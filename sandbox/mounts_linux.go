@@ -523,9 +523,12 @@ func (b *mountBuilder) emit(p string, acc policy.Access, protected bool, deeper 
 			}
 			return nil
 		}
-		if parentAcc == policy.AccessDeny {
-			return nil
+		if parentAcc == policy.AccessDeny && hasAncestorEntry(b.ents, p) {
+			return nil // inside a path already masked
 		}
+		// Below the implicit deny of a tmpfs root an existing deny path is still masked,
+		// so the command sees EACCES, not ENOENT, and the denial heuristic fires (observed
+		// from codex 0.169.0 and 0.171.0 with `minimal: read` and /etc or /opt/x denied).
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			return nil // the glob expansion also masks the canonical target
 		}
