@@ -32,6 +32,7 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
+	servers = testServers()
 	code := m.Run()
 	os.RemoveAll(dir)
 	if code == 0 {
@@ -43,27 +44,39 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// findReference locates the reference binary (internal/refbin: $EXECUTOR_REFERENCE_BIN or
-// scripts/install-reference.sh; under CI=true a missing binary fails the test).
-func findReference(t testing.TB) string { return refbin.Reference(t) }
-
 // server is one executor under test.
 type server struct {
-	name string
+	name string // subtest name: "ours", or the reference release's version
+	// argv returns the command line; for a reference release it fails (CI=true) or skips
+	// t when the release cannot be found (internal/refbin).
 	argv func(t testing.TB) []string
+	// release is the reference release's version, "" for ours.
+	release string
 }
 
-var servers = []server{
-	{"ours", func(testing.TB) []string { return []string{oursBin, "serve", "--listen", "ws://127.0.0.1:0"} }},
-	{"reference", func(t testing.TB) []string {
-		return []string{findReference(t), "exec-server", "--listen", "ws://127.0.0.1:0"}
-	}},
+// servers are ours and every reference release (refbin.Versions, newest first); set by
+// TestMain.
+var servers []server
+
+func testServers() []server {
+	out := []server{{name: "ours", argv: func(testing.TB) []string {
+		return []string{oursBin, "serve", "--listen", "ws://127.0.0.1:0"}
+	}}}
+	for _, v := range refbin.Versions {
+		out = append(out, server{name: v, release: v, argv: func(t testing.TB) []string {
+			return []string{refbin.ReleaseOf(t, v).Path, "exec-server", "--listen", "ws://127.0.0.1:0"}
+		}})
+	}
+	return out
 }
 
 // startServer runs s with fresh CODEX_HOME and TMPDIR under /var/tmp and returns the URL
 // it prints. The process is killed and reaped at cleanup.
 func startServer(t testing.TB, s server) string {
 	t.Helper()
+	if tt, ok := t.(*testing.T); ok && s.release != "" {
+		refbin.Track(tt, s.release) // a line per release in scripts/test.sh's summary
+	}
 	argv := s.argv(t)
 	home, err := os.MkdirTemp("/var/tmp", "harness-home-")
 	if err != nil {

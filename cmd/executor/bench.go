@@ -23,7 +23,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := flag.NewFlagSet("executor bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	reference := fs.String("reference", envOr("EXECUTOR_REFERENCE_BIN", ""),
-		"reference codex binary (env EXECUTOR_REFERENCE_BIN; default: the scripts/install-reference.sh cache)")
+		"reference codex binary (env EXECUTOR_REFERENCE_BIN; default: the scripts/install-reference.sh cache of the newest release, "+newestReference+")")
 	ours := fs.String("ours", "", "executor binary to measure (default: this binary)")
 	jsonPath := fs.String("json", "", "also write the rows as JSON to this file")
 	quick := fs.Bool("quick", false, "small sizes and 2 runs per side (CI: checks numbers and data, seconds not minutes)")
@@ -102,10 +102,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return nil
 }
 
+// newestReference is the newest reference release (scripts/install-reference.sh's default,
+// refbin.Newest in tests): the one the bench measures against unless told otherwise.
+const newestReference = "0.171.0"
+
 // cachedReference finds the binary scripts/install-reference.sh installs (its default
-// cache, pinned version), or returns "".
+// cache, pinned version: the newest release unless REFERENCE_CODEX_VERSION says otherwise),
+// or returns "".
 func cachedReference() string {
-	version := envOr("REFERENCE_CODEX_VERSION", "0.169.0")
+	version := envOr("REFERENCE_CODEX_VERSION", newestReference)
 	dir := os.Getenv("REFERENCE_CODEX_DIR")
 	if dir == "" {
 		cache := os.Getenv("XDG_CACHE_HOME")

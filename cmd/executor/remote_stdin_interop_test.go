@@ -16,12 +16,13 @@ import (
 	"github.com/execlab/executor/internal/refbin"
 )
 
-// Differential tests of the stdin credential modes: the released reference
+// Differential tests of the stdin credential modes: each released reference
 // (`codex exec-server --remote …`, found by internal/refbin: fails under CI=true when
 // missing) and our binary get the same stdin script against the same kind of loopback fake
 // registry (newFakeRegistry: register OK, upgrade 401, so both re-register about once a
 // second). Compared: exit status, the "Error: …" line, and the sequence of distinct
-// authorization headers the registry saw.
+// authorization headers the registry saw. Subtests <case>/<release>: ours runs once per
+// case and is compared with every release.
 
 var (
 	oursOnce sync.Once
@@ -73,12 +74,13 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-func startStdinRun(t *testing.T, reference bool, env []string, args ...string) *stdinRun {
+// startStdinRun starts reference binary refBin, or ours when refBin is "".
+func startStdinRun(t *testing.T, refBin string, env []string, args ...string) *stdinRun {
 	t.Helper()
 	reg := newFakeRegistry(t)
 	var cmd *exec.Cmd
-	if reference {
-		cmd = exec.Command(refbin.Reference(t), append([]string{"exec-server", "--remote", reg.srv.URL, "--environment-id", "env-1"}, args...)...)
+	if refBin != "" {
+		cmd = exec.Command(refBin, append([]string{"exec-server", "--remote", reg.srv.URL, "--environment-id", "env-1"}, args...)...)
 	} else {
 		cmd = exec.Command(oursBinary(t), append([]string{"remote", "--registry", reg.srv.URL, "--environment-id", "env-1"}, args...)...)
 	}
@@ -196,7 +198,7 @@ func frameFor(token, env string, expiresAt int64) string {
 }
 
 func TestRemoteStdinInterop(t *testing.T) {
-	refbin.Reference(t) // fails under CI=true, skips elsewhere when unavailable
+	refbin.Releases(t) // fails under CI=true when one is missing, skips elsewhere when none is there
 	hour := time.Now().Unix() + 3600
 	cred := []string{"--executor-credential-stdin"}
 	tests := []struct {
@@ -275,8 +277,8 @@ func TestRemoteStdinInterop(t *testing.T) {
 			stdinResult{exit: 2}, true},
 	}
 	// EOF after start-up races the reference's periodic re-register (about once a
-	// second here): when a re-register builds its auth after the pipe closed, 0.169.0
-	// exits 1 with this line instead of 0 (observed both ways for the same script).
+	// second here): when a re-register builds its auth after the pipe closed, the
+	// reference exits 1 with this line instead of 0 (observed both ways for the same script).
 	// Ours always exits 0; for these scenarios either reference outcome is accepted and
 	// ours is held to the documented one.
 	const pipeClosedRace = "Error: environment registry authentication error: failed to resolve environment registry " +
@@ -284,31 +286,35 @@ func TestRemoteStdinInterop(t *testing.T) {
 	racyEOF := map[string]bool{"credential rotation then EOF": true, "credential array form": true}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var got [2]stdinResult
-			for i, reference := range []bool{true, false} {
-				r := startStdinRun(t, reference, tt.env, tt.args...)
-				tt.script(r)
-				got[i] = r.finish()
-			}
-			ref, ours := got[0], got[1]
-			if racyEOF[tt.name] && ref.exit == 1 && ref.errLine == pipeClosedRace {
-				t.Logf("the reference lost the EOF/re-register race (%+v); comparing ours with %+v", ref, tt.want)
-				ref.exit, ref.errLine = tt.want.exit, tt.want.errLine
-			}
-			if tt.usageOnly {
-				ref.errLine, ours.errLine = "", ""
-			}
-			if !sameResult(ref, tt.want) {
-				t.Errorf("reference: got %+v, want %+v (expectation out of date?)", ref, tt.want)
-			}
-			if !sameResult(ours, ref) {
-				t.Errorf("ours: got %+v, want the reference's %+v", ours, ref)
-			}
+			r := startStdinRun(t, "", tt.env, tt.args...)
+			tt.script(r)
+			ours := r.finish()
 			for _, a := range ours.auths {
 				if strings.Contains(ours.errLine, strings.TrimPrefix(a, "Bearer ")) {
 					t.Errorf("error line %q leaks the credential", ours.errLine)
 				}
 			}
+			if tt.usageOnly {
+				ours.errLine = ""
+			}
+			refbin.ForEachRelease(t, func(t *testing.T, rel refbin.Release) {
+				r := startStdinRun(t, rel.Path, tt.env, tt.args...)
+				tt.script(r)
+				ref := r.finish()
+				if racyEOF[tt.name] && ref.exit == 1 && ref.errLine == pipeClosedRace {
+					t.Logf("the reference lost the EOF/re-register race (%+v); comparing ours with %+v", ref, tt.want)
+					ref.exit, ref.errLine = tt.want.exit, tt.want.errLine
+				}
+				if tt.usageOnly {
+					ref.errLine = ""
+				}
+				if !sameResult(ref, tt.want) {
+					t.Errorf("reference %s: got %+v, want %+v (expectation out of date?)", rel.Version, ref, tt.want)
+				}
+				if !sameResult(ours, ref) {
+					t.Errorf("ours: got %+v, want reference %s's %+v", ours, rel.Version, ref)
+				}
+			})
 		})
 	}
 }

@@ -14,10 +14,14 @@ import (
 	"github.com/execlab/executor/executor/protocol"
 )
 
-// TestWalk_MatchesReference runs the same fs/walk and error-path requests against the
-// reference and the Service and compares results and errors exactly.
+// TestWalk_MatchesReference runs the same fs/walk and error-path requests against each
+// reference release and the Service and compares results and errors exactly.
 func TestWalk_MatchesReference(t *testing.T) {
-	ref := refbin.Start(t)
+	refbin.ForEachRelease(t, testWalkMatches)
+}
+
+func testWalkMatches(t *testing.T, r refbin.Release) {
+	ref := refbin.Start(t, r.Path)
 	dir, err := os.MkdirTemp("/var/tmp", "walk-probe-")
 	if err != nil {
 		t.Fatal(err)

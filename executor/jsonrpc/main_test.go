@@ -8,11 +8,11 @@ import (
 	"go.uber.org/goleak"
 )
 
-// TestMain stops the shared reference server (refserver_test.go) and then applies the
+// TestMain stops the shared reference servers (refserver_test.go) and then applies the
 // goroutine-leak gate.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	refSrv.stop()
+	stopReferences()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			fmt.Fprintln(os.Stderr, "goleak:", err)

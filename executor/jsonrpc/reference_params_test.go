@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/execlab/executor/internal/refbin"
 )
 
 // randomScalar returns a random JSON scalar, biased towards decoder edge cases.
@@ -133,8 +135,14 @@ var paramsShapes = []paramsShape{
 	},
 }
 
+// TestReference_RandomParams sends a seeded stream of random params to every release
+// (about 1 s each under -race).
 func TestReference_RandomParams(t *testing.T) {
-	c := reference(t).client(t)
+	refbin.ForEachRelease(t, testReferenceRandomParams)
+}
+
+func testReferenceRandomParams(t *testing.T, r refbin.Release) {
+	c := reference(t, r).client(t)
 	seed := uint64(7)
 	if v, err := strconv.ParseUint(os.Getenv("JSONRPC_REF_SEED"), 10, 64); err == nil {
 		seed = v

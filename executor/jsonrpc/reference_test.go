@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/internal/refbin"
 )
 
 // Mirrors of the reference's params types (the protocol package owns the real ones).
@@ -289,11 +290,16 @@ var binaryCases = []string{
 var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/reference_golden.json from the reference binary")
 
 func TestReference_Cases(t *testing.T) {
-	c := reference(t).client(t)
+	refbin.ForEachRelease(t, testReferenceCases)
+}
+
+func testReferenceCases(t *testing.T, r refbin.Release) {
+	c := reference(t, r).client(t)
 	var golden []goldenCase
+	update := *updateGolden && r.Version == refbin.Newest // goldens come from the newest
 	run := func(msg string, binary bool) {
 		compareWithReference(t, c, []byte(msg), binary)
-		if *updateGolden && len(msg) <= maxGoldenInput {
+		if update && len(msg) <= maxGoldenInput {
 			golden = append(golden, recordGolden(t, c, msg, binary))
 		}
 	}
@@ -303,7 +309,7 @@ func TestReference_Cases(t *testing.T) {
 	for _, msg := range binaryCases {
 		run(msg, true)
 	}
-	if *updateGolden {
+	if update {
 		writeGolden(t, goldenPath, golden)
 	}
 }
@@ -333,8 +339,13 @@ func mutate(rng *rand.Rand, msg []byte) []byte {
 
 // TestReference_Mutations compares a seeded stream of mutated messages. Methods are
 // unregistered or side-effect free before initialize, so nothing runs on the reference.
+// Every release gets the whole stream (about 0.2 s each under -race).
 func TestReference_Mutations(t *testing.T) {
-	c := reference(t).client(t)
+	refbin.ForEachRelease(t, testReferenceMutations)
+}
+
+func testReferenceMutations(t *testing.T, r refbin.Release) {
+	c := reference(t, r).client(t)
 	seed := uint64(20260115)
 	if v, err := strconv.ParseUint(os.Getenv("JSONRPC_REF_SEED"), 10, 64); err == nil {
 		seed = v
@@ -360,6 +371,7 @@ func TestReference_Mutations(t *testing.T) {
 	if v, err := strconv.Atoi(os.Getenv("JSONRPC_REF_MUTATIONS")); err == nil {
 		n = v
 	}
+	update := *updateGolden && r.Version == refbin.Newest // goldens come from the newest
 	var malformed, requests int
 	var golden []goldenCase
 	for i := 0; i < n; i++ {
@@ -373,12 +385,12 @@ func TestReference_Mutations(t *testing.T) {
 			requests++
 		}
 		compareWithReference(t, c, msg, true)
-		if *updateGolden && len(golden) < mutationsGoldenSize {
+		if update && len(golden) < mutationsGoldenSize {
 			golden = append(golden, recordGolden(t, c, string(msg), true))
 		}
 	}
 	t.Logf("%d malformed, %d well-formed", malformed, requests)
-	if *updateGolden {
+	if update {
 		writeGolden(t, mutationsGoldenPath, golden)
 	}
 }

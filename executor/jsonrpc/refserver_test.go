@@ -1,7 +1,7 @@
 package jsonrpc_test
 
-// A live reference exec-server for differential tests: started once per test binary,
-// spoken to over a loopback WebSocket.
+// Live reference exec-servers for differential tests: one per release, each started once
+// per test binary on first use, spoken to over a loopback WebSocket.
 
 import (
 	"github.com/execlab/executor/internal/refbin"
@@ -21,10 +21,6 @@ import (
 	"github.com/coder/websocket"
 )
 
-// referenceBinary finds the reference binary through internal/refbin ($EXECUTOR_REFERENCE_BIN or
-// scripts/install-reference.sh; fails under CI=true when missing, skips otherwise).
-func referenceBinary(t *testing.T) string { return refbin.Reference(t) }
-
 // refServer is one running `codex exec-server --listen ws://127.0.0.1:0`.
 type refServer struct {
 	url    string
@@ -34,21 +30,42 @@ type refServer struct {
 }
 
 var (
-	refOnce sync.Once
-	refSrv  *refServer
-	refErr  error
+	// refMu guards refSrvs and refErrs: tests of a package may run in parallel, and
+	// TestMain stops the servers after them.
+	refMu   sync.Mutex
+	refSrvs = map[string]*refServer{} // by release version
+	refErrs = map[string]error{}      // a failed start is not retried
 )
 
-// reference returns the shared reference server, starting it on first use. It is
-// stopped by TestMain.
-func reference(t *testing.T) *refServer {
+// reference returns the shared server of release r, starting it on first use. The
+// servers are stopped by TestMain (stopReferences).
+func reference(t *testing.T, r refbin.Release) *refServer {
 	t.Helper()
-	bin := referenceBinary(t)
-	refOnce.Do(func() { refSrv, refErr = startReference(bin) })
-	if refErr != nil {
-		t.Fatalf("starting reference: %v", refErr)
+	refMu.Lock()
+	defer refMu.Unlock()
+	if s := refSrvs[r.Version]; s != nil {
+		return s
 	}
-	return refSrv
+	if err := refErrs[r.Version]; err != nil {
+		t.Fatalf("starting reference %s: %v", r.Version, err)
+	}
+	s, err := startReference(r.Path)
+	if err != nil {
+		refErrs[r.Version] = err
+		t.Fatalf("starting reference %s: %v", r.Version, err)
+	}
+	refSrvs[r.Version] = s
+	return s
+}
+
+// stopReferences stops every server reference started.
+func stopReferences() {
+	refMu.Lock()
+	defer refMu.Unlock()
+	for v, s := range refSrvs {
+		s.stop()
+		delete(refSrvs, v)
+	}
 }
 
 func startReference(bin string) (*refServer, error) {

@@ -16,8 +16,13 @@ import (
 // TestPathURI_MatchesReference sends odd PathUri spellings to the reference's
 // fs/canonicalize and checks that ParsePathURI/Native agree: same -32602 decode text, same
 // -32600 host-applicability text, or a native path that canonicalizes to the same URI.
+// Runs against each reference release.
 func TestPathURI_MatchesReference(t *testing.T) {
-	ref := refbin.Start(t)
+	refbin.ForEachRelease(t, testPathURIMatches)
+}
+
+func testPathURIMatches(t *testing.T, r refbin.Release) {
+	ref := refbin.Start(t, r.Path)
 	base, err := os.MkdirTemp("/var/tmp", "pathuri-probe-")
 	if err != nil {
 		t.Fatal(err)
@@ -95,9 +100,14 @@ func TestPathURI_MatchesReference(t *testing.T) {
 
 // TestFromNative_MatchesReference checks percent-encoding byte for byte: directories with
 // every printable ASCII byte, controls, DEL, UTF-8 and invalid UTF-8 in their names are
-// canonicalized by the reference, which re-encodes the resolved path.
+// canonicalized by the reference, which re-encodes the resolved path. Runs against each
+// reference release.
 func TestFromNative_MatchesReference(t *testing.T) {
-	ref := refbin.Start(t)
+	refbin.ForEachRelease(t, testFromNativeMatches)
+}
+
+func testFromNativeMatches(t *testing.T, r refbin.Release) {
+	ref := refbin.Start(t, r.Path)
 	base, err := os.MkdirTemp("/var/tmp", "fromnative-probe-")
 	if err != nil {
 		t.Fatal(err)

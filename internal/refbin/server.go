@@ -25,16 +25,16 @@ type Server struct {
 
 // RPCError is a JSON-RPC error object as the reference sent it.
 type RPCError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
 }
 
-// Start runs the reference (see Reference for lookup, CI and skip rules) with a fresh
-// CODEX_HOME and TMPDIR under /var/tmp, connects, and completes initialize/initialized.
-// Everything is torn down at test cleanup.
-func Start(tb testing.TB) *Server {
+// Start runs the reference binary bin (a Release's Path) with a fresh CODEX_HOME and
+// TMPDIR under /var/tmp, connects, and completes initialize/initialized. Everything is
+// torn down at test cleanup.
+func Start(tb testing.TB, bin string) *Server {
 	tb.Helper()
-	bin := Reference(tb)
 	home := CodexHome(tb)
 	tmp := filepath.Join(home, "tmp")
 	if err := os.Mkdir(tmp, 0o755); err != nil {

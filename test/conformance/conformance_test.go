@@ -1,21 +1,30 @@
 package conformance_test
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/execlab/executor/executor"
 	"github.com/execlab/executor/internal/refbin"
 )
 
 var (
 	ourBin  string
 	httpURL string // base URL of the loopback HTTP fixture, ${HTTP} in scenarios
+
+	refDiff = flag.Bool("refdiff", false, "TestReleases_Differences: replay every scenario against each "+
+		"reference release (not ours) and report where the releases disagree")
 )
 
+// summaryPackage labels this package's lines in $EXECUTOR_TEST_SUMMARY.
+const summaryPackage = "test/conformance"
+
 func TestMain(m *testing.M) {
+	flag.Parse()
 	if err := os.MkdirAll("/var/tmp/executor-tests", 0o755); err != nil {
 		panic(err)
 	}
@@ -35,42 +44,171 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// TestScenarios_MatchReference replays every scenario against the reference and against
-// executor serve and requires identical normalized transcripts.
+// serverArgs are the listen flags of sc, for either binary.
+func serverArgs(sc *Scenario) []string {
+	args := []string{"--listen", "ws://127.0.0.1:0"}
+	if sc.Concurrent > 0 {
+		args = append(args, "--concurrent-requests", strconv.Itoa(sc.Concurrent))
+	}
+	return args
+}
+
+func runReference(t *testing.T, sc *Scenario, r refbin.Release) *transcript {
+	t.Helper()
+	return run(t, sc, startServer(t, r.Path, append([]string{"exec-server"}, serverArgs(sc)...), refbin.CodexHome(t)))
+}
+
+func runOurs(t *testing.T, sc *Scenario) *transcript {
+	t.Helper()
+	return run(t, sc, startServer(t, ourBin, append([]string{"serve"}, serverArgs(sc)...), refbin.CodexHome(t)))
+}
+
+// TestScenarios_MatchReference replays every scenario against each reference release and
+// against executor serve and requires identical normalized transcripts: subtests
+// <scenario>/<release>. Ours runs once per scenario (its behaviour does not depend on the
+// release it is compared with; only the normalization does) and again on a retry.
 func TestScenarios_MatchReference(t *testing.T) {
-	ref := refbin.Reference(t)
+	if executor.ExecutorVersion != refbin.Newest {
+		t.Errorf("executor.ExecutorVersion is %q, want the newest release %q (ours behaves as it)", executor.ExecutorVersion, refbin.Newest)
+	}
+	releases := refbin.Releases(t)
 	scenarios := loadScenarios(t)
 	if len(scenarios) < 1 {
 		t.Fatal("no scenarios")
+	}
+	tallies := map[string]*tally{}
+	for _, r := range releases {
+		tallies[r.Version] = &tally{}
 	}
 	for _, name := range sortedNames(scenarios) {
 		sc := scenarios[name]
 		// Sequential on purpose: scenarios rely on short sleeps, and running them in
 		// parallel (on top of other packages' tests in CI) stretched those on 2 cores.
 		t.Run(name, func(t *testing.T) {
-			args := []string{"--listen", "ws://127.0.0.1:0"}
-			if sc.Concurrent > 0 {
-				args = append(args, "--concurrent-requests", strconv.Itoa(sc.Concurrent))
-			}
-			// A mismatch is replayed once on fresh servers: scenarios use short sleeps, and
-			// a loaded CI machine can stretch them on either side. A real difference shows
-			// twice; the first is logged either way.
-			for attempt := 1; ; attempt++ {
-				refSrv := startServer(t, ref, append([]string{"exec-server"}, args...), refbin.CodexHome(t))
-				want := run(t, sc, refSrv)
-				ourSrv := startServer(t, ourBin, append([]string{"serve"}, args...), refbin.CodexHome(t))
-				got := run(t, sc, ourSrv)
-				if strings.Join(got, "\n") == strings.Join(want, "\n") {
-					return
-				}
-				diff := fmt.Sprintf("%s: transcripts differ (attempt %d)\n--- reference\n%s\n--- ours\n%s", sc.Description,
-					attempt, strings.Join(want, "\n"), strings.Join(got, "\n"))
-				if attempt == 2 {
-					t.Error(diff)
-					return
-				}
-				t.Log(diff)
+			var ours *transcript // shared by the releases; nil until run
+			for _, rel := range releases {
+				t.Run(rel.Version, func(t *testing.T) {
+					tl := tallies[rel.Version]
+					adjusted := false
+					defer func() { // also on Fatal and Skip (runtime.Goexit runs deferred calls)
+						switch {
+						case t.Failed():
+							tl.differ = append(tl.differ, name)
+						case t.Skipped():
+							tl.notApplicable = append(tl.notApplicable, name)
+						case adjusted:
+							tl.adjusted = append(tl.adjusted, name)
+						default:
+							tl.identical++
+						}
+					}()
+					if rr := sc.Releases[rel.Version]; rr != nil && rr.Skip != "" {
+						t.Skipf("not applicable to %s: %s", rel.Version, rr.Skip)
+					}
+					adjusted = compareScenario(t, sc, rel, &ours)
+				})
 			}
 		})
 	}
+	for _, v := range refbin.Versions {
+		tl := tallies[v]
+		if tl == nil {
+			refbin.Record(summaryPackage, v, t.Name(), "skipped", "release unavailable")
+			continue
+		}
+		status := "passed"
+		if len(tl.differ) > 0 {
+			status = "FAILED"
+		}
+		t.Logf("%s: %s", v, tl)
+		refbin.Record(summaryPackage, v, t.Name(), status, tl.String())
+	}
+}
+
+// compareScenario compares sc's transcript from release rel with ours (*ours, run when
+// nil). A mismatch is replayed once on fresh servers of both: scenarios use short sleeps,
+// and a loaded CI machine can stretch them on either side. A real difference shows twice;
+// the first is logged either way. It reports whether a rule specific to rel was needed.
+func compareScenario(t *testing.T, sc *Scenario, rel refbin.Release, ours **transcript) (adjusted bool) {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		want, _, refProblems := render(sc, runReference(t, sc, rel), referenceSide(rel.Version))
+		if *ours == nil || attempt > 1 {
+			*ours = nil // a failed run leaves it unset for the next release
+			*ours = runOurs(t, sc)
+		}
+		got, adj, ourProblems := render(sc, *ours, oursAgainst(rel.Version))
+		for _, p := range refProblems {
+			t.Errorf("reference %s: %s", rel.Version, p)
+		}
+		for _, p := range ourProblems {
+			t.Errorf("ours: %s", p)
+		}
+		if strings.Join(got, "\n") == strings.Join(want, "\n") {
+			return adj
+		}
+		diff := fmt.Sprintf("%s: transcripts differ from reference %s (attempt %d)\n%s--- reference %s\n%s\n--- ours\n%s",
+			sc.Description, rel.Version, attempt, lineDiff(want, got, "reference", "ours"),
+			rel.Version, strings.Join(want, "\n"), strings.Join(got, "\n"))
+		if attempt == 2 {
+			t.Error(diff)
+			return adj
+		}
+		t.Log(diff)
+	}
+}
+
+// TestReleases_Differences is a debug mode (-args -refdiff): every scenario is replayed
+// against each reference release — ours is not run — and the newest release's transcript,
+// normalized as ours would be, is compared with each older one's. A difference must be
+// declared: by the scenario's "releases" section for the older release (a skip, or a mask
+// after which they agree) or by a systematic rule; an undeclared one fails. Raw
+// differences (before any release rule) are logged with -v.
+func TestReleases_Differences(t *testing.T) {
+	if !*refDiff {
+		t.Skip("debug mode: go test ./test/conformance -run TestReleases_Differences -v -args -refdiff")
+	}
+	releases := refbin.Releases(t)
+	if len(releases) < 2 {
+		t.Skip("needs at least two reference releases")
+	}
+	newest := releases[0]
+	scenarios := loadScenarios(t)
+	var undeclared, declared []string
+	for _, name := range sortedNames(scenarios) {
+		sc := scenarios[name]
+		t.Run(name, func(t *testing.T) {
+			for _, old := range releases[1:] {
+				for attempt := 1; ; attempt++ {
+					newTr, oldTr := runReference(t, sc, newest), runReference(t, sc, old)
+					raw := compareSide{wantVersion: newest.Version}
+					rawNew, _, _ := render(sc, newTr, raw)
+					rawOld, _, _ := render(sc, oldTr, compareSide{wantVersion: old.Version})
+					if strings.Join(rawNew, "\n") == strings.Join(rawOld, "\n") {
+						break
+					}
+					if attempt == 1 {
+						continue // timing: replay once
+					}
+					t.Logf("%s and %s differ:\n%s", newest.Version, old.Version, lineDiff(rawOld, rawNew, old.Version, newest.Version))
+					gotNew, _, _ := render(sc, newTr, compareSide{release: old.Version, wantVersion: newest.Version, asNewest: true})
+					gotOld, _, _ := render(sc, oldTr, referenceSide(old.Version))
+					rr := sc.Releases[old.Version]
+					switch {
+					case rr != nil && rr.Skip != "":
+						declared = append(declared, name+" ("+old.Version+" skip)")
+					case strings.Join(gotNew, "\n") == strings.Join(gotOld, "\n"):
+						declared = append(declared, name+" ("+old.Version+" rules)")
+					default:
+						undeclared = append(undeclared, name)
+						t.Errorf("%s and %s differ and no release rule covers it:\n%s", newest.Version, old.Version,
+							lineDiff(gotOld, gotNew, old.Version, newest.Version))
+					}
+					break
+				}
+			}
+		})
+	}
+	t.Logf("releases differ in %d scenarios covered by release rules: %s", len(declared), strings.Join(declared, ", "))
+	t.Logf("releases differ in %d scenarios not covered: %s", len(undeclared), strings.Join(undeclared, ", "))
 }

@@ -79,8 +79,29 @@ func startServer(t *testing.T, bin string, args []string, codexHome string) *ser
 	return nil
 }
 
-// run plays the scenario against srv and returns the normalized transcript.
-func run(t *testing.T, sc *Scenario, srv *server) []string {
+// transcript is what one server sent during a scenario, before normalization: render
+// (releases_test.go) turns it into comparable lines for one release.
+type transcript struct {
+	srv    *server
+	groups []group
+}
+
+// group is the outcome of one step: received messages, or a marker line.
+type group struct {
+	marker string     // "<closed>", "<reconnected>", "<use N>"; no messages
+	msgs   []received // in arrival order
+	set    bool       // compared as a multiset: lines are sorted after normalization
+}
+
+// received is one message with the method of the request it answers ("" for
+// notifications, or when the id was never sent on this connection).
+type received struct {
+	msg    map[string]any
+	method string
+}
+
+// run plays the scenario against srv and returns its transcript.
+func run(t *testing.T, sc *Scenario, srv *server) *transcript {
 	t.Helper()
 	for rel, content := range sc.Files {
 		p := filepath.Join(srv.tmp, rel)
@@ -116,7 +137,39 @@ func run(t *testing.T, sc *Scenario, srv *server) []string {
 			c.CloseNow()
 		}
 	}()
-	var transcript []string
+	// methods maps, per connection, the id of each request sent to its method, so that
+	// release rules can tell which request an error answers.
+	methods := map[int]map[string]string{0: {}}
+	tr := &transcript{srv: srv}
+	var lines []string // what has been received so far, for failure messages
+	so := func() string { return strings.Join(lines, "\n") }
+	add := func(g group) {
+		tr.groups = append(tr.groups, g)
+		if g.marker != "" {
+			lines = append(lines, g.marker)
+		}
+		for _, r := range g.msgs {
+			b, _ := json.Marshal(r.msg)
+			lines = append(lines, string(b))
+		}
+	}
+	sent := func(b []byte) {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method *string         `json:"method"`
+		}
+		if json.Unmarshal(b, &m) == nil && len(m.ID) > 0 && m.Method != nil {
+			methods[cur][idKey(m.ID)] = *m.Method
+		}
+	}
+	answered := func(m map[string]any) received {
+		r := received{msg: m}
+		if id, ok := m["id"]; ok && m["method"] == nil {
+			b, _ := json.Marshal(id)
+			r.method = methods[cur][idKey(b)]
+		}
+		return r
+	}
 	vars := map[string]string{"${TMP}": srv.tmp, "${TMPURI}": "file://" + (&url.URL{Path: srv.tmp}).EscapedPath(), "${HTTP}": httpURL, "${HTTPPORT}": httpPort()}
 	recv := func() (map[string]any, error) {
 		rctx, rcancel := context.WithTimeout(ctx, recvTimeout)
@@ -146,41 +199,46 @@ func run(t *testing.T, sc *Scenario, srv *server) []string {
 	for i, st := range sc.Steps {
 		switch {
 		case st.Send != nil:
-			if err := c.Write(ctx, websocket.MessageText, expand(st.Send)); err != nil {
+			b := expand(st.Send)
+			sent(b)
+			if err := c.Write(ctx, websocket.MessageText, b); err != nil {
 				t.Fatalf("step %d: send: %v", i, err)
 			}
 		case st.SendBinary != nil:
-			if err := c.Write(ctx, websocket.MessageBinary, expand(st.SendBinary)); err != nil {
+			b := expand(st.SendBinary)
+			sent(b)
+			if err := c.Write(ctx, websocket.MessageBinary, b); err != nil {
 				t.Fatalf("step %d: send: %v", i, err)
 			}
 		case st.SendText != nil:
-			if err := c.Write(ctx, websocket.MessageText, expand(json.RawMessage(*st.SendText))); err != nil {
+			b := expand(json.RawMessage(*st.SendText))
+			sent(b)
+			if err := c.Write(ctx, websocket.MessageText, b); err != nil {
 				t.Fatalf("step %d: send: %v", i, err)
 			}
 		case st.Recv > 0 || st.RecvSet > 0:
 			n := max(st.Recv, st.RecvSet)
-			var got []string
+			g := group{set: st.RecvSet > 0}
 			for j := 0; j < n; j++ {
 				m, err := recv()
 				if err != nil {
-					t.Fatalf("%s: step %d (%s): message %d of %d: %v\ntranscript so far:\n%s", srv.name, i, st, j+1, n, err, strings.Join(transcript, "\n"))
+					add(g)
+					t.Fatalf("%s: step %d (%s): message %d of %d: %v\ntranscript so far:\n%s", srv.name, i, st, j+1, n, err, so())
 				}
-				got = append(got, normalizeFor(sc, m, srv))
+				g.msgs = append(g.msgs, answered(foldReadChunks(sc, m)))
 			}
-			if st.RecvSet > 0 {
-				sort.Strings(got)
-			}
-			transcript = append(transcript, got...)
+			add(g)
 		case st.RecvUntil != "":
 			// Collected as a set: responses and process notifications race by nature
 			// (both servers); seq values inside the messages still pin event order.
-			var got []string
+			g := group{set: true}
 			var deltas, events []map[string]any
 			seen := map[string]bool{}
 			for {
 				m, err := recv()
 				if err != nil {
-					t.Fatalf("%s: step %d (%s): %v\ntranscript so far:\n%s", srv.name, i, st, err, strings.Join(append(transcript, got...), "\n"))
+					add(g)
+					t.Fatalf("%s: step %d (%s): %v\ntranscript so far:\n%s", srv.name, i, st, err, so())
 				}
 				meth, _ := m["method"].(string)
 				switch {
@@ -189,20 +247,19 @@ func run(t *testing.T, sc *Scenario, srv *server) []string {
 				case sc.MergeOutput && strings.HasPrefix(meth, "process/"):
 					events = append(events, m)
 				default:
-					got = append(got, normalizeFor(sc, m, srv))
+					g.msgs = append(g.msgs, answered(foldReadChunks(sc, m)))
 				}
 				if untilMatches(m, st.RecvUntil, seen) {
 					break
 				}
 			}
 			if len(deltas) > 0 {
-				got = append(got, normalizeFor(sc, mergeDeltas(t, deltas), srv))
+				g.msgs = append(g.msgs, received{msg: mergeDeltas(t, deltas)})
 			}
 			for _, m := range mergeProcessEvents(t, events) {
-				got = append(got, normalizeFor(sc, m, srv))
+				g.msgs = append(g.msgs, received{msg: m})
 			}
-			sort.Strings(got)
-			transcript = append(transcript, got...)
+			add(g)
 		case st.ExpectClosed:
 			m, err := recv()
 			var ce websocket.CloseError
@@ -210,7 +267,7 @@ func run(t *testing.T, sc *Scenario, srv *server) []string {
 			case err == nil:
 				t.Fatalf("step %d: got message %v, want the connection closed", i, m)
 			case errors.As(err, &ce), strings.Contains(err.Error(), "EOF"), strings.Contains(err.Error(), "reset"):
-				transcript = append(transcript, "<closed>")
+				add(group{marker: "<closed>"})
 			default:
 				t.Fatalf("step %d: got %v, want the connection closed", i, err)
 			}
@@ -220,19 +277,32 @@ func run(t *testing.T, sc *Scenario, srv *server) []string {
 			c.CloseNow()
 			c = dial()
 			conns[cur] = c
-			transcript = append(transcript, "<reconnected>")
+			methods[cur] = map[string]string{}
+			add(group{marker: "<reconnected>"})
 		case st.Use != nil:
 			cur = *st.Use
 			if conns[cur] == nil {
 				conns[cur] = dial()
+				methods[cur] = map[string]string{}
 			}
 			c = conns[cur]
-			transcript = append(transcript, fmt.Sprintf("<use %d>", cur))
+			add(group{marker: fmt.Sprintf("<use %d>", cur)})
 		default:
 			t.Fatalf("step %d: empty step", i)
 		}
 	}
-	return transcript
+	return tr
+}
+
+// idKey is the canonical text of a JSON-RPC id, so that a request's id and the id echoed
+// in its response match whatever their spacing.
+func idKey(raw json.RawMessage) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
 }
 
 // httpPort is the port of the loopback HTTP fixture, ${HTTPPORT} in scenarios (for
@@ -440,9 +510,9 @@ func mergeProcessEvents(t *testing.T, events []map[string]any) []map[string]any 
 	return out
 }
 
-// normalizeFor normalizes m for scenario sc; with MergeOutput, process/read results have
-// their chunks folded per stream and nextSeq masked, like merged notifications.
-func normalizeFor(sc *Scenario, m map[string]any, srv *server) string {
+// foldReadChunks returns m; with sc.MergeOutput, a process/read result has its chunks
+// folded per stream and nextSeq masked, like merged notifications.
+func foldReadChunks(sc *Scenario, m map[string]any) map[string]any {
 	if sc.MergeOutput {
 		if r, ok := m["result"].(map[string]any); ok {
 			if chunks, ok := r["chunks"].([]any); ok {
@@ -461,5 +531,5 @@ func normalizeFor(sc *Scenario, m map[string]any, srv *server) string {
 			}
 		}
 	}
-	return normalize(m, srv, sc.Mask)
+	return m
 }

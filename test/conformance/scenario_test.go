@@ -28,7 +28,16 @@ import (
 //	   {"reconnect": true},                     // close this socket, open a new one
 //	   {"use": 1}                               // switch to connection 1 (opened on first use; 0 is the first)
 //	 ],
-//	 "mask": ["result.sessionId"]}              // extra dotted paths masked in every message
+//	 "mask": ["result.sessionId"],              // extra dotted paths masked in every message
+//	 "releases": {                              // only where the reference releases differ, per release:
+//	   "0.169.0": {"skip": "why"}}}             //   not applicable to it (skipped, counted, listed), or
+//	                                            //   {"mask": ["error.message"], "reason": "why"}: paths
+//	                                            //   masked (both sides) against that release only
+//
+// Every scenario runs against every reference release (refbin.Versions) and must match
+// ours, which behaves as the newest. A scenario whose expected behaviour differs between
+// releases says so per release in "releases", with a reason; systematic differences live
+// in one table (systematicRules, releases_test.go).
 type Scenario struct {
 	Description string            `json:"description"`
 	Files       map[string]string `json:"files"`
@@ -40,6 +49,9 @@ type Scenario struct {
 	// into one message and masks event seqs (after checking they are contiguous), for
 	// scenarios whose read boundaries depend on scheduling (PTY echo, for one).
 	MergeOutput bool `json:"mergeOutput"`
+	// Releases holds what differs per reference release, keyed by version; a release
+	// without a section must match exactly (after the systematic rules).
+	Releases map[string]*ReleaseRule `json:"releases"`
 }
 
 // Step is one action of a scenario; exactly one field is set.
@@ -74,7 +86,11 @@ func loadScenarios(t *testing.T) map[string]*Scenario {
 		if err := dec.Decode(&s); err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}
-		out[strings.TrimSuffix(filepath.Base(p), ".json")] = &s
+		name := strings.TrimSuffix(filepath.Base(p), ".json")
+		if err := checkReleaseSections(name, &s); err != nil {
+			t.Fatal(err)
+		}
+		out[name] = &s
 	}
 	return out
 }

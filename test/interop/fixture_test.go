@@ -18,6 +18,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/execlab/executor/internal/refbin"
 	"github.com/execlab/executor/relay/frame"
 )
 
@@ -231,12 +232,12 @@ type referenceExecutor struct {
 	stderr *lockedBuffer
 }
 
-// startReferenceExecutor starts the reference in remote mode against fx, with the bearer on
-// stdin (registry-auth.md §11.1 row 1a) and a fresh CODEX_HOME under /var/tmp. The process is
-// stopped (SIGTERM, then SIGKILL) and waited for in t.Cleanup; its stderr is logged on failure.
-func startReferenceExecutor(t *testing.T, fx *registryFixture) *referenceExecutor {
-	bin := referenceBinary(t)
-	cmd := exec.Command(bin, "exec-server",
+// startReferenceExecutor starts reference release r in remote mode against fx, with the
+// bearer on stdin (registry-auth.md §11.1 row 1a) and a fresh CODEX_HOME under /var/tmp. The
+// process is stopped (SIGTERM, then SIGKILL) and waited for in t.Cleanup; its stderr is
+// logged on failure.
+func startReferenceExecutor(t *testing.T, r refbin.Release, fx *registryFixture) *referenceExecutor {
+	cmd := exec.Command(r.Path, "exec-server",
 		"--remote", fx.registry.URL,
 		"--environment-id", fx.envID,
 		"--registration-bearer-stdin")

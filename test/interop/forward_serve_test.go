@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/execlab/executor/internal/refbin"
 	"github.com/execlab/executor/noise"
 	"github.com/execlab/executor/noise/channel"
 	"github.com/execlab/executor/relay/frame"
@@ -28,9 +29,14 @@ const (
 // endpoint in front of our JSON-RPC server: `codex exec-server forward --remote <our registry
 // fixture> --environment-id E --connect ws://127.0.0.1:<port of executor serve>`. The test
 // (rendezvous + Go harness) completes the Noise handshake with the Rust side, then initialize,
-// process/start and output are answered by our `executor serve` behind it.
+// process/start and output are answered by our `executor serve` behind it. Runs against each
+// reference release.
 func TestForward_ReferenceRelayInFrontOfOurServer(t *testing.T) {
-	ref := referenceBinary(t)
+	refbin.ForEachRelease(t, testForward)
+}
+
+func testForward(t *testing.T, r refbin.Release) {
+	ref := r.Path
 	serveURL := startOurServe(t)
 
 	fx := newRegistryFixture(t, forwardEnvID, forwardRegID, forwardBearer)

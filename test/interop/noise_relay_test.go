@@ -16,6 +16,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/execlab/executor/internal/refbin"
 	"github.com/execlab/executor/noise"
 	"github.com/execlab/executor/noise/channel"
 	"github.com/execlab/executor/relay/frame"
@@ -40,11 +41,15 @@ const (
 // in-test rendezvous, and this test — acting as rendezvous and harness with relay/frame and
 // noise/channel — completes the hybrid IK handshake (message 2 read as ekem, skem, e, ee, se),
 // runs initialize → initialized → process/start of `echo interop` and reads its output. Frames
-// written by the binary must decode and re-encode byte-identically with relay/frame.
+// written by the binary must decode and re-encode byte-identically with relay/frame. Runs
+// against each reference release; golden frames are written from the newest.
 func TestNoiseRelay_GoHarnessAgainstReferenceExecutor(t *testing.T) {
-	referenceBinary(t) // skip/fail before starting servers
+	refbin.ForEachRelease(t, testNoiseRelay)
+}
+
+func testNoiseRelay(t *testing.T, r refbin.Release) {
 	fx := newRegistryFixture(t, interopEnvID, interopRegistrationID, interopBearer)
-	startReferenceExecutor(t, fx)
+	startReferenceExecutor(t, r, fx)
 	defer fx.checkHandlers()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -116,7 +121,7 @@ func TestNoiseRelay_GoHarnessAgainstReferenceExecutor(t *testing.T) {
 	checkRoundTrip(t, frames)
 	checkFullRecordFrame(t, frames)
 	reset := checkUnknownStreamReset(ctx, t, rc)
-	if dir := os.Getenv("EXECUTOR_INTEROP_GOLDEN_DIR"); dir != "" && !t.Failed() {
+	if dir := os.Getenv("EXECUTOR_INTEROP_GOLDEN_DIR"); dir != "" && !t.Failed() && r.Version == refbin.Newest {
 		writeGolden(t, dir, frames, reset)
 	}
 }

@@ -9,75 +9,65 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/execlab/executor/internal/refbin"
 )
 
-// executorKinds are the two executors the registry tests run against: the released Rust
-// `codex exec-server --remote` and our `executor remote`.
-var executorKinds = []struct {
-	name      string
-	reference bool
-}{
-	{"reference", true},
-	{"ours", false},
+// forEachExecutor runs fn against our `executor remote` (subtest "ours", ref nil) and
+// against each released Rust `codex exec-server --remote` (subtests named by the version).
+func forEachExecutor(t *testing.T, fn func(t *testing.T, ref *refbin.Release)) {
+	t.Helper()
+	t.Run("ours", func(t *testing.T) { fn(t, nil) })
+	refbin.ForEachRelease(t, func(t *testing.T, r refbin.Release) { fn(t, &r) })
 }
 
 // TestRegistry_ExecHelloExit3: an executor registers with our registry (--registration-
 // bearer-stdin), and `executor exec` runs sh -c 'echo hello; exit 3' through our rendezvous:
 // it prints hello and exits 3.
 func TestRegistry_ExecHelloExit3(t *testing.T) {
-	for _, k := range executorKinds {
-		t.Run(k.name, func(t *testing.T) {
-			if k.reference {
-				referenceBinary(t)
-			}
-			reg := startOurRegistry(t)
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			startRemoteExecutor(t, k.reference, reg.URL, "env-hello", reg.Token)
-			reg.waitOnline(t, ctx, "env-hello")
-			var out strings.Builder
-			stderr, code := runExec(t, ctx, reg, "env-hello", &out, "sh", "-c", "echo hello; exit 3")
-			if out.String() != "hello\n" || code != 3 {
-				t.Errorf("executor exec: got stdout %q exit %d (stderr %q), want %q exit 3", out.String(), code, stderr, "hello\n")
-			}
-		})
-	}
+	forEachExecutor(t, func(t *testing.T, ref *refbin.Release) {
+		reg := startOurRegistry(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		startRemoteExecutor(t, ref, reg.URL, "env-hello", reg.Token)
+		reg.waitOnline(t, ctx, "env-hello")
+		var out strings.Builder
+		stderr, code := runExec(t, ctx, reg, "env-hello", &out, "sh", "-c", "echo hello; exit 3")
+		if out.String() != "hello\n" || code != 3 {
+			t.Errorf("executor exec: got stdout %q exit %d (stderr %q), want %q exit 3", out.String(), code, stderr, "hello\n")
+		}
+	})
 }
 
 // TestRegistry_Exec64MiB pushes 64 MiB of stdout through registry + rendezvous + executor +
 // `executor exec` and compares its SHA-256 with the file's.
 func TestRegistry_Exec64MiB(t *testing.T) {
 	const size = 64 << 20
-	for _, k := range executorKinds {
-		t.Run(k.name, func(t *testing.T) {
-			if k.reference {
-				referenceBinary(t)
-			}
-			path := filepath.Join(t.TempDir(), "data.bin")
-			data := make([]byte, size)
-			_, _ = rand.Read(data)
-			if err := os.WriteFile(path, data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			want := sha256.Sum256(data)
-			data = nil
-			reg := startOurRegistry(t)
-			ctx, cancel := context.WithTimeout(context.Background(), 180*time.Second)
-			defer cancel()
-			startRemoteExecutor(t, k.reference, reg.URL, "env-big", reg.Token)
-			reg.waitOnline(t, ctx, "env-big")
-			h := &countingHash{h: sha256.New()}
-			start := time.Now()
-			stderr, code := runExec(t, ctx, reg, "env-big", h, "cat", path)
-			elapsed := time.Since(start)
-			var got [32]byte
-			copy(got[:], h.h.Sum(nil))
-			if code != 0 || h.n != size || got != want {
-				t.Fatalf("executor exec cat: got %d bytes, exit %d, sha256 match %v (stderr %q); want %d bytes, exit 0, matching", h.n, code, got == want, stderr, size)
-			}
-			t.Logf("64 MiB through %s executor in %v (%.1f MiB/s)", k.name, elapsed, float64(size)/(1<<20)/elapsed.Seconds())
-		})
-	}
+	forEachExecutor(t, func(t *testing.T, ref *refbin.Release) {
+		path := filepath.Join(t.TempDir(), "data.bin")
+		data := make([]byte, size)
+		_, _ = rand.Read(data)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want := sha256.Sum256(data)
+		data = nil
+		reg := startOurRegistry(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 180*time.Second)
+		defer cancel()
+		startRemoteExecutor(t, ref, reg.URL, "env-big", reg.Token)
+		reg.waitOnline(t, ctx, "env-big")
+		h := &countingHash{h: sha256.New()}
+		start := time.Now()
+		stderr, code := runExec(t, ctx, reg, "env-big", h, "cat", path)
+		elapsed := time.Since(start)
+		var got [32]byte
+		copy(got[:], h.h.Sum(nil))
+		if code != 0 || h.n != size || got != want {
+			t.Fatalf("executor exec cat: got %d bytes, exit %d, sha256 match %v (stderr %q); want %d bytes, exit 0, matching", h.n, code, got == want, stderr, size)
+		}
+		t.Logf("64 MiB through %s executor in %v (%.1f MiB/s)", t.Name(), elapsed, float64(size)/(1<<20)/elapsed.Seconds())
+	})
 }
 
 type countingHash struct {

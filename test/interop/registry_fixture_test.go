@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/execlab/executor/internal/refbin"
 	"github.com/execlab/executor/registry/rendezvous"
 	"github.com/execlab/executor/registry/server"
 )
@@ -138,12 +139,13 @@ type executorProc struct {
 }
 
 // startRemoteExecutor starts `<bin> <args…> --remote/--registry URL --environment-id env
-// --registration-bearer-stdin`, writes the bearer on stdin, and stops it in Cleanup.
-func startRemoteExecutor(t testing.TB, reference bool, registryURL, env, bearer string) *executorProc {
+// --registration-bearer-stdin` — reference release ref, or ours when ref is nil — writes the
+// bearer on stdin, and stops it in Cleanup.
+func startRemoteExecutor(t testing.TB, ref *refbin.Release, registryURL, env, bearer string) *executorProc {
 	t.Helper()
 	var cmd *exec.Cmd
-	if reference {
-		cmd = exec.Command(referenceBinary(t), "exec-server", "--remote", registryURL, "--environment-id", env, "--registration-bearer-stdin")
+	if ref != nil {
+		cmd = exec.Command(ref.Path, "exec-server", "--remote", registryURL, "--environment-id", env, "--registration-bearer-stdin")
 	} else {
 		cmd = exec.Command(oursBinary(t), "remote", "--registry", registryURL, "--environment-id", env, "--registration-bearer-stdin")
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/coder/websocket"
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/execlab/executor/internal/refbin"
 	"github.com/execlab/executor/relay/frame"
 )
 
@@ -27,11 +28,14 @@ const (
 // our Decode/Validate predict, in order, with Validate's texts verbatim (spec §3). Frames we
 // accept must draw no warning. Decode failures are compared by prefix only: the decoder detail
 // is prost's text (e.g. "failed to decode Protobuf message: RelayMessageFrame.stream_id: buffer
-// underflow"), which we do not reproduce.
+// underflow"), which we do not reproduce. Runs against each reference release.
 func TestFrameValidation_MatchesReferenceWarnings(t *testing.T) {
-	referenceBinary(t)
+	refbin.ForEachRelease(t, testFrameValidation)
+}
+
+func testFrameValidation(t *testing.T, r refbin.Release) {
 	fx := newRegistryFixture(t, interopEnvID, interopRegistrationID, interopBearer)
-	re := startReferenceExecutor(t, fx)
+	re := startReferenceExecutor(t, r, fx)
 	defer fx.checkHandlers()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -42,8 +42,8 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// findReference locates the reference binary (internal/refbin: $EXECUTOR_REFERENCE_BIN or
-// scripts/install-reference.sh; under CI=true a missing binary fails the test).
+// findReference locates the newest reference release, the one the bench measures against
+// (internal/refbin; under CI=true a missing binary fails the test).
 func findReference(t *testing.T) string { return refbin.Reference(t) }
 
 func targets(t *testing.T) (Target, *Target) {

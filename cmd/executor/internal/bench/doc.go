@@ -1,6 +1,6 @@
 // Package bench is `executor bench`, the project's performance scoreboard (issue 7): every
 // performance claim is a ratio measured in one run against the released reference
-// (`codex exec-server` 0.169.0) on the same machine.
+// (`codex exec-server`, by default the newest supported release, 0.171.0) on the same machine.
 //
 // # What it does
 //
