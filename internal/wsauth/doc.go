@@ -1,0 +1,27 @@
+// Package wsauth authenticates WebSocket upgrades on the executor's local listener
+// (`executor serve --ws-auth …`), wire-compatible with `codex exec-server --ws-auth`
+// (spec/registry-auth.md §12, §13; settled against the released 0.169.0 and 0.171.0).
+//
+// Layers: cmd/executor parses the flags into Flags; Flags.Settings checks their
+// combination with the reference's texts; Load reads the token or secret file once at
+// start-up and returns a Policy; the serve listener calls Policy.Authorize for every
+// upgrade request after the upgrade headers themselves were found valid. The client side
+// only sends `authorization: Bearer <token>` (harness.Options.AuthBearerToken), which is
+// what the released codex CLI sends for an environments.toml `auth_bearer_token`.
+//
+// Modes:
+//   - capability-token: the upgrade carries `authorization: Bearer <token>`; the SHA-256
+//     of the presented token is compared in constant time with the SHA-256 of the token
+//     file's trimmed contents (--ws-token-file) or with --ws-token-sha256.
+//   - signed-bearer-token: the bearer is a compact JWT signed with HS256 by the trimmed
+//     contents of --ws-shared-secret-file (at least 32 bytes). exp is required; nbf, iss
+//     and aud are checked as the reference does, each with --ws-max-clock-skew-seconds
+//     (default 30) of tolerance; the first failing check names the 401 body.
+//
+// Refusals are *Error values: HTTP 401 with a fixed text/plain body (one of the Msg…
+// constants), never echoing the request. Tokens, secrets and Authorization values are
+// never logged or put into errors; Policy's String hides them.
+//
+// The package knows nothing of WebSockets, JSON-RPC or the listener: it is pure apart
+// from Load's file reads. Policy is immutable and safe for concurrent use.
+package wsauth
