@@ -65,6 +65,7 @@ Flags (each also settable by the environment variable named in brackets):
 	ttl := fs.Duration("session-ttl", 0, "how long a disconnected session keeps its processes (default 30s)")
 	logLevel := fs.String("log-level", envOr("EXECUTOR_LOG_LEVEL", "warn"), "log level on stderr: debug, info, warn, error [EXECUTOR_LOG_LEVEL]")
 	sandboxBackend := sandboxBackendFlag(fs)
+	wsAuth := wsAuthFlags(fs) // accepted only to be refused, as by the reference
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -76,6 +77,12 @@ Flags (each also settable by the environment variable named in brackets):
 	}
 	if strings.TrimSpace(*envID) == "" {
 		return fmt.Errorf("%w: --environment-id is required", errUsage)
+	}
+	if f := wsAuth(); f.Any() {
+		if _, err := f.Settings(); err != nil {
+			return err
+		}
+		return errWSAuthWithRemote
 	}
 	if err := checkStdinModes(map[string]bool{"registration-bearer-stdin": *bearerStdin,
 		"executor-credential-stdin": *credStdin, "chatgpt-token-stdin": *chatgptStdin}); err != nil {

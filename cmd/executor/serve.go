@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 
 	"github.com/execlab/executor/cmd/executor/internal/serve"
 	"github.com/execlab/executor/executor"
+	"github.com/execlab/executor/internal/wsauth"
 )
 
 func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -22,13 +24,30 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	maxChunks := fs.Int("max-retained-chunks", 0, "output chunks kept per process for process/read (default 50000)")
 	logLevel := fs.String("log-level", envOr("EXECUTOR_LOG_LEVEL", "warn"), "log level on stderr: debug, info, warn, error (env EXECUTOR_LOG_LEVEL)")
 	sandboxBackend := sandboxBackendFlag(fs)
+	wsAuth := wsAuthFlags(fs)
 	if err := fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return &errExitCode{code: 2} // a usage error, as clap's (the flag package printed it)
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
+	// The reference's order: the --ws-* combination, then --listen, then stdio vs auth,
+	// then the token or secret file (before binding).
+	authSettings, err := wsAuth().Settings()
+	if err != nil {
+		return err
+	}
 	l, err := serve.ParseListen(*listen)
+	if err != nil {
+		return err
+	}
+	if l.Stdio && authSettings.Mode != wsauth.ModeNone {
+		return serve.ErrAuthWithStdio
+	}
+	auth, err := wsauth.Load(authSettings)
 	if err != nil {
 		return err
 	}
@@ -54,5 +73,6 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		Stdin:  stdin,
 		Stdout: stdout,
 		Logger: log,
+		Auth:   auth,
 	})
 }

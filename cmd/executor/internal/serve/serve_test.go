@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,12 @@ import (
 	"github.com/execlab/executor/cmd/executor/internal/serve"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) != "" {
+		os.Exit(runChild())
+	}
+	goleak.VerifyTestMain(m)
+}
 
 func TestParseListen(t *testing.T) {
 	tests := []struct {

@@ -10,36 +10,53 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
 
 	"github.com/execlab/executor/executor"
+	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/internal/wsauth"
 	"github.com/execlab/executor/internal/wsmsg"
 )
 
 // serveWebSocket listens on addr, prints the bound URL on stdout and serves until ctx
 // ends. It returns after every connection goroutine has exited.
-func serveWebSocket(ctx context.Context, srv *executor.Server, l Listen, stdout io.Writer, log *slog.Logger) error {
+func serveWebSocket(ctx context.Context, srv *executor.Server, cfg Config, log *slog.Logger) error {
+	l := cfg.Listen
 	ln, err := net.Listen("tcp", l.Addr.String())
 	if err != nil {
 		return fmt.Errorf("binding %s: %w", l.Addr, err)
 	}
 	if !l.Addr.Addr().IsLoopback() {
-		log.Warn("listening on a non-loopback address; anyone who can reach it can run commands", "addr", ln.Addr().String())
+		log.Warn("listening on a non-loopback address; anyone who can reach it can run commands", "addr", ln.Addr().String(), "ws_auth", cfg.Auth.Mode().String())
 	}
-	if _, err := fmt.Fprintf(stdout, "ws://%s\n", ln.Addr().String()); err != nil {
+	maxConns := cfg.MaxConns
+	if maxConns <= 0 {
+		maxConns = maxConnsFor(softNoFile())
+	}
+	lim := newConnLimiter(maxConns)
+	ln = &limitListener{Listener: ln, l: lim}
+	if _, err := fmt.Fprintf(cfg.Stdout, "ws://%s\n", ln.Addr().String()); err != nil {
 		ln.Close()
 		return fmt.Errorf("printing listen URL: %w", err)
 	}
+	log.Info("websocket listener", "component", "serve", "addr", ln.Addr().String(), "ws_auth", cfg.Auth.String(), "max_conns", maxConns)
 
 	connCtx, cancelConns := context.WithCancel(ctx)
 	defer cancelConns()
 	var conns sync.WaitGroup
-	h := &wsHandler{ctx: connCtx, srv: srv, log: log, conns: &conns}
+	h := &wsHandler{ctx: connCtx, srv: srv, log: log, conns: &conns, auth: cfg.Auth,
+		upgrades: make(chan struct{}, MaxInFlightUpgrades), now: time.Now}
 	hs := &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: ReadHeaderTimeout,
+		ReadTimeout:       RequestReadTimeout,
+		WriteTimeout:      RequestWriteTimeout,
+		IdleTimeout:       IdleTimeout,
+		MaxHeaderBytes:    MaxHeaderBytes,
+		ConnContext:       withConn,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 	}
 	serveErr := make(chan error, 1)
@@ -54,6 +71,9 @@ func serveWebSocket(ctx context.Context, srv *executor.Server, l Listen, stdout 
 	if err == nil {
 		<-serveErr
 	}
+	if n := lim.evicted.Load() + lim.refused.Load(); n > 0 {
+		log.Info("connection cap reached", "component", "serve", "evicted_idle", lim.evicted.Load(), "refused", lim.refused.Load())
+	}
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serving websocket: %w", err)
 	}
@@ -61,32 +81,84 @@ func serveWebSocket(ctx context.Context, srv *executor.Server, l Listen, stdout 
 }
 
 type wsHandler struct {
-	ctx   context.Context // lifetime of all connections; cancelled at shutdown
-	srv   *executor.Server
-	log   *slog.Logger
-	conns *sync.WaitGroup
+	ctx      context.Context // lifetime of all connections; cancelled at shutdown
+	srv      *executor.Server
+	log      *slog.Logger
+	conns    *sync.WaitGroup
+	auth     *wsauth.Policy   // nil or ModeNone: every upgrade is accepted
+	upgrades chan struct{}    // semaphore: upgrade requests being checked and switched
+	now      func() time.Time // clock for JWT exp/nbf
+	warned   atomic.Bool      // the unauthenticated-listener warning was logged
 }
 
+// plain writes a text/plain response with body exactly msg (no trailing newline), as the
+// reference's axum rejections do; an empty msg sends no content type.
+func plain(w http.ResponseWriter, status int, msg string) {
+	if msg != "" {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	} else {
+		w.Header().Set("Content-Length", "0") // also on HEAD, as the reference
+	}
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, msg)
+}
+
+// ServeHTTP routes as the reference's listener does (registry-auth.md §13), in its
+// order: Origin → 403; /readyz; other paths → 404; then the upgrade checks of its
+// WebSocket extractor (405, 400s); then listener auth (401); then the upgrade.
 func (h *wsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if lc := connOf(r.Context()); lc != nil {
+		lc.enter() // a connection inside a handler is never evicted
+		defer lc.exit()
+	}
 	if _, browser := r.Header["Origin"]; browser {
-		http.Error(w, "browser origins are not allowed", http.StatusForbidden)
+		plain(w, http.StatusForbidden, "")
 		return
 	}
 	switch r.URL.Path {
 	case "/readyz":
-		w.WriteHeader(http.StatusOK)
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET,HEAD")
+			plain(w, http.StatusMethodNotAllowed, "")
+			return
+		}
+		plain(w, http.StatusOK, "")
 		return
 	case "/":
 	default:
-		http.NotFound(w, r)
+		plain(w, http.StatusNotFound, "")
 		return
 	}
-	if !headerHasToken(r.Header, "Connection", "upgrade") {
-		// As the reference answers a plain GET / (the websocket library would say 426).
-		http.Error(w, "Connection header did not include 'upgrade'", http.StatusBadRequest)
+	if status, msg := checkUpgradeRequest(r); status != 0 {
+		plain(w, status, msg)
 		return
 	}
+	select {
+	case h.upgrades <- struct{}{}:
+	default:
+		plain(w, http.StatusServiceUnavailable, "too many concurrent websocket upgrades")
+		return
+	}
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			<-h.upgrades
+		}
+	}
+	defer release()
+	if aerr := h.auth.Authorize(r.Header, h.now()); aerr != nil {
+		// The reason is one of wsauth's fixed texts; the header itself is never logged.
+		h.log.Info("websocket upgrade refused", "component", "serve", "peer", r.RemoteAddr, "status", aerr.Status, "reason", aerr.Message)
+		plain(w, aerr.Status, aerr.Message)
+		return
+	}
+	// The request deadlines of the http.Server do not apply to a WebSocket session.
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{})
+	_ = rc.SetWriteDeadline(time.Time{})
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
+	release()
 	if err != nil {
 		h.log.Debug("websocket upgrade failed", "err", err)
 		return
@@ -102,7 +174,10 @@ func (h *wsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer wg.Done()
 		pingLoop(ctx, c, cancel)
 	}()
-	mc := wsmsg.New(c)
+	var mc jsonrpc.MessageConn = wsmsg.New(c)
+	if h.auth.Mode() == wsauth.ModeNone {
+		mc = &watchConn{MessageConn: mc, h: h, peer: r.RemoteAddr}
+	}
 	err = h.srv.ServeConn(ctx, mc, executor.ConnInfo{Transport: executor.TransportWebSocket, Peer: r.RemoteAddr})
 	cancel()
 	_ = c.CloseNow()
@@ -110,6 +185,25 @@ func (h *wsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		h.log.Debug("connection ended", "peer", r.RemoteAddr, "err", err)
 	}
+}
+
+// checkUpgradeRequest applies the reference's WebSocket-extractor checks in its order and
+// returns its status and body for the first that fails (0 when all pass). The key's value
+// is not checked here (the reference does not either; the library checks it after auth).
+func checkUpgradeRequest(r *http.Request) (int, string) {
+	switch {
+	case r.Method != http.MethodGet:
+		return http.StatusMethodNotAllowed, "Request method must be `GET`"
+	case !headerHasToken(r.Header, "Connection", "upgrade"):
+		return http.StatusBadRequest, "Connection header did not include 'upgrade'"
+	case !strings.EqualFold(r.Header.Get("Upgrade"), "websocket"):
+		return http.StatusBadRequest, "`Upgrade` header did not include 'websocket'"
+	case r.Header.Get("Sec-WebSocket-Version") != "13":
+		return http.StatusBadRequest, "`Sec-WebSocket-Version` header did not include '13'"
+	case len(r.Header.Values("Sec-WebSocket-Key")) == 0:
+		return http.StatusBadRequest, "`Sec-WebSocket-Key` header missing"
+	}
+	return 0, ""
 }
 
 // pingLoop pings every PingInterval; a pong missing for PongTimeout ends the connection.
