@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/coder/websocket"
 
@@ -13,8 +14,10 @@ import (
 
 // DialLocal connects to an executor's local WebSocket listener (the ws://IP:PORT line
 // `executor serve` and `codex exec-server` print) and starts a Client on it. The
-// handshake carries no Origin header (the executor refuses any). ctx bounds the dial only.
-// opts may be nil. The caller still has to call Initialize.
+// handshake carries no Origin header (the executor refuses any) and, with
+// opts.AuthBearerToken, an Authorization header; a listener refusing it answers 401 and
+// the error names the status (never the token). ctx bounds the dial only. opts may be
+// nil. The caller still has to call Initialize.
 func DialLocal(ctx context.Context, rawURL string, opts *Options) (*Client, error) {
 	o := opts.withDefaults()
 	u, err := url.Parse(rawURL)
@@ -24,7 +27,11 @@ func DialLocal(ctx context.Context, rawURL string, opts *Options) (*Client, erro
 	if u.Scheme != "ws" && u.Scheme != "wss" {
 		return nil, fmt.Errorf("parsing executor URL: scheme %q, want ws or wss", u.Scheme)
 	}
-	c, resp, err := websocket.Dial(ctx, rawURL, &websocket.DialOptions{HTTPHeader: http.Header{}})
+	hdr := http.Header{}
+	if tok := strings.TrimSpace(o.AuthBearerToken); tok != "" {
+		hdr.Set("Authorization", "Bearer "+tok)
+	}
+	c, resp, err := websocket.Dial(ctx, rawURL, &websocket.DialOptions{HTTPHeader: hdr})
 	if resp != nil && resp.Body != nil {
 		resp.Body.Close()
 	}

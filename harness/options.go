@@ -26,6 +26,12 @@ type Options struct {
 	// ReadLimit is the largest inbound message DialLocal accepts, in bytes. Zero means
 	// DefaultReadLimit; -1 disables the limit. Ignored by Open.
 	ReadLimit int64
+
+	// AuthBearerToken, when non-empty, is sent by DialLocal as `authorization: Bearer
+	// <token>` on the upgrade: the capability token or signed JWT of a listener started
+	// with --ws-auth (the released codex CLI sends environments.toml's auth_bearer_token
+	// the same way). Surrounding whitespace is trimmed. Never logged. Ignored by Open.
+	AuthBearerToken string
 }
 
 func (o *Options) withDefaults() Options {

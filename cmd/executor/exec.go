@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/execlab/executor/cmd/executor/internal/execcli"
+	"github.com/execlab/executor/internal/wsauth"
 )
 
 // envList collects repeated --env K=V flags.
@@ -36,7 +37,7 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	fs := flag.NewFlagSet("executor exec", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `usage: executor exec [--registry URL --environment-id ID --token-file F | --url ws://…] [flags] -- argv…
+		fmt.Fprint(stderr, `usage: executor exec [--registry URL --environment-id ID --token-file F | --url ws://… [--auth-bearer-token-file F]] [flags] -- argv…
 
 Runs one command in an executor and streams its output; exits with its exit code. Remote
 executors are reached through a registry (reconnecting transparently); local ones
@@ -50,6 +51,8 @@ Flags:
 	envID := fs.String("environment-id", os.Getenv("EXECUTOR_ENVIRONMENT_ID"), "environment to run in [EXECUTOR_ENVIRONMENT_ID]")
 	tokenFile := fs.String("token-file", os.Getenv("EXECUTOR_TOKEN_FILE"), "file whose first token line is the bearer for the registry [EXECUTOR_TOKEN_FILE]")
 	url := fs.String("url", os.Getenv("EXECUTOR_URL"), "ws:// URL of a local 'executor serve' instead of a registry [EXECUTOR_URL]")
+	authTokenFile := fs.String("auth-bearer-token-file", os.Getenv("EXECUTOR_AUTH_BEARER_TOKEN_FILE"),
+		"with --url: file holding the listener's token (capability token or signed JWT, trimmed), sent as 'authorization: Bearer' like the codex CLI's auth_bearer_token [EXECUTOR_AUTH_BEARER_TOKEN_FILE]")
 	tty := fs.Bool("t", false, "run in a PTY with the local terminal in raw mode")
 	interactive := fs.Bool("i", false, "forward stdin (the remote stdin stays open after local EOF)")
 	cwd := fs.String("cwd", "", "working directory on the executor host (default: the executor's)")
@@ -66,9 +69,21 @@ Flags:
 		Argv: fs.Args(), TTY: *tty, Interactive: *interactive, Cwd: *cwd, Env: env,
 		Stdin: stdin, Stdout: stdout, Stderr: stderr, StdinFD: -1,
 	}
+	explicit := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
+	if explicit["auth-bearer-token-file"] && *url == "" {
+		return fmt.Errorf("%w: --auth-bearer-token-file is for --url (a registry takes --token-file)", errUsage)
+	}
 	switch {
 	case *url != "":
 		cfg.URL = *url
+		if *authTokenFile != "" {
+			tok, err := wsauth.ReadSecretFile(*authTokenFile)
+			if err != nil {
+				return err
+			}
+			cfg.AuthBearerToken = tok
+		}
 	case *registry != "" && *envID != "" && *tokenFile != "":
 		tok, err := readToken(*tokenFile)
 		if err != nil {

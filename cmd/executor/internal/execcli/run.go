@@ -23,6 +23,8 @@ type Config struct {
 	EnvironmentID string
 	Token         string // bearer for connect; never logged
 	URL           string // ws:// of `executor serve`
+	// AuthBearerToken is sent on the URL's upgrade (listener --ws-auth); never logged.
+	AuthBearerToken string
 
 	Argv        []string
 	TTY         bool
@@ -61,7 +63,9 @@ func Run(ctx context.Context, cfg Config) error {
 	var c *harness.Client
 	var err error
 	if cfg.URL != "" {
-		c, err = harness.DialLocal(ctx, cfg.URL, copts)
+		lopts := *copts
+		lopts.AuthBearerToken = cfg.AuthBearerToken
+		c, err = harness.DialLocal(ctx, cfg.URL, &lopts)
 	} else {
 		c, err = harness.Dial(ctx, &harness.RemoteOptions{
 			Registry: cfg.Registry, EnvironmentID: cfg.EnvironmentID, Token: cfg.Token,
