@@ -68,6 +68,13 @@ func runProbeProgram(name string, args []string) int {
 	case "vsock":
 		_, err := unix.Socket(unix.AF_VSOCK, unix.SOCK_STREAM, 0)
 		return report(err)
+	case "unix-dgram-sendmsg":
+		// The datagram-gap probe: sendmsg with a destination, no connect (issue 13).
+		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM, 0)
+		if err == nil {
+			err = unix.Sendmsg(fd, []byte("escaped"), nil, &unix.SockaddrUnix{Name: args[0]}, 0)
+		}
+		return report(err)
 	case "socketpair":
 		_, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 		return report(err)

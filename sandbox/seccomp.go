@@ -18,7 +18,15 @@ package sandbox
 //	         jeq socket ? SOCKET ; jeq socketpair ? PAIR  (per mode)
 //	ret ALLOW
 //	SOCKET: ld args[0].lo; domain rules ; PAIR: same
+//	        [Restricted, AF_UNIX] ld args[1].lo; and SOCK_TYPE_MASK;
+//	        jeq SOCK_STREAM|SOCK_SEQPACKET ? ALLOW : ERRNO
 //	ALLOW / ERRNO / KILL returns
+//
+// Hardening beyond the reference (issue 13): under Restricted, socket(AF_UNIX) is
+// allowed only for SOCK_STREAM and SOCK_SEQPACKET. The reference also allows
+// SOCK_DGRAM, and with sendmsg (not in the deny list) a datagram then reaches any host
+// socket bound at a path the command can see (/dev/log, journald's socket). Stream
+// sockets cannot connect (connect is denied); socketpair keeps every type.
 
 import (
 	"fmt"
@@ -45,12 +53,19 @@ const (
 	offNr   = 0
 	offArch = 4
 	offArg0 = 16
-	x32Bit  = 0x40000000 // __X32_SYSCALL_BIT
-	afUnix  = 1
-	afInet  = 2
-	afInet6 = 10
-	afVsock = 40
-	maxJump = 255 // classic BPF conditional jump offsets are u8
+	offArg1 = 24 // args[1] low 32 bits: socket's `type`
+	bpfALU  = 0x04
+	bpfAND  = 0x50
+
+	sockStream    = 1          // SOCK_STREAM
+	sockSeqpacket = 5          // SOCK_SEQPACKET
+	sockTypeMask  = 0xf        // SOCK_TYPE_MASK: strips SOCK_NONBLOCK / SOCK_CLOEXEC
+	x32Bit        = 0x40000000 // __X32_SYSCALL_BIT
+	afUnix        = 1
+	afInet        = 2
+	afInet6       = 10
+	afVsock       = 40
+	maxJump       = 255 // classic BPF conditional jump offsets are u8
 )
 
 // Instruction is one classic BPF instruction (struct sock_filter).
@@ -119,7 +134,7 @@ func BuildSeccompProgram(arch string, mode policy.SeccompMode, opts SeccompOptio
 		return nil, nil
 	case policy.SeccompRestricted:
 		denied = concat(deniedProcess, deniedIOURing, deniedNetwork)
-		socketDomain = domainRule{allow: []uint32{afUnix}}
+		socketDomain = domainRule{allow: []uint32{afUnix}, unixTypes: []uint32{sockStream, sockSeqpacket}}
 		pairDomain = domainRule{allow: []uint32{afUnix}}
 	case policy.SeccompProxyRouted:
 		denied = concat(deniedProcess, deniedIOURing)
@@ -163,15 +178,29 @@ func BuildSeccompProgram(arch string, mode policy.SeccompMode, opts SeccompOptio
 }
 
 // domainRule: with allow set, every other domain is EPERM; with deny set, those are.
-type domainRule struct{ allow, deny []uint32 }
+// unixTypes, when set (with AF_UNIX in allow), narrows AF_UNIX to those socket types.
+type domainRule struct{ allow, deny, unixTypes []uint32 }
 
 func (r domainRule) emit(a *assembler) {
 	a.stmt(bpfLD|bpfW|bpfABS, offArg0)
 	if r.allow != nil {
 		for _, d := range r.allow {
+			if d == afUnix && r.unixTypes != nil {
+				a.jump(bpfJMP|bpfJEQ|bpfK, d, "unixtype", "")
+				continue
+			}
 			a.jump(bpfJMP|bpfJEQ|bpfK, d, "allow", "")
 		}
 		a.jump(bpfJMP, 0, "errno", "")
+		if r.unixTypes != nil {
+			a.label("unixtype")
+			a.stmt(bpfLD|bpfW|bpfABS, offArg1)
+			a.stmt(bpfALU|bpfAND|bpfK, sockTypeMask)
+			for _, ty := range r.unixTypes {
+				a.jump(bpfJMP|bpfJEQ|bpfK, ty, "allow", "")
+			}
+			a.jump(bpfJMP, 0, "errno", "")
+		}
 		return
 	}
 	for _, d := range r.deny {

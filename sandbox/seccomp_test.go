@@ -14,7 +14,11 @@ import (
 var update = flag.Bool("update", false, "rewrite golden files")
 
 // runBPF interprets the subset of classic BPF the builder emits over a seccomp_data.
-func runBPF(t *testing.T, prog []Instruction, nr, arch uint32, arg0 uint64) uint32 {
+func runBPF(t *testing.T, prog []Instruction, nr, arch uint32, arg0 uint64, rest ...uint64) uint32 {
+	var arg1 uint64
+	if len(rest) > 0 {
+		arg1 = rest[0]
+	}
 	t.Helper()
 	var acc uint32
 	for pc := 0; pc < len(prog); pc++ {
@@ -30,9 +34,13 @@ func runBPF(t *testing.T, prog []Instruction, nr, arch uint32, arg0 uint64) uint
 				acc = uint32(arg0) // low 32 bits, little endian
 			case offArg0 + 4:
 				acc = uint32(arg0 >> 32)
+			case offArg1:
+				acc = uint32(arg1)
 			default:
 				t.Fatalf("load from unexpected offset %d", in.K)
 			}
+		case bpfALU | bpfAND | bpfK:
+			acc &= in.K
 		case bpfJMP:
 			pc += int(in.K)
 		case bpfJMP | bpfJEQ | bpfK:
@@ -68,36 +76,48 @@ func TestSeccompProgram_Semantics(t *testing.T) {
 			sys  string
 			arg0 uint64
 			want uint32
+			arg1 uint64 // socket type; 0 means SOCK_STREAM below
 		}{
-			{policy.SeccompRestricted, SeccompOptions{}, "connect", 0, eperm},
-			{policy.SeccompRestricted, SeccompOptions{}, "socket", afInet, eperm},
-			{policy.SeccompRestricted, SeccompOptions{}, "socket", afUnix, retAllow},
-			{policy.SeccompRestricted, SeccompOptions{}, "socket", afUnix | 1<<32, retAllow},
-			{policy.SeccompRestricted, SeccompOptions{}, "socketpair", afInet, eperm},
-			{policy.SeccompRestricted, SeccompOptions{}, "socketpair", afUnix, retAllow},
-			{policy.SeccompRestricted, SeccompOptions{}, "ptrace", 0, eperm},
-			{policy.SeccompRestricted, SeccompOptions{}, "io_uring_setup", 0, eperm},
-			{policy.SeccompRestricted, SeccompOptions{}, "process_vm_readv", 0, eperm},
-			{policy.SeccompProxyRouted, SeccompOptions{}, "socket", afInet6, retAllow},
-			{policy.SeccompProxyRouted, SeccompOptions{}, "socket", afUnix, eperm},
-			{policy.SeccompProxyRouted, SeccompOptions{AllowUnixSockets: true}, "socket", afUnix, retAllow},
-			{policy.SeccompProxyRouted, SeccompOptions{}, "socket", afVsock, eperm},
-			{policy.SeccompProxyRouted, SeccompOptions{}, "connect", 0, retAllow},
-			{policy.SeccompProxyRouted, SeccompOptions{}, "ptrace", 0, eperm},
-			{policy.SeccompVmSocketRestricted, SeccompOptions{}, "socket", afVsock, eperm},
-			{policy.SeccompVmSocketRestricted, SeccompOptions{}, "socket", afVsock | 1<<32, eperm},
-			{policy.SeccompVmSocketRestricted, SeccompOptions{}, "socket", afInet, retAllow},
-			{policy.SeccompVmSocketRestricted, SeccompOptions{}, "socketpair", afVsock, eperm},
-			{policy.SeccompVmSocketRestricted, SeccompOptions{}, "ptrace", 0, retAllow},
-			{policy.SeccompVmSocketRestricted, SeccompOptions{}, "io_uring_enter", 0, eperm},
+			{policy.SeccompRestricted, SeccompOptions{}, "connect", 0, eperm, 0},
+			{policy.SeccompRestricted, SeccompOptions{}, "socket", afInet, eperm, 0},
+			{policy.SeccompRestricted, SeccompOptions{}, "socket", afUnix, retAllow, 0},
+			{policy.SeccompRestricted, SeccompOptions{}, "socket", afUnix | 1<<32, retAllow, 0},
+			// Hardening: AF_UNIX datagram and raw sockets are refused, flags masked off.
+			{policy.SeccompRestricted, SeccompOptions{}, "socket", afUnix, eperm, 2 /* SOCK_DGRAM */},
+			{policy.SeccompRestricted, SeccompOptions{}, "socket", afUnix, eperm, 2 | 0x80800 /* DGRAM|CLOEXEC|NONBLOCK */},
+			{policy.SeccompRestricted, SeccompOptions{}, "socket", afUnix, eperm, 3 /* SOCK_RAW */},
+			{policy.SeccompRestricted, SeccompOptions{}, "socket", afUnix, retAllow, 5 /* SOCK_SEQPACKET */},
+			{policy.SeccompRestricted, SeccompOptions{}, "socket", afUnix, retAllow, 1 | 0x80000 /* STREAM|CLOEXEC */},
+			{policy.SeccompRestricted, SeccompOptions{}, "socketpair", afUnix, retAllow, 2 /* SOCK_DGRAM */},
+			{policy.SeccompRestricted, SeccompOptions{}, "socketpair", afInet, eperm, 0},
+			{policy.SeccompRestricted, SeccompOptions{}, "socketpair", afUnix, retAllow, 0},
+			{policy.SeccompRestricted, SeccompOptions{}, "ptrace", 0, eperm, 0},
+			{policy.SeccompRestricted, SeccompOptions{}, "io_uring_setup", 0, eperm, 0},
+			{policy.SeccompRestricted, SeccompOptions{}, "process_vm_readv", 0, eperm, 0},
+			{policy.SeccompProxyRouted, SeccompOptions{}, "socket", afInet6, retAllow, 0},
+			{policy.SeccompProxyRouted, SeccompOptions{}, "socket", afUnix, eperm, 0},
+			{policy.SeccompProxyRouted, SeccompOptions{AllowUnixSockets: true}, "socket", afUnix, retAllow, 0},
+			{policy.SeccompProxyRouted, SeccompOptions{}, "socket", afVsock, eperm, 0},
+			{policy.SeccompProxyRouted, SeccompOptions{}, "connect", 0, retAllow, 0},
+			{policy.SeccompProxyRouted, SeccompOptions{}, "ptrace", 0, eperm, 0},
+			{policy.SeccompVmSocketRestricted, SeccompOptions{}, "socket", afVsock, eperm, 0},
+			{policy.SeccompVmSocketRestricted, SeccompOptions{}, "socket", afVsock | 1<<32, eperm, 0},
+			{policy.SeccompVmSocketRestricted, SeccompOptions{}, "socket", afInet, retAllow, 0},
+			{policy.SeccompVmSocketRestricted, SeccompOptions{}, "socketpair", afVsock, eperm, 0},
+			{policy.SeccompVmSocketRestricted, SeccompOptions{}, "ptrace", 0, retAllow, 0},
+			{policy.SeccompVmSocketRestricted, SeccompOptions{}, "io_uring_enter", 0, eperm, 0},
 		}
 		for _, tt := range tests {
 			prog, err := BuildSeccompProgram(tbl.name, tt.mode, tt.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := runBPF(t, prog, nr[tt.sys], tbl.auditArch, tt.arg0); got != tt.want {
-				t.Errorf("%s %v %s(%#x): got %#x, want %#x", tbl.name, tt.mode, tt.sys, tt.arg0, got, tt.want)
+			arg1 := tt.arg1
+			if arg1 == 0 {
+				arg1 = 1 // SOCK_STREAM
+			}
+			if got := runBPF(t, prog, nr[tt.sys], tbl.auditArch, tt.arg0, arg1); got != tt.want {
+				t.Errorf("%s %v %s(%#x, %#x): got %#x, want %#x", tbl.name, tt.mode, tt.sys, tt.arg0, arg1, got, tt.want)
 			}
 			if got := runBPF(t, prog, nr[tt.sys], 0x40000003 /* i386 */, tt.arg0); got != retKillProcess {
 				t.Errorf("%s %v foreign arch: got %#x, want KILL_PROCESS", tbl.name, tt.mode, got)
