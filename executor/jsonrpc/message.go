@@ -62,4 +62,6 @@ type Message struct {
 	Params json.RawMessage // nil when absent; otherwise the raw JSON text
 	Result json.RawMessage // responses
 	Error  *Error          // error responses
+
+	size int // bytes of the raw message, charged against InboundBytes while queued
 }

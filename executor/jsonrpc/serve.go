@@ -84,6 +84,13 @@ type Conn struct {
 	queued int
 	space  chan struct{} // capacity 1; signalled by the writer after each message
 
+	// imu guards inQueued: the raw bytes of messages read but not yet taken by the
+	// dispatcher. The read loop waits (on inSpace) while it is over InboundBytes, so a
+	// peer that outruns the handlers holds back its own socket, not our memory.
+	imu      sync.Mutex
+	inQueued int
+	inSpace  chan struct{} // capacity 1; signalled by the dispatcher after each message
+
 	closeOnce sync.Once
 }
 
@@ -95,6 +102,8 @@ func NewConn(mc MessageConn, opts *Options) *Conn {
 		out:   make(chan []byte, OutboundQueue),
 		done:  make(chan struct{}),
 		space: make(chan struct{}, 1),
+
+		inSpace: make(chan struct{}, 1),
 	}
 }
 
@@ -160,11 +169,45 @@ func (c *Conn) readLoop(ctx context.Context, cancel context.CancelCauseFunc, inb
 			cancel(ErrClose)
 			return
 		}
+		msg.size = len(data)
+		if !c.admitInbound(ctx, msg.size) {
+			return
+		}
 		select {
 		case inbound <- msg:
 		case <-ctx.Done():
 			return
 		}
+	}
+}
+
+// admitInbound charges n bytes to the inbound budget, waiting while it is spent (a
+// message is always admitted into an empty queue). It reports false when ctx ends.
+func (c *Conn) admitInbound(ctx context.Context, n int) bool {
+	for {
+		c.imu.Lock()
+		if c.inQueued == 0 || c.inQueued+n <= InboundBytes {
+			c.inQueued += n
+			c.imu.Unlock()
+			return true
+		}
+		c.imu.Unlock()
+		select {
+		case <-c.inSpace:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// releaseInbound returns a dequeued message's bytes to the inbound budget.
+func (c *Conn) releaseInbound(n int) {
+	c.imu.Lock()
+	c.inQueued -= n
+	c.imu.Unlock()
+	select {
+	case c.inSpace <- struct{}{}:
+	default:
 	}
 }
 
@@ -202,6 +245,7 @@ func (c *Conn) dispatchLoop(ctx context.Context, cancel context.CancelCauseFunc,
 				return
 			}
 			msg = m
+			c.releaseInbound(msg.size)
 		case <-ctx.Done():
 			return
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -253,5 +254,73 @@ func TestConn_NotifyWaitsForByteBudget(t *testing.T) {
 		if m := c.Recv(); m["method"] != "big" {
 			t.Fatalf("got %v", m["method"])
 		}
+	}
+}
+
+// countingConn counts the messages the connection has read from the peer.
+type countingConn struct {
+	*executortest.End
+	mu    sync.Mutex
+	reads int
+}
+
+func (c *countingConn) ReadMessage(ctx context.Context) ([]byte, error) {
+	b, err := c.End.ReadMessage(ctx)
+	if err == nil {
+		c.mu.Lock()
+		c.reads++
+		c.mu.Unlock()
+	}
+	return b, err
+}
+
+func (c *countingConn) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reads
+}
+
+// While a serial request blocks dispatch, the read loop stops taking large messages once
+// InboundBytes is queued (issue 13: bounded by count alone, 40 queued 16 MiB messages
+// pinned 1.14 GB); releasing the handler lets the rest through, in order.
+func TestConn_InboundWaitsForByteBudget(t *testing.T) {
+	a, b := executortest.Pipe()
+	cc := &countingConn{End: b}
+	h := &fakeHandler{release: make(chan struct{})}
+	conn := jsonrpc.NewConn(cc, nil)
+	done := make(chan error, 1)
+	go func() { done <- conn.Run(context.Background(), h) }()
+	defer func() { a.Close(); <-done }()
+	ctx := context.Background()
+	if err := a.WriteMessage(ctx, []byte(`{"id":0,"method":"wait"}`)); err != nil {
+		t.Fatal(err)
+	}
+	const n = 8
+	big := `"` + strings.Repeat("x", jsonrpc.InboundBytes/4) + `"`
+	sent := make(chan error, 1)
+	go func() { // the peer keeps writing; the pipe blocks it once we stop reading
+		for i := 1; i <= n; i++ {
+			if err := a.WriteMessage(ctx, []byte(`{"id":`+strconv.Itoa(i)+`,"method":"fail","params":`+big+`}`)); err != nil {
+				sent <- err
+				return
+			}
+		}
+		sent <- nil
+	}()
+	time.Sleep(200 * time.Millisecond) // let the read loop run as far as it can
+	// wait + 4 messages within the budget + the one waiting for admission.
+	if got := cc.count(); got > 6 {
+		t.Fatalf("read %d messages while dispatch was blocked, want at most 6 (byte budget %d)", got, jsonrpc.InboundBytes)
+	}
+	close(h.release)
+	c := executortest.NewClient(t, a)
+	for i := 0; i <= n; i++ {
+		m := c.Recv()
+		if id, _ := m["id"].(float64); int(id) != i {
+			t.Fatalf("reply %d has id %v", i, m["id"])
+		}
+	}
+	if err := <-sent; err != nil {
+		t.Fatal(err)
 	}
 }
