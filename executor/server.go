@@ -31,6 +31,12 @@ type Options struct {
 	// environment/info's sandboxSupport. Nil: every request that needs enforcement fails
 	// closed with -32602, sandboxSupport is absent and sandboxedFileStreaming false.
 	Sandbox *sandbox.Launcher
+	// TCPUpstreamProxy is `--tcp-upstream-proxy HOST:PORT` (codex 0.171.0): raw TCP of
+	// managed sandboxes must leave through that HTTP CONNECT proxy. This executor has
+	// no executor-local managed proxy to enforce it with, so when set every
+	// process/start with managedNetwork or enforceManagedNetwork is refused (-32602),
+	// as the reference refuses it without one. "" (default): no such requirement.
+	TCPUpstreamProxy string
 }
 
 func (o *Options) withDefaults() Options {

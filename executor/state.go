@@ -20,12 +20,13 @@ type sessionState struct {
 
 func newSessionState(s *Server) *sessionState {
 	return &sessionState{procs: process.NewManager(&process.Options{
-		MaxRetainedBytes:  s.opts.MaxRetainedBytes,
-		MaxRetainedChunks: s.opts.MaxRetainedChunks,
-		Logger:            s.opts.Logger,
-		Sandbox:           s.opts.Sandbox,
-		RuntimeReadGrants: s.runtimeGrants,
-		Home:              homeDir(),
+		MaxRetainedBytes:     s.opts.MaxRetainedBytes,
+		MaxRetainedChunks:    s.opts.MaxRetainedChunks,
+		Logger:               s.opts.Logger,
+		Sandbox:              s.opts.Sandbox,
+		RuntimeReadGrants:    s.runtimeGrants,
+		Home:                 homeDir(),
+		MandatoryTCPUpstream: s.opts.TCPUpstreamProxy != "",
 	})}
 }
 

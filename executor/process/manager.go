@@ -36,6 +36,11 @@ type Options struct {
 	// Home anchors "~/" deny globs when the sandbox context has no userHomeDir (the
 	// executor's HOME). Default "".
 	Home string
+	// MandatoryTCPUpstream: the server was told raw sandbox TCP must go through an
+	// upstream proxy (`--tcp-upstream-proxy`). Without an executor-local managed proxy
+	// that cannot be enforced, so every start with managedNetwork or
+	// enforceManagedNetwork is refused (-32602, the reference's text). Default false.
+	MandatoryTCPUpstream bool
 }
 
 func (o *Options) withDefaults() Options {

@@ -92,6 +92,10 @@ func (m *Manager) wrapSandbox(params *protocol.ProcessStartParams, p *policy.Pol
 // on an executor without a local managed proxy (observed; no error.data).
 var errTransparentTCP = jsonrpc.InvalidParams("transparent TCP requires an executor-local managed proxy")
 
+// errMandatoryUpstream is codex 0.171.0's answer, when started with
+// --tcp-upstream-proxy, to any managed-network start (observed; no error.data).
+var errMandatoryUpstream = jsonrpc.InvalidParams("a mandatory TCP upstream requires an executor-local managed proxy")
+
 // managedNetworkParams is the wire shape of process/start's managedNetwork
 // (spec/sandbox.md §1.1): every field optional (#[serde(default)]), unknown fields
 // ignored.

@@ -33,6 +33,9 @@ func (m *Manager) start(ctx context.Context, params *protocol.ProcessStartParams
 	if _, err := decodeManagedNetwork(params.ManagedNetwork); err != nil {
 		return nil, err
 	}
+	if m.opts.MandatoryTCPUpstream && (present(params.ManagedNetwork) || params.EnforceManagedNetwork) {
+		return nil, errMandatoryUpstream
+	}
 	if present(params.NetworkProxy) {
 		// OPTIONAL surface declined (§3.9): never run such a command without its proxy.
 		return nil, jsonrpc.InvalidParams("network proxy launch is unsupported on this executor")

@@ -3,6 +3,7 @@ package process_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/process"
 	"github.com/execlab/executor/executor/protocol"
 )
@@ -276,5 +278,51 @@ func TestPty_MissingCwdRunsAtHome(t *testing.T) {
 	out, _ := readUntilClosed(t, m, "p")
 	if got := strings.TrimSpace(string(out[protocol.StreamPty])); got != home {
 		t.Fatalf("pwd = %q, want %q", got, home)
+	}
+}
+
+// With --tcp-upstream-proxy (MandatoryTCPUpstream) every managed-network start is
+// refused after managedNetwork decoded, before argv is checked; a start without one
+// runs (observed from codex 0.171.0).
+func TestStart_MandatoryTCPUpstream(t *testing.T) {
+	m := newManager(t, &process.Options{MandatoryTCPUpstream: true})
+	cwd := tmpURI(t)
+	const upstream = "a mandatory TCP upstream requires an executor-local managed proxy"
+	tests := []struct {
+		name    string
+		edit    func(p *protocol.ProcessStartParams)
+		code    int
+		msg     string
+		started bool
+	}{
+		{"empty managedNetwork", func(p *protocol.ProcessStartParams) { p.ManagedNetwork = json.RawMessage(`{}`) }, -32602, upstream, false},
+		{"enforceManagedNetwork", func(p *protocol.ProcessStartParams) { p.EnforceManagedNetwork = true }, -32602, upstream, false},
+		{"empty argv", func(p *protocol.ProcessStartParams) { p.ManagedNetwork, p.Argv = json.RawMessage(`{}`), nil }, -32602, upstream, false},
+		{"bad transparentTcp wins", func(p *protocol.ProcessStartParams) { p.ManagedNetwork = json.RawMessage(`{"transparentTcp":"x"}`) },
+			-32602, `invalid type: string "x", expected a boolean`, false},
+		{"transparentTcp wins", func(p *protocol.ProcessStartParams) { p.ManagedNetwork = json.RawMessage(`{"transparentTcp":true}`) },
+			-32602, "transparent TCP requires an executor-local managed proxy", false},
+		{"null managedNetwork", func(p *protocol.ProcessStartParams) { p.ManagedNetwork = json.RawMessage(`null`) }, 0, "", true},
+		{"none", func(p *protocol.ProcessStartParams) {}, 0, "", true},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			id := "u" + strconv.Itoa(i)
+			p := startParams(id, cwd, "true")
+			tt.edit(p)
+			_, err := m.Start(context.Background(), p)
+			if tt.started {
+				if err != nil {
+					t.Fatalf("Start: %v, want started", err)
+				}
+				readUntilClosed(t, m, id)
+				return
+			}
+			wantRPCError(t, err, tt.code, tt.msg)
+			var re *jsonrpc.Error
+			if errors.As(err, &re) && re.Data != nil {
+				t.Errorf("error data = %s, want none", re.Data)
+			}
+		})
 	}
 }
