@@ -23,31 +23,49 @@ import (
 // Regression test for security issue 13, finding 1 (sandbox escape through the local
 // listener): a command running in a real bubblewrap sandbox (root read-only, network
 // enabled) connects to the executor's own ws:// port with `executor exec --url` and asks
-// for an unconfined process that writes a file the sandbox cannot write.
+// for an unconfined process that writes a file the sandbox cannot write. Before this fix
+// the default listener accepted it and the file was written.
 //
-//   - without --ws-auth the escape works (the default listener trusts every local
-//     client: README, Security model) — asserted so that the test proves its own power;
-//   - with --ws-auth capability-token the upgrade is refused with 401, nothing starts and
-//     the file is never written. Before listener auth existed `executor serve` refused
-//     the flag and this subtest failed.
+//   - default listener (no --ws-auth): refused with 403, the executor recognising the
+//     client socket as held by one of its sandboxed commands (best effort);
+//   - --ws-auth capability-token, no token: 401;
+//   - --ws-auth with the token deliberately handed to the sandboxed command: the same
+//     command succeeds and writes the file, which proves the sandbox can reach the
+//     listener and run `executor exec` — the refusals above are the listener's doing.
 func TestWSAuth_SandboxedCommandCannotReachListener(t *testing.T) {
 	sandboxtest.Require(t, sandbox.BackendBubblewrap)
 	ours := oursBinary(t)
 	const token = "escape-test-capability-token"
 	sum := sha256.Sum256([]byte(token))
+	authArgs := []string{"--ws-auth", "capability-token", "--ws-token-sha256", hex.EncodeToString(sum[:])}
 
 	for _, tt := range []struct {
-		name    string
-		args    []string
-		escapes bool
+		name       string
+		serveArgs  []string
+		giveToken  bool
+		wantStatus string // in the sandboxed exec's error; "" = the escape succeeds
+		landlock   bool   // the degraded backend (same namespaces; told apart by seccomp)
 	}{
-		{"without_auth_escapes", nil, true},
-		{"capability_token_refuses", []string{"--ws-auth", "capability-token", "--ws-token-sha256", hex.EncodeToString(sum[:])}, false},
+		{"default_refuses_sandboxed_peer", nil, false, "403", false},
+		{"default_refuses_landlock_sandboxed_peer", []string{"--sandbox-backend", "landlock"}, false, "403", true},
+		{"capability_token_refuses", authArgs, false, "401", false},
+		{"capability_token_reachable_with_token", authArgs, true, "", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			if tt.landlock {
+				sandboxtest.Require(t, sandbox.BackendLandlock)
+			}
 			dir := refbin.CodexHome(t) // under /var/tmp; the sandbox may only read it
 			marker := filepath.Join(dir, "escaped")
-			url := startOursServe(t, ours, tt.args...)
+			tokenArgs := ""
+			if tt.giveToken {
+				tokFile := filepath.Join(dir, "token")
+				if err := os.WriteFile(tokFile, []byte(token), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				tokenArgs = "--auth-bearer-token-file " + tokFile
+			}
+			url := startOursServe(t, ours, tt.serveArgs...)
 
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
@@ -60,12 +78,12 @@ func TestWSAuth_SandboxedCommandCannotReachListener(t *testing.T) {
 				t.Fatal(err)
 			}
 			// First a direct write (must fail: the sandbox is read-only), then the escape
-			// attempt through the listener, without any token.
+			// attempt through the listener.
 			script := `{ echo direct > "$1"; } 2>/dev/null && echo DIRECT-WRITE-SUCCEEDED; ` +
-				`"$2" exec --url "$3" -- sh -c 'echo escaped > "$1"' sh "$1"; echo "exec-exit=$?"`
+				`"$2" exec --url "$3" $4 -- sh -c 'echo escaped > "$1"' sh "$1"; echo "exec-exit=$?"`
 			params := map[string]any{
 				"processId": "attacker",
-				"argv":      []string{"sh", "-c", script, "sh", marker, ours, url},
+				"argv":      []string{"sh", "-c", script, "sh", marker, ours, url, tokenArgs},
 				"cwd":       protocol.FromNative(dir),
 				"env":       map[string]string{"PATH": os.Getenv("PATH"), "HOME": dir},
 				"tty":       false,
@@ -82,17 +100,17 @@ func TestWSAuth_SandboxedCommandCannotReachListener(t *testing.T) {
 			}
 			_, statErr := os.Stat(marker)
 			written := statErr == nil
-			if tt.escapes {
+			if tt.wantStatus == "" {
 				if !written || !strings.Contains(out, "exec-exit=0") {
-					t.Fatalf("without auth the escape should work (documenting the default): marker written %v", written)
+					t.Fatalf("with the token the sandboxed exec should reach the listener: marker written %v", written)
 				}
 				return
 			}
 			if written {
-				t.Fatal("a sandboxed command started an unconfined process through the authenticated listener")
+				t.Fatal("a sandboxed command started an unconfined process through the listener")
 			}
-			if !strings.Contains(out, "401") || strings.Contains(out, "exec-exit=0") {
-				t.Fatalf("want the listener's 401 and a failed exec, got:\n%s", out)
+			if !strings.Contains(out, "got "+tt.wantStatus) || strings.Contains(out, "exec-exit=0") {
+				t.Fatalf("want the listener's %s and a failed exec, got:\n%s", tt.wantStatus, out)
 			}
 		})
 	}

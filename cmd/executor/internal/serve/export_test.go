@@ -1,6 +1,9 @@
 package serve
 
-import "net"
+import (
+	"net"
+	"net/netip"
+)
 
 // Test hooks for the connection limiter.
 
@@ -31,3 +34,13 @@ func (l *connLimiter) AdmitForTest(c net.Conn) (net.Conn, func(busy bool), net.C
 func (l *connLimiter) OpenForTest() int { return l.open() }
 
 func MaxConnsForForTest(nofile uint64) int { return maxConnsFor(nofile) }
+
+func ParseProcAddrForTest(s string) (netip.AddrPort, bool) { return parseProcAddr(s) }
+
+func SandboxedPeerForTest(local, remote netip.AddrPort) (int, error) {
+	return sandboxedPeer(local, remote)
+}
+
+func SocketInodeForTest(local, remote netip.AddrPort) (string, error) {
+	return socketInode(local, remote)
+}

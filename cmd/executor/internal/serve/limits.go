@@ -54,4 +54,11 @@ const (
 	// time (auth check + 101 response); further ones get 503 at once. A handshake takes
 	// microseconds, so 64 concurrent ones only happen under a flood.
 	MaxInFlightUpgrades = 64
+
+	// MaxPeerScanFDs bounds the descriptors inspected (readlink of /proc/<pid>/fd/*) to
+	// find which sandboxed descendant holds a loopback client socket, per upgrade on a
+	// listener without auth. Sandboxed commands hold tens of descriptors; the bound keeps
+	// one that opens thousands from making every upgrade slow. Past it the check gives up
+	// and the upgrade proceeds (best effort; --ws-auth is the guarantee).
+	MaxPeerScanFDs = 1 << 14
 )

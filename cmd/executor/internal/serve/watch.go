@@ -15,8 +15,9 @@ const RemedyWSAuth = "--ws-auth capability-token --ws-token-sha256 <hex> (or --w
 // watchConn passes messages through unchanged and, on a listener without --ws-auth,
 // logs one warning per server (wsHandler.warned) the first time a client asks for a
 // sandboxed process/start whose network is enabled: such a command can itself connect
-// to this listener and ask for an unconfined process. Once the warning is logged the
-// wrapper only forwards.
+// to this listener and ask for an unconfined process. refuseSandboxedPeer stops the
+// direct way; indirect ones (a local proxy, a passed descriptor) only --ws-auth stops.
+// Once the warning is logged the wrapper only forwards.
 type watchConn struct {
 	jsonrpc.MessageConn
 	h    *wsHandler
@@ -33,7 +34,8 @@ func (c *watchConn) ReadMessage(ctx context.Context) ([]byte, error) {
 	if err == nil && !c.h.warned.Load() && bytes.Contains(msg, markStart) && bytes.Contains(msg, markEnabled) &&
 		sandboxedWithNetwork(msg) && c.h.warned.CompareAndSwap(false, true) {
 		c.h.log.Warn("sandboxed process/start with network access on a WebSocket listener without auth: "+
-			"the command can connect to this listener and start unconfined processes; restart with "+RemedyWSAuth,
+			"the command can reach this listener; upgrades from sandboxed commands it can identify are refused, "+
+			"but only listener auth keeps them from starting unconfined processes; restart with "+RemedyWSAuth,
 			"component", "serve", "peer", c.peer)
 	}
 	return msg, err

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -48,7 +49,7 @@ func serveWebSocket(ctx context.Context, srv *executor.Server, cfg Config, log *
 	defer cancelConns()
 	var conns sync.WaitGroup
 	h := &wsHandler{ctx: connCtx, srv: srv, log: log, conns: &conns, auth: cfg.Auth,
-		upgrades: make(chan struct{}, MaxInFlightUpgrades), now: time.Now}
+		upgrades: make(chan struct{}, MaxInFlightUpgrades), now: time.Now, peerCheck: sandboxedPeer}
 	hs := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: ReadHeaderTimeout,
@@ -89,7 +90,14 @@ type wsHandler struct {
 	upgrades chan struct{}    // semaphore: upgrade requests being checked and switched
 	now      func() time.Time // clock for JWT exp/nbf
 	warned   atomic.Bool      // the unauthenticated-listener warning was logged
+	// peerCheck finds a sandboxed descendant holding a loopback client socket
+	// (sandboxedPeer; replaced in tests).
+	peerCheck func(local, remote netip.AddrPort) (int, error)
 }
+
+// MsgSandboxedPeer is the 403 body for an upgrade from a sandboxed command of this
+// executor on a listener without --ws-auth (ours; the reference accepts it).
+const MsgSandboxedPeer = "sandboxed commands of this executor may not connect to a listener without --ws-auth"
 
 // plain writes a text/plain response with body exactly msg (no trailing newline), as the
 // reference's axum rejections do; an empty msg sends no content type.
@@ -131,6 +139,9 @@ func (h *wsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if status, msg := checkUpgradeRequest(r); status != 0 {
 		plain(w, status, msg)
+		return
+	}
+	if h.auth.Mode() == wsauth.ModeNone && h.refuseSandboxedPeer(w, r) {
 		return
 	}
 	select {
@@ -185,6 +196,34 @@ func (h *wsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		h.log.Debug("connection ended", "peer", r.RemoteAddr, "err", err)
 	}
+}
+
+// refuseSandboxedPeer answers 403 when the client end of this loopback connection is held
+// by a command this executor runs in a sandbox (security issue 13: such a command could
+// otherwise ask an unauthenticated listener for an unconfined process). Only used without
+// --ws-auth; fails open when /proc cannot tell.
+func (h *wsHandler) refuseSandboxedPeer(w http.ResponseWriter, r *http.Request) bool {
+	la, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	ta, ok := la.(*net.TCPAddr)
+	remote, err := netip.ParseAddrPort(r.RemoteAddr)
+	if !ok || err != nil {
+		return false
+	}
+	local := ta.AddrPort()
+	local = netip.AddrPortFrom(local.Addr().Unmap(), local.Port())
+	remote = netip.AddrPortFrom(remote.Addr().Unmap(), remote.Port())
+	pid, err := h.peerCheck(local, remote)
+	if err != nil {
+		h.log.Debug("sandboxed-peer check skipped", "component", "serve", "peer", r.RemoteAddr, "err", err)
+		return false
+	}
+	if pid == 0 {
+		return false
+	}
+	h.log.Warn("refused a WebSocket upgrade from a sandboxed command of this executor; listeners without auth only serve unsandboxed clients (use "+RemedyWSAuth+")",
+		"component", "serve", "peer", r.RemoteAddr, "pid", pid)
+	plain(w, http.StatusForbidden, MsgSandboxedPeer)
+	return true
 }
 
 // checkUpgradeRequest applies the reference's WebSocket-extractor checks in its order and
