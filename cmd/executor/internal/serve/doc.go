@@ -15,9 +15,11 @@
 // Hardening (limits.go): header, request and idle timeouts for non-upgrade requests, a
 // header-size cap, a connection cap (connlimit.go: at the cap the oldest connection not
 // inside a handler is evicted, so idle sockets cannot starve a legitimate request) and a
-// bound on upgrades in progress (503 beyond it). On a listener without auth the first
-// sandboxed process/start with network access logs one warning naming the remedy
-// (watch.go); tokens and Authorization values are never logged.
+// bound on upgrades in progress (503 beyond it). On a listener without auth, an upgrade
+// whose client socket is held by a sandboxed descendant of the executor gets 403
+// (peer_linux.go, best effort through /proc), and the first sandboxed process/start with
+// network access logs one warning naming the remedy (watch.go). Tokens and Authorization
+// values are never logged.
 //
 // Run owns every goroutine it starts (listener, per-connection serve and ping loops)
 // and returns after they exit. Cancelling its ctx (SIGTERM/SIGINT in main) stops

@@ -141,9 +141,6 @@ func (h *wsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		plain(w, status, msg)
 		return
 	}
-	if h.auth.Mode() == wsauth.ModeNone && h.refuseSandboxedPeer(w, r) {
-		return
-	}
 	select {
 	case h.upgrades <- struct{}{}:
 	default:
@@ -158,6 +155,10 @@ func (h *wsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	defer release()
+	// Both checks run under the upgrade bound: the /proc scan costs milliseconds.
+	if h.auth.Mode() == wsauth.ModeNone && h.refuseSandboxedPeer(w, r) {
+		return
+	}
 	if aerr := h.auth.Authorize(r.Header, h.now()); aerr != nil {
 		// The reason is one of wsauth's fixed texts; the header itself is never logged.
 		h.log.Info("websocket upgrade refused", "component", "serve", "peer", r.RemoteAddr, "status", aerr.Status, "reason", aerr.Message)
