@@ -245,14 +245,15 @@ func TestCodexCLI_ExecThroughExecutor(t *testing.T) {
 				}
 			}
 			// The other way to name an exec-server: $CODEX_HOME/environments.toml.
-			t.Run("ours/bypass-environments.toml", func(t *testing.T) { runCodexExec(t, rel, ours, true, codexModes[0], true) })
+			t.Run("ours/bypass-environments.toml-direct", func(t *testing.T) { runCodexExec(t, rel, ours, true, codexModes[0], true) })
 		})
 	}
 }
 
 // runCodexExec runs one `codex exec` against srv and checks the round trip. The CLI finds
-// srv through CODEX_EXEC_SERVER_URL, or through $CODEX_HOME/environments.toml (without the
-// local environment) when viaEnvironmentsToml is set.
+// srv through CODEX_EXEC_SERVER_URL, via the logging proxy; or, when viaEnvironmentsToml is
+// set, through $CODEX_HOME/environments.toml (without the local environment) and directly,
+// as a user's CLI connects, so that only srv's debug log (ours) shows what ran.
 func runCodexExec(t *testing.T, rel codexRelease, srv *execServer, isOurs bool, mode codexMode, viaEnvironmentsToml bool) {
 	base := refbin.CodexHome(t)
 	codexHome, userHome, work, tmp := filepath.Join(base, "codex"), filepath.Join(base, "home"),
@@ -273,7 +274,12 @@ func runCodexExec(t *testing.T, rel codexRelease, srv *execServer, isOurs bool, 
 		`if (echo x > '%s') 2>/dev/null; then echo e2e-outside-write=allowed; else echo e2e-outside-write=denied; fi`, a, b, outside)
 	finalText := fmt.Sprintf("e2e-final-%d", a)
 	model := newScriptedModel(t, shellCmd, finalText)
-	tap := startWSTap(t, srv.url)
+	serverURL := srv.url
+	var tap *wsTap
+	if !viaEnvironmentsToml {
+		tap = startWSTap(t, srv.url)
+		serverURL = tap.URL()
+	}
 	config := fmt.Sprintf(`model = "e2e-scripted"
 model_provider = "e2e"
 check_for_update_on_startup = false
@@ -295,12 +301,12 @@ stream_max_retries = 0
 		"CODEX_HOME=" + codexHome, "E2E_MODEL_API_KEY=e2e-not-a-secret",
 	}
 	if viaEnvironmentsToml {
-		environments := fmt.Sprintf("default = \"e2e-remote\"\ninclude_local = false\n\n[[environments]]\nid = \"e2e-remote\"\nurl = %q\n", tap.URL())
+		environments := fmt.Sprintf("default = \"e2e-remote\"\ninclude_local = false\n\n[[environments]]\nid = \"e2e-remote\"\nurl = %q\n", serverURL)
 		if err := os.WriteFile(filepath.Join(codexHome, "environments.toml"), []byte(environments), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	} else {
-		env = append(env, "CODEX_EXEC_SERVER_URL="+tap.URL())
+		env = append(env, "CODEX_EXEC_SERVER_URL="+serverURL)
 	}
 	if v := os.Getenv("RUST_LOG"); v != "" {
 		env = append(env, "RUST_LOG="+v)
@@ -316,10 +322,14 @@ stream_max_retries = 0
 	cmd.Env = env
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	startedBefore := countStarted(srv, mode)
 	runErr := cmd.Run()
 
 	reqs, problems := model.snapshot()
-	msgs := tap.exchange()
+	var msgs []tappedMessage
+	if tap != nil {
+		msgs = tap.exchange()
+	}
 	failed := false
 	fail := func(format string, args ...any) {
 		failed = true
@@ -368,6 +378,12 @@ stream_max_retries = 0
 		fail("%s: stat says %v, want the write %s", outside, err, mode.outsideWrite)
 	}
 
+	if tap == nil { // direct: our debug log is the evidence
+		if isOurs && countStarted(srv, mode) <= startedBefore {
+			fail("our debug log shows no new process started with sandbox_type=%s", mode.sandboxType)
+		}
+		return
+	}
 	// The CLI drove this exec-server: initialize, then a process/start running our command,
 	// with a sandbox exactly in the sandboxed mode, answered with the expected sandboxType.
 	methods := map[string]int{}
@@ -419,6 +435,17 @@ stream_max_retries = 0
 		fail("our debug log never mentions process_id=%s", start.ProcessID)
 	}
 	t.Logf("codex %s → %s (%s): methods %v; tool output %q", rel.version, srv.name, mode.name, methods, output)
+}
+
+// countStarted counts our debug log's "process started" lines with mode's sandbox type.
+func countStarted(srv *execServer, mode codexMode) int {
+	n := 0
+	for _, line := range strings.Split(srv.stderr.String(), "\n") {
+		if strings.Contains(line, `msg="process started"`) && strings.Contains(line, "sandbox_type="+mode.sandboxType) {
+			n++
+		}
+	}
+	return n
 }
 
 // randomFactor returns a random integer in [1000, 9999].
