@@ -37,61 +37,6 @@ import (
 //     env_key = "<variable holding the API key>"; `codex exec --skip-git-repo-check` then
 //     runs offline.
 
-// codexCLIReleases are the released CLIs this test drives, newest first.
-var codexCLIReleases = []string{"0.171.0", "0.169.0"}
-
-// codexRelease is one released codex binary (CLI and exec-server in one).
-type codexRelease struct {
-	version string
-	bin     string // empty when unavailable; why says why
-	why     string
-}
-
-// findCodexReleases locates every release in codexCLIReleases. refbin.Reference decides
-// whether the test runs at all (CI: missing reference fails; elsewhere: skip); the other
-// releases come from scripts/install-reference.sh with REFERENCE_CODEX_VERSION, which uses
-// the same cache.
-func findCodexReleases(t *testing.T) []codexRelease {
-	t.Helper()
-	ref := refbin.Reference(t)
-	refVersion := binaryVersion(ref)
-	var out []codexRelease
-	for _, v := range codexCLIReleases {
-		if v == refVersion {
-			out = append(out, codexRelease{version: v, bin: ref})
-			continue
-		}
-		cmd := exec.Command(filepath.Join(refbin.RepoRoot(), "scripts", "install-reference.sh"))
-		cmd.Env = append(os.Environ(), "REFERENCE_CODEX_VERSION="+v)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		b, err := cmd.Output()
-		bin := strings.TrimSpace(string(b))
-		switch {
-		case err != nil:
-			out = append(out, codexRelease{version: v, why: fmt.Sprintf("installing codex %s: %v %s", v, err, stderr.String())})
-		case binaryVersion(bin) != v:
-			out = append(out, codexRelease{version: v, why: fmt.Sprintf("%s reports version %q, want %s", bin, binaryVersion(bin), v)})
-		default:
-			out = append(out, codexRelease{version: v, bin: bin})
-		}
-	}
-	return out
-}
-
-// binaryVersion returns the version a codex binary reports ("codex-cli 0.171.0" → "0.171.0").
-func binaryVersion(bin string) string {
-	b, err := exec.Command(bin, "--version").Output()
-	if err != nil {
-		return ""
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return ""
-	}
-	return f[len(f)-1]
-}
-
 // ensureCodexDaemonDir creates /tmp/codex-daemon-<euid> as codex leaves it on real machines
 // (the shared background server's directory), removing it at cleanup only if it created it.
 // Sandboxed commands must work with it present.
@@ -200,7 +145,7 @@ var codexModes = []codexMode{
 }
 
 // TestCodexCLI_ExecThroughExecutor runs the released codex CLI (`codex exec`, each release
-// in codexCLIReleases) against `executor serve` as its exec-server, with a scripted offline
+// in refbin.Versions) against `executor serve` as its exec-server, with a scripted offline
 // model that asks for one shell command, unsandboxed and under -s workspace-write. It
 // asserts that the command ran through our server (the CLI's process/start, seen on a
 // logging proxy, and our debug log), and that its output, computed by the shell so that it
@@ -211,7 +156,8 @@ var codexModes = []codexMode{
 func TestCodexCLI_ExecThroughExecutor(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
 	t.Cleanup(func() { goleak.VerifyNone(t, ignore) }) // registered first, so it runs last
-	releases := findCodexReleases(t)
+	// No release at all: skip before building anything (CI=true: any missing release fails).
+	refbin.Releases(t)
 	ensureCodexDaemonDir(t)
 
 	serverTmp := t.TempDir()
@@ -219,42 +165,34 @@ func TestCodexCLI_ExecThroughExecutor(t *testing.T) {
 	ours := startExecServer(t, "executor serve", remoteExecutorBin(t), serverEnv,
 		"serve", "--listen", "ws://127.0.0.1:0", "--log-level", "debug")
 
-	for _, rel := range releases {
-		t.Run(rel.version, func(t *testing.T) {
-			if rel.bin == "" {
-				if os.Getenv("CI") == "true" {
-					t.Fatalf("codex %s unavailable under CI: %s", rel.version, rel.why)
+	refbin.ForEachRelease(t, func(t *testing.T, rel refbin.Release) {
+		refHome := refbin.CodexHome(t)
+		refTmp := filepath.Join(refHome, "tmp")
+		if err := os.Mkdir(refTmp, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		reference := startExecServer(t, "codex "+rel.Version+" exec-server", rel.Path,
+			append(serverEnv[:1:1], "HOME="+refHome, "TMPDIR="+refTmp, "CODEX_HOME="+refHome),
+			"exec-server", "--listen", "ws://127.0.0.1:0")
+		for _, srv := range []*execServer{ours, reference} {
+			for _, mode := range codexModes {
+				name := "ours"
+				if srv == reference {
+					name = "reference"
 				}
-				t.Skipf("codex %s unavailable: %s", rel.version, rel.why)
+				t.Run(name+"/"+mode.name, func(t *testing.T) { runCodexExec(t, rel, srv, srv == ours, mode, false) })
 			}
-			refHome := refbin.CodexHome(t)
-			refTmp := filepath.Join(refHome, "tmp")
-			if err := os.Mkdir(refTmp, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			reference := startExecServer(t, "codex "+rel.version+" exec-server", rel.bin,
-				append(serverEnv[:1:1], "HOME="+refHome, "TMPDIR="+refTmp, "CODEX_HOME="+refHome),
-				"exec-server", "--listen", "ws://127.0.0.1:0")
-			for _, srv := range []*execServer{ours, reference} {
-				for _, mode := range codexModes {
-					name := "ours"
-					if srv == reference {
-						name = "reference"
-					}
-					t.Run(name+"/"+mode.name, func(t *testing.T) { runCodexExec(t, rel, srv, srv == ours, mode, false) })
-				}
-			}
-			// The other way to name an exec-server: $CODEX_HOME/environments.toml.
-			t.Run("ours/bypass-environments.toml-direct", func(t *testing.T) { runCodexExec(t, rel, ours, true, codexModes[0], true) })
-		})
-	}
+		}
+		// The other way to name an exec-server: $CODEX_HOME/environments.toml.
+		t.Run("ours/bypass-environments.toml-direct", func(t *testing.T) { runCodexExec(t, rel, ours, true, codexModes[0], true) })
+	})
 }
 
 // runCodexExec runs one `codex exec` against srv and checks the round trip. The CLI finds
 // srv through CODEX_EXEC_SERVER_URL, via the logging proxy; or, when viaEnvironmentsToml is
 // set, through $CODEX_HOME/environments.toml (without the local environment) and directly,
 // as a user's CLI connects, so that only srv's debug log (ours) shows what ran.
-func runCodexExec(t *testing.T, rel codexRelease, srv *execServer, isOurs bool, mode codexMode, viaEnvironmentsToml bool) {
+func runCodexExec(t *testing.T, rel refbin.Release, srv *execServer, isOurs bool, mode codexMode, viaEnvironmentsToml bool) {
 	base := refbin.CodexHome(t)
 	codexHome, userHome, work, tmp := filepath.Join(base, "codex"), filepath.Join(base, "home"),
 		filepath.Join(base, "work"), filepath.Join(base, "tmp")
@@ -317,7 +255,7 @@ stream_max_retries = 0
 	args := append([]string{"exec", "--strict-config", "--skip-git-repo-check", "--ephemeral", "--color", "never",
 		"-C", work}, mode.flags...)
 	args = append(args, "Run the command the script asks for.")
-	cmd := exec.CommandContext(ctx, rel.bin, args...)
+	cmd := exec.CommandContext(ctx, rel.Path, args...)
 	cmd.Dir = work
 	cmd.Env = env
 	var stdout, stderr bytes.Buffer
@@ -434,7 +372,7 @@ stream_max_retries = 0
 	if isOurs && !strings.Contains(srv.stderr.String(), "process_id="+start.ProcessID) {
 		fail("our debug log never mentions process_id=%s", start.ProcessID)
 	}
-	t.Logf("codex %s → %s (%s): methods %v; tool output %q", rel.version, srv.name, mode.name, methods, output)
+	t.Logf("codex %s → %s (%s): methods %v; tool output %q", rel.Version, srv.name, mode.name, methods, output)
 }
 
 // countStarted counts our debug log's "process started" lines with mode's sandbox type.
