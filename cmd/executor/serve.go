@@ -25,6 +25,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	logLevel := fs.String("log-level", envOr("EXECUTOR_LOG_LEVEL", "warn"), "log level on stderr: debug, info, warn, error (env EXECUTOR_LOG_LEVEL)")
 	sandboxBackend := sandboxBackendFlag(fs)
 	wsAuth := wsAuthFlags(fs)
+	proxy := addProxyFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -69,6 +70,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			MaxRetainedBytes:   *maxBytes,
 			MaxRetainedChunks:  *maxChunks,
 			Sandbox:            startSandbox(ctx, *sandboxBackend, log),
+			TCPUpstreamProxy:   proxy.upstream.String(),
 		},
 		Stdin:  stdin,
 		Stdout: stdout,

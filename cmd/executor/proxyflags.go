@@ -1,0 +1,55 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"net"
+	"strconv"
+	"strings"
+)
+
+// Managed-proxy flags of codex 0.171.0's exec-server. This executor launches no
+// executor-local managed (SOCKS) proxy, so:
+//   - --linux-sandbox-transparent-tcp is accepted and changes nothing a request can
+//     observe (as the reference without a local proxy: a managedNetwork with
+//     transparentTcp:true is refused either way);
+//   - --tcp-upstream-proxy HOST:PORT is validated as the reference does and makes
+//     every managed-network process/start fail (-32602 "a mandatory TCP upstream
+//     requires an executor-local managed proxy"), exactly the reference's answer.
+type proxyFlags struct {
+	transparentTCP *bool
+	upstream       *upstreamProxy
+}
+
+func addProxyFlags(fs *flag.FlagSet) proxyFlags {
+	p := proxyFlags{upstream: new(upstreamProxy)}
+	p.transparentTCP = fs.Bool("linux-sandbox-transparent-tcp", false,
+		"route managed Linux sandbox TCP through the executor-local SOCKS proxy (accepted for codex 0.171.0 compatibility; this executor runs no such proxy, so it has no effect)")
+	fs.Var(p.upstream, "tcp-upstream-proxy",
+		"HOST:PORT of the HTTP CONNECT proxy raw TCP must use from the managed SOCKS listener; this executor runs no such listener, so every managed-network process/start is refused")
+	return p
+}
+
+// upstreamProxy is a validated --tcp-upstream-proxy value ("" = unset).
+type upstreamProxy string
+
+func (u *upstreamProxy) String() string { return string(*u) }
+
+// Set checks HOST:PORT as the reference does: a port is required, numeric, nonzero
+// and fits in 16 bits (observed from codex 0.171.0: "missing port", "TCP upstream
+// proxy port must be nonzero", "parse port as u16").
+func (u *upstreamProxy) Set(v string) error {
+	host, port, err := net.SplitHostPort(v)
+	if err != nil || host == "" || strings.TrimSpace(port) == "" {
+		return errors.New("missing port")
+	}
+	n, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		return errors.New("parse port as u16")
+	}
+	if n == 0 {
+		return errors.New("TCP upstream proxy port must be nonzero")
+	}
+	*u = upstreamProxy(v)
+	return nil
+}
