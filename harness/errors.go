@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -23,10 +24,32 @@ const (
 )
 
 // RPCError is a JSON-RPC error response from the executor. Message is the server's text,
-// verbatim; the server never sends error.data.
+// verbatim. Data is error.data, raw (nil when absent): codex 0.171.0 executors, and
+// ours, send {"kind": K} on process/start failures; 0.169.0 executors never send it.
 type RPCError struct {
-	Code    int64  `json:"code"`
-	Message string `json:"message"`
+	Code    int64           `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// process/start failure kinds (error.data.kind, codex 0.171.0).
+const (
+	KindSpawnNotFound         = "spawnNotFound"         // ENOENT: program or cwd missing
+	KindSpawnPermissionDenied = "spawnPermissionDenied" // EACCES: not executable, a directory
+	KindSpawnFailed           = "spawnFailed"           // every other spawn failure
+	KindSandboxPreparation    = "sandboxPreparation"    // the sandbox context is invalid here
+	KindSandboxUnavailable    = "sandboxUnavailable"    // the confinement cannot be had here
+)
+
+// Kind returns error.data.kind, or "" when the executor sent none (any 0.169.0 one).
+func (e *RPCError) Kind() string {
+	var d struct {
+		Kind string `json:"kind"`
+	}
+	if len(e.Data) == 0 || json.Unmarshal(e.Data, &d) != nil {
+		return ""
+	}
+	return d.Kind
 }
 
 func (e *RPCError) Error() string { return fmt.Sprintf("executor error %d: %s", e.Code, e.Message) }

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/execlab/executor/cmd/executor/internal/execcli"
+	"github.com/execlab/executor/harness"
 	"github.com/execlab/executor/internal/wsauth"
 )
 
@@ -110,7 +111,29 @@ Flags:
 	if errors.As(err, &ee) {
 		return &errExitCode{code: ee.Code}
 	}
+	if code := startFailureExit(err); code != 0 {
+		fmt.Fprintf(stderr, "Error: %v\n", err)
+		return &errExitCode{code: code}
+	}
 	return err
+}
+
+// startFailureExit maps a process/start failure to the shell's exit statuses, as ssh and
+// `kubectl exec` users expect: 127 when the program (or cwd) is not found, 126 when it
+// cannot be executed. It needs error.data.kind (codex 0.171.0 executors and ours); with
+// a 0.169.0 executor the failure exits 1. 0 means "not such a failure".
+func startFailureExit(err error) int {
+	var re *harness.RPCError
+	if !errors.As(err, &re) {
+		return 0
+	}
+	switch re.Kind() {
+	case harness.KindSpawnNotFound:
+		return 127
+	case harness.KindSpawnPermissionDenied:
+		return 126
+	}
+	return 0
 }
 
 // readToken returns the first token of a token file (the first field of the first line
