@@ -49,7 +49,8 @@
 //
 // # Errors
 //
-// A JSON-RPC error response becomes *RPCError{Code, Message}. After the connection ends
+// A JSON-RPC error response becomes *RPCError{Code, Message, Data} (Kind reads the
+// error.data.kind of process/start failures). After the connection ends
 // (transport error, protocol violation by the peer, or Close) every pending and later call
 // fails with an error wrapping ErrClosed, and Err reports the cause.
 //
