@@ -132,9 +132,18 @@ func passwdEntry(uid int) (passwd, bool) {
 // sandboxedFileStreaming only when a sandbox backend can run the fs helper (a sandboxed
 // fs/open is served from a snapshot the helper reads; without a backend it fails
 // closed). networkProxyLaunch, capabilityDiscoverySandbox, environmentConfigRead and
-// shellSnapshotV2 are not implemented.
+// shellSnapshotV2 are not implemented. The process extensions
+// (docs/protocol-extensions.md) are always advertised: only this executor sends them, and
+// released clients ignore flags they do not know (the conformance runner removes
+// capabilities before comparing).
 func capabilities(l *sandbox.Launcher) protocol.Capabilities {
-	c := protocol.Capabilities{HTTPHeaderEnvVars: true}
+	c := protocol.Capabilities{
+		HTTPHeaderEnvVars:   true,
+		ProcessCloseStdin:   true,
+		ProcessResizePty:    true,
+		ProcessStartPtySize: true,
+		ProcessSendSignal:   true,
+	}
 	if l != nil && l.Report().Backend != sandbox.BackendNone {
 		c.SandboxedFileStreaming = true
 	}

@@ -13,6 +13,11 @@ func init() {
 	register(protocol.MethodProcessWrite, bind(familyExec, jsonrpc.LaneOrdinary, processWrite))
 	register(protocol.MethodProcessSignal, bind(familyExec, jsonrpc.LaneControl, processSignal))
 	register(protocol.MethodProcessTerminate, bind(familyExec, jsonrpc.LaneControl, processTerminate))
+	// Extensions (docs/protocol-extensions.md), advertised in capabilities. closeStdin
+	// shares process/write's lane: it is the last "write".
+	register(protocol.MethodProcessCloseStdin, bind(familyExec, jsonrpc.LaneOrdinary, processCloseStdin))
+	register(protocol.MethodProcessResizePty, bind(familyExec, jsonrpc.LaneControl, processResizePty))
+	register(protocol.MethodProcessSendSignal, bind(familyExec, jsonrpc.LaneControl, processSendSignal))
 }
 
 func processStart(ctx context.Context, c *conn, p *protocol.ProcessStartParams) (any, error) {
@@ -40,4 +45,16 @@ func processSignal(ctx context.Context, c *conn, p *protocol.ProcessSignalParams
 
 func processTerminate(ctx context.Context, c *conn, p *protocol.ProcessTerminateParams) (any, error) {
 	return c.session().State.procs.Terminate(ctx, p)
+}
+
+func processCloseStdin(ctx context.Context, c *conn, p *protocol.ProcessCloseStdinParams) (any, error) {
+	return c.session().State.procs.CloseStdin(ctx, p)
+}
+
+func processResizePty(ctx context.Context, c *conn, p *protocol.ProcessResizePtyParams) (any, error) {
+	return c.session().State.procs.ResizePty(ctx, p)
+}
+
+func processSendSignal(ctx context.Context, c *conn, p *protocol.ProcessSendSignalParams) (any, error) {
+	return c.session().State.procs.SendSignal(ctx, p)
 }

@@ -15,7 +15,9 @@ const (
 	DefaultClosedRetention = 30 * time.Second
 	// writeIDMemory is how many accepted writeIds are remembered per process, FIFO (§3.3).
 	writeIDMemory = 4096
-	// ptyRows and ptyCols are the fixed terminal size; there is no resize RPC (§5.1).
+	// ptyRows and ptyCols are the terminal size of a PTY started without ptySize; the
+	// reference has no resize RPC (§5.1). Our extensions (docs/protocol-extensions.md)
+	// set another size at start (ptySize) or later (process/resizePty).
 	ptyRows = 24
 	ptyCols = 80
 	// signalExitBase is added to the signal number of a pipe-mode child killed by a
@@ -27,6 +29,17 @@ const (
 	// before the sandboxDenied heuristic runs (spec/sandbox.md §5, spec/jsonrpc.md §5.3:
 	// 20 ms). Only non-zero exits of sandboxed processes wait.
 	deniedGrace = 20 * time.Millisecond
+)
+
+// Extension constants (docs/protocol-extensions.md).
+const (
+	// minPtyCells is the smallest rows/cols a ptySize or process/resizePty accepts (a
+	// 0×N terminal makes full-screen programs divide by zero); the upper bound is the
+	// uint16 of struct winsize (65535), enforced by the decoder.
+	minPtyCells = 1
+	// defaultVEOF is the EOF character process/closeStdin sends to a PTY whose termios
+	// cannot be read: ^D, the POSIX default VEOF (termios(3)).
+	defaultVEOF = 0x04
 )
 
 // Implementation limits, our choice.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/creack/pty"
 
+	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/sandbox"
 )
 
@@ -23,6 +24,7 @@ type spawnSpec struct {
 	env       map[string]string
 	tty       bool
 	pipeStdin bool
+	ptySize   *protocol.PtySize // initial PTY size; nil = ptyRows×ptyCols
 	// wrapped, when non-nil, is the sandbox launcher command to start instead: its Path
 	// is used as is (no PATH lookup; the stage resolves argv[0] on the request PATH),
 	// with its Args, Env and Dir; arg0 travels in its stage flags.
@@ -238,18 +240,23 @@ func spawnPty(s *spawnSpec) (*spawned, error) {
 	if envHasNul(s.env) {
 		return nil, errNulInEnv
 	}
-	return startPty(program, argv, cwd, envList(s.env))
+	return startPty(program, argv, cwd, envList(s.env), s.ptySize)
 }
 
-// startPty starts program on a new PTY (24×80) that becomes its controlling terminal.
-func startPty(program string, argv []string, dir string, env []string) (_ *spawned, err error) {
+// startPty starts program on a new PTY that becomes its controlling terminal, sized size
+// (nil: 24×80).
+func startPty(program string, argv []string, dir string, env []string, size *protocol.PtySize) (_ *spawned, err error) {
 	master, slave, err := pty.Open()
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = slave.Close() }()
 	defer func() { _ = master.Close() }() // the parent keeps only pollable dups
-	if err := pty.Setsize(slave, &pty.Winsize{Rows: ptyRows, Cols: ptyCols}); err != nil {
+	ws := &pty.Winsize{Rows: ptyRows, Cols: ptyCols}
+	if size != nil {
+		ws = &pty.Winsize{Rows: size.Rows, Cols: size.Cols, X: size.PixelWidth, Y: size.PixelHeight}
+	}
+	if err := pty.Setsize(slave, ws); err != nil {
 		return nil, err
 	}
 	sp := &spawned{}
@@ -322,7 +329,7 @@ func spawnWrapped(s *spawnSpec) (*spawned, error) {
 		return nil, errNulInEnv
 	}
 	if s.tty {
-		return startPty(w.Path, w.Args, w.Dir, w.Env)
+		return startPty(w.Path, w.Args, w.Dir, w.Env, s.ptySize)
 	}
 	return startPipes(w.Path, w.Args, w.Dir, w.Env, s.pipeStdin)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 
+	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/sandbox"
 )
 
@@ -16,6 +17,7 @@ type spawnSpec struct {
 	env       map[string]string
 	tty       bool
 	pipeStdin bool
+	ptySize   *protocol.PtySize // initial PTY size; nil = ptyRows×ptyCols
 	wrapped   *sandbox.Command
 }
 

@@ -55,6 +55,12 @@ func (m *Manager) start(ctx context.Context, params *protocol.ProcessStartParams
 	if len(params.Argv) == 0 {
 		return nil, jsonrpc.InvalidParams("argv must not be empty")
 	}
+	if params.PtySize != nil {
+		// Extension (docs/protocol-extensions.md); only our clients send it.
+		if err := validatePtySize(params.PtySize); err != nil {
+			return nil, err
+		}
+	}
 	wrapped, err := m.wrapSandbox(params, pol, cwd, env)
 	if err != nil {
 		return nil, err
@@ -90,6 +96,7 @@ func (m *Manager) start(ctx context.Context, params *protocol.ProcessStartParams
 		env:       env,
 		tty:       params.Tty,
 		pipeStdin: params.PipeStdin,
+		ptySize:   params.PtySize,
 		wrapped:   wrapped,
 	})
 	if err != nil {

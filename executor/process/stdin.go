@@ -2,6 +2,7 @@ package process
 
 import (
 	"context"
+	"errors"
 	"os"
 	"sync"
 )
@@ -27,24 +28,39 @@ type stdinQueue struct {
 	order     []string            // ring of the ids in seen, oldest at orderHead
 	orderHead int
 	stopped   bool
-	ready     chan struct{} // capacity 1: "pending became non-empty or stopped"
-	space     chan struct{} // closed when the writer takes the queue; nil until needed
-	stopOnce  sync.Once
+	// eof: process/closeStdin asked for EOF (pipes); later writes answer stdinClosed and
+	// the writer closes f once pending is written (the child then reads EOF).
+	eof bool
+	// last is the last byte queued and wrote whether any was; a PTY closeStdin uses
+	// them to flush a partial line before the EOF character (ptyEOFBytes).
+	last     byte
+	wrote    bool
+	ready    chan struct{} // capacity 1: "pending became non-empty, eof or stopped"
+	space    chan struct{} // closed when the writer takes the queue; nil until needed
+	stopOnce sync.Once
 }
 
 func newStdinQueue(f *os.File) *stdinQueue {
 	return &stdinQueue{f: f, seen: make(map[string]struct{}), ready: make(chan struct{}, 1)}
 }
 
+// errStdinEOF: the write came after process/closeStdin closed the pipe.
+var errStdinEOF = errors.New("process: stdin was closed by process/closeStdin")
+
 // write enqueues chunk under writeID; a writeID accepted before succeeds without
 // enqueueing anything. Once stdin is gone the chunk is discarded and the write
-// succeeds. It fails only with ctx's error while waiting for queue space.
+// succeeds. It fails with errStdinEOF after closeEOF, and with ctx's error while
+// waiting for queue space.
 func (q *stdinQueue) write(ctx context.Context, writeID string, chunk []byte) error {
 	for {
 		q.mu.Lock()
 		if _, dup := q.seen[writeID]; dup {
 			q.mu.Unlock()
 			return nil
+		}
+		if q.eof {
+			q.mu.Unlock()
+			return errStdinEOF
 		}
 		if q.stopped {
 			q.rememberLocked(writeID)
@@ -55,6 +71,7 @@ func (q *stdinQueue) write(ctx context.Context, writeID string, chunk []byte) er
 			if len(chunk) > 0 {
 				q.pending = append(q.pending, chunk)
 				q.queued += len(chunk)
+				q.last, q.wrote = chunk[len(chunk)-1], true
 			}
 			q.rememberLocked(writeID)
 			q.mu.Unlock()
@@ -88,17 +105,55 @@ func (q *stdinQueue) rememberLocked(id string) {
 	q.seen[id] = struct{}{}
 }
 
-// run is the writer goroutine; it returns after stop or a failed write.
+// closeEOF marks stdin finished (process/closeStdin on a pipe): the writer writes what
+// is queued, then closes the pipe. Idempotent; a no-op after stop.
+func (q *stdinQueue) closeEOF() {
+	q.mu.Lock()
+	q.eof = true
+	q.mu.Unlock()
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+}
+
+// enqueueControl queues b (a PTY's EOF character) after everything queued so far,
+// ignoring the queue bound (it is a byte or two). build gets the last byte queued
+// (and whether any was) under the queue lock. A no-op after stop.
+func (q *stdinQueue) enqueueControl(build func(last byte, wrote bool) []byte) {
+	q.mu.Lock()
+	if q.stopped {
+		q.mu.Unlock()
+		return
+	}
+	b := build(q.last, q.wrote)
+	q.pending = append(q.pending, b)
+	q.queued += len(b)
+	q.last, q.wrote = b[len(b)-1], true
+	q.mu.Unlock()
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+}
+
+// run is the writer goroutine; it returns after stop, a failed write, or (after
+// closeEOF) once the queue is written and the file closed.
 func (q *stdinQueue) run() {
 	for {
 		q.mu.Lock()
-		for len(q.pending) == 0 && !q.stopped {
+		for len(q.pending) == 0 && !q.stopped && !q.eof {
 			q.mu.Unlock()
 			<-q.ready
 			q.mu.Lock()
 		}
 		if q.stopped {
 			q.mu.Unlock()
+			return
+		}
+		if len(q.pending) == 0 { // eof and everything written: the child sees EOF
+			q.mu.Unlock()
+			q.stop()
 			return
 		}
 		batch := q.pending

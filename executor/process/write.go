@@ -2,6 +2,7 @@ package process
 
 import (
 	"context"
+	"errors"
 
 	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/protocol"
@@ -32,6 +33,11 @@ func (m *Manager) Write(ctx context.Context, params *protocol.ProcessWriteParams
 		return nil, jsonrpc.Internal("failed to write to process stdin")
 	}
 	if err := q.write(ctx, params.WriteID, params.Chunk); err != nil {
+		if errors.Is(err, errStdinEOF) {
+			// process/closeStdin (an extension) closed the pipe: same status as a
+			// process started without pipeStdin.
+			return &protocol.ProcessWriteResult{Status: protocol.WriteStdinClosed}, nil
+		}
 		return nil, err
 	}
 	return &protocol.ProcessWriteResult{Status: protocol.WriteAccepted}, nil

@@ -17,6 +17,19 @@ type Capabilities struct {
 	HTTPHeaderEnvVars          bool `json:"httpHeaderEnvVars"`
 	SandboxedFileStreaming     bool `json:"sandboxedFileStreaming"`
 	ShellSnapshotV2            bool `json:"shellSnapshotV2"`
+
+	// Extensions of this executor (docs/protocol-extensions.md); released executors never
+	// send them, so a client reads an absent flag as "not supported". Omitted when false,
+	// so an executor without them looks exactly like before.
+
+	// ProcessCloseStdin: process/closeStdin exists.
+	ProcessCloseStdin bool `json:"processCloseStdin,omitempty"`
+	// ProcessResizePty: process/resizePty exists.
+	ProcessResizePty bool `json:"processResizePty,omitempty"`
+	// ProcessStartPtySize: process/start honours ptySize.
+	ProcessStartPtySize bool `json:"processStartPtySize,omitempty"`
+	// ProcessSendSignal: process/sendSignal exists.
+	ProcessSendSignal bool `json:"processSendSignal,omitempty"`
 }
 
 // EnvironmentInfo is the result of environment/info and part of the initialize result.

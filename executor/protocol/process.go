@@ -73,6 +73,10 @@ type ProcessStartParams struct {
 	NetworkProxy   json.RawMessage `json:"networkProxy,omitempty"`
 	ShellSnapshot  json.RawMessage `json:"shellSnapshot,omitempty"`
 	Metadata       json.RawMessage `json:"metadata,omitempty"`
+	// PtySize is an extension (docs/protocol-extensions.md, capability
+	// processStartPtySize): the PTY's initial size; nil = absent or null = 24×80. Ignored
+	// with pipes. Released executors ignore the member (observed from 0.169.0, 0.171.0).
+	PtySize *PtySize `json:"ptySize,omitempty"`
 }
 
 // Sandbox types reported by process/start.
