@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+
+	"github.com/execlab/executor/executor/protocol"
 )
 
 // Client is a JSON-RPC client for one executor connection. All methods are safe for
@@ -24,6 +26,10 @@ type Client struct {
 	cancel context.CancelFunc
 
 	nextID atomic.Int64
+
+	// caps is the capabilities of the last successful Initialize (extensions.go); nil
+	// before it.
+	caps atomic.Pointer[protocol.Capabilities]
 
 	// writeSem serialises WriteMessage (a MessageConn allows one writer at a time). It is
 	// a channel, not a mutex, so that waiting for it honours the caller's ctx.

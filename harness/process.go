@@ -10,8 +10,13 @@ import (
 // arrive as notifications (process/output, process/exited, process/closed), possibly before
 // StartProcess returns; decode them with Notification.ProcessOutput and friends.
 
-// StartProcess calls process/start.
+// StartProcess calls process/start. p.PtySize (an extension) is sent only when the
+// executor advertised processStartPtySize (Capabilities); otherwise it is dropped and a
+// PTY starts at the executor's default size (24×80 for released executors).
 func (c *Client) StartProcess(ctx context.Context, p protocol.ProcessStartParams) (protocol.ProcessStartResult, error) {
+	if p.PtySize != nil && !c.Capabilities().ProcessStartPtySize {
+		p.PtySize = nil
+	}
 	var res protocol.ProcessStartResult
 	err := c.Call(ctx, protocol.MethodProcessStart, p, &res)
 	return res, err

@@ -24,5 +24,9 @@ func (c *Client) Initialize(ctx context.Context, clientName, resumeSessionID str
 	if err := c.notify(ctx, protocol.MethodInitialized, struct{}{}); err != nil {
 		return res, fmt.Errorf("initializing: %w", err)
 	}
+	if res.EnvironmentInfo != nil {
+		caps := res.EnvironmentInfo.Capabilities
+		c.caps.Store(&caps)
+	}
 	return res, nil
 }

@@ -42,6 +42,7 @@ var retrySafe = map[string]bool{
 	protocol.MethodProcessWrite:     true,
 	protocol.MethodProcessRead:      true,
 	protocol.MethodProcessTerminate: true,
+	protocol.MethodProcessResizePty: true, // extension; sets an absolute size
 	protocol.MethodEnvironmentInfo:  true,
 	"environment/status":            true,
 	"fs/readFile":                   true,
