@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 )
 
@@ -73,7 +75,12 @@ func FuzzB64JSON(f *testing.F) {
 			}
 			return
 		}
-		want, werr := base64.StdEncoding.DecodeString(s)
+		// The oracle is the reference's rule: strict standard base64 (canonical padding,
+		// zero trailing bits) with no line breaks, which the stdlib would skip.
+		want, werr := base64.StdEncoding.Strict().DecodeString(s)
+		if strings.ContainsAny(s, "\r\n") {
+			want, werr = nil, errors.New("line break")
+		}
 		if (err != nil) != (werr != nil) {
 			t.Fatalf("%q: got error %v, want error %v", in, err, werr)
 		}
