@@ -40,6 +40,13 @@ export EXECUTOR_TEST_SUMMARY
 # probes hundreds of times, so that sleep dominated the suite. A GORACE from the caller
 # still wins (later options override earlier ones).
 export GORACE="atexit_sleep_ms=0 ${GORACE:-}"
+# go.mod and go.sum must be tidy: scanners read go.mod, and a require the build does not
+# use (or a missing one) is a finding (issue 13).
+if ! untidy="$(go mod tidy -diff 2>&1)"; then
+  echo "go.mod/go.sum are not tidy (run 'go mod tidy'):" >&2
+  echo "$untidy" >&2
+  exit 1
+fi
 go vet ./...
 if command -v protoc >/dev/null; then
   scripts/check-proto.sh
