@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/execlab/executor/cmd/executor/internal/execcli"
 	"github.com/execlab/executor/harness"
@@ -38,11 +36,12 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	fs := flag.NewFlagSet("executor exec", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `usage: executor exec [--registry URL --environment-id ID --token-file F | --url ws://… [--auth-bearer-token-file F]] [flags] -- argv…
+		fmt.Fprint(stderr, `usage: executor exec [--registry URL --environment-id ID --token-file F | --url ws://… [--auth-bearer-token-file F]] [flags] [-- argv…]
 
-Runs one command in an executor and streams its output; exits with its exit code. Remote
-executors are reached through a registry (reconnecting transparently); local ones
-('executor serve') by --url.
+Runs one command in an executor and streams its output; exits with its exit code (128+N
+when it dies by signal N). Without argv, runs the remote user's login shell, in a PTY
+when local stdin and stdout are terminals (as ssh does). Remote executors are reached
+through a registry (reconnecting transparently); local ones ('executor serve') by --url.
 
 Flags:
 `)
@@ -54,8 +53,9 @@ Flags:
 	url := fs.String("url", os.Getenv("EXECUTOR_URL"), "ws:// URL of a local 'executor serve' instead of a registry [EXECUTOR_URL]")
 	authTokenFile := fs.String("auth-bearer-token-file", os.Getenv("EXECUTOR_AUTH_BEARER_TOKEN_FILE"),
 		"with --url: file holding the listener's token (capability token or signed JWT, trimmed), sent as 'authorization: Bearer' like the codex CLI's auth_bearer_token [EXECUTOR_AUTH_BEARER_TOKEN_FILE]")
-	tty := fs.Bool("t", false, "run in a PTY with the local terminal in raw mode")
-	interactive := fs.Bool("i", false, "forward stdin (the remote stdin stays open after local EOF)")
+	tty := fs.Bool("t", false, "run in a PTY sized like the local terminal, which is put in raw mode (default without argv when stdin and stdout are terminals)")
+	noTTY := fs.Bool("T", false, "never allocate a PTY")
+	interactive := fs.Bool("i", false, "forward stdin, and its EOF when the executor supports it (implied without argv)")
 	cwd := fs.String("cwd", "", "working directory on the executor host (default: the executor's)")
 	env := envList{}
 	fs.Var(env, "env", "K=V environment variable for the command (repeatable)")
@@ -63,12 +63,19 @@ Flags:
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() == 0 {
-		return fmt.Errorf("%w: no command given (executor exec [flags] -- argv…)", errUsage)
+	if *tty && *noTTY {
+		return fmt.Errorf("%w: -t and -T are exclusive", errUsage)
 	}
 	cfg := execcli.Config{
-		Argv: fs.Args(), TTY: *tty, Interactive: *interactive, Cwd: *cwd, Env: env,
-		Stdin: stdin, Stdout: stdout, Stderr: stderr, StdinFD: -1,
+		Argv: fs.Args(), Interactive: *interactive, Cwd: *cwd, Env: env,
+		Stdin: stdin, Stdout: stdout, Stderr: stderr, StdinFD: -1, StdoutFD: -1,
+	}
+	stdinFD, stdoutFD := terminalFD(stdin), terminalFD(stdout)
+	// ssh's rule: -t forces a PTY, -T forbids one, and without either a PTY is allocated
+	// for a login shell (no argv) when both stdin and stdout are terminals.
+	cfg.TTY = *tty || (!*noTTY && fs.NArg() == 0 && stdinFD >= 0 && stdoutFD >= 0)
+	if cfg.TTY {
+		cfg.StdinFD, cfg.StdoutFD = stdinFD, stdoutFD
 	}
 	explicit := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
@@ -94,19 +101,14 @@ Flags:
 	default:
 		return fmt.Errorf("%w: give --url, or --registry, --environment-id and --token-file", errUsage)
 	}
-	if f, ok := stdin.(*os.File); ok && *tty {
-		cfg.StdinFD = int(f.Fd())
-	}
 	log, err := newLogger(stderr, *logLevel)
 	if err != nil {
 		return err
 	}
 	cfg.Logger = log
-	// SIGINT is forwarded to the remote process, not a reason to stop: run without main's
-	// signal cancellation and stop on SIGTERM only.
-	ctx, stop := signal.NotifyContext(context.WithoutCancel(ctx), syscall.SIGTERM)
-	defer stop()
-	err = execcli.Run(ctx, cfg)
+	// SIGINT, SIGTERM, SIGHUP and SIGQUIT are forwarded to the remote process by
+	// execcli, not reasons to stop: run without main's signal cancellation.
+	err = execcli.Run(context.WithoutCancel(ctx), cfg)
 	var ee *execcli.ExitError
 	if errors.As(err, &ee) {
 		return &errExitCode{code: ee.Code}
@@ -116,6 +118,14 @@ Flags:
 		return &errExitCode{code: code}
 	}
 	return err
+}
+
+// terminalFD returns f's descriptor when it is an *os.File on a terminal, else -1.
+func terminalFD(f any) int {
+	if file, ok := f.(*os.File); ok && execcli.IsTerminal(int(file.Fd())) {
+		return int(file.Fd())
+	}
+	return -1
 }
 
 // startFailureExit maps a process/start failure to the shell's exit statuses, as ssh and

@@ -9,15 +9,14 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"sync"
-	"syscall"
 
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/harness"
 )
 
 // Config configures Run. Either Registry (with EnvironmentID and Token) or URL is set.
+// Run never mutates it.
 type Config struct {
 	Registry      string
 	EnvironmentID string
@@ -26,58 +25,85 @@ type Config struct {
 	// AuthBearerToken is sent on the URL's upgrade (listener --ws-auth); never logged.
 	AuthBearerToken string
 
+	// Argv is the remote command. Empty: the remote user's login shell (environment/info
+	// shell, run with -l) in the user's home directory, with stdin forwarded (Interactive
+	// is implied), as ssh does without a command.
 	Argv        []string
-	TTY         bool
-	Interactive bool   // forward stdin (pipeStdin)
+	TTY         bool   // run in a remote PTY (the caller applies ssh's -t/-T/auto rule)
+	Interactive bool   // forward stdin (pipeStdin); EOF is forwarded when the executor can
 	Cwd         string // native path on the executor host; "" = the executor's default
 	Env         map[string]string
 
+	// Stdin is forwarded with -i/-t. An *os.File is read so that Run can stop the read
+	// when the command ends (Linux); any other reader must end on its own (it is waited
+	// for).
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
-	// StdinFD is the terminal to put in raw mode with TTY (-1: none).
+	// StdinFD is the local terminal put in raw mode with TTY and whose size the remote
+	// PTY takes (-1: none).
 	StdinFD int
-	// Signals, when non-nil, replaces os/signal delivery of SIGINT (tests).
+	// StdoutFD is a terminal whose size the remote PTY takes when StdinFD is not one
+	// (-1: none).
+	StdoutFD int
+	// Signals, when non-nil, replaces os/signal delivery of SIGINT, SIGTERM, SIGHUP,
+	// SIGQUIT and SIGWINCH (tests).
 	Signals <-chan os.Signal
 	Logger  *slog.Logger
 }
 
-// ExitError carries the remote process's exit code.
+// ExitError carries the remote process's exit code (or 128+N when Run gave up after a
+// local signal N it could not forward).
 type ExitError struct{ Code int }
 
 func (e *ExitError) Error() string {
 	return fmt.Sprintf("remote process exited with status %d", e.Code)
 }
 
+// runner is one Run: the connection, the remote process and the local terminal.
+type runner struct {
+	cfg  Config
+	c    *harness.Client
+	caps protocol.Capabilities
+	pid  string
+	tty  bool
+	term *terminal
+	out  *notes
+	log  *slog.Logger
+
+	// cancel ends the output stream with a cause (a signal that could not be forwarded).
+	cancel context.CancelCauseFunc
+}
+
 // Run executes cfg.Argv remotely and returns nil for exit code 0, *ExitError for others,
-// or the error that stopped it.
-func Run(ctx context.Context, cfg Config) error {
-	if len(cfg.Argv) == 0 {
-		return errors.New("exec: no command given")
-	}
+// or the error that stopped it. The local terminal is restored on every return, also
+// when Run or one of its goroutines panics.
+func Run(ctx context.Context, cfg Config) (err error) {
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	r := &runner{cfg: cfg, tty: cfg.TTY, term: &terminal{fd: -1}, log: log}
+	r.out = &notes{w: cfg.Stderr, term: r.term}
+	defer r.term.restore()
+
 	copts := &harness.Options{Logger: log}
-	var c *harness.Client
-	var err error
 	if cfg.URL != "" {
 		lopts := *copts
 		lopts.AuthBearerToken = cfg.AuthBearerToken
-		c, err = harness.DialLocal(ctx, cfg.URL, &lopts)
+		r.c, err = harness.DialLocal(ctx, cfg.URL, &lopts)
 	} else {
-		c, err = harness.Dial(ctx, &harness.RemoteOptions{
+		r.c, err = harness.Dial(ctx, &harness.RemoteOptions{
 			Registry: cfg.Registry, EnvironmentID: cfg.EnvironmentID, Token: cfg.Token,
 			Client: copts,
 			OnReconnect: func(done bool, err error) {
 				switch {
 				case !done:
-					fmt.Fprintln(cfg.Stderr, "executor exec: connection to the executor lost; reconnecting")
+					r.out.printf("executor exec: connection to the executor lost; reconnecting\n")
 				case err == nil:
-					fmt.Fprintln(cfg.Stderr, "executor exec: reconnected")
+					r.out.printf("executor exec: reconnected\n")
 				default:
-					fmt.Fprintf(cfg.Stderr, "executor exec: reconnecting failed: %v\n", err)
+					r.out.printf("executor exec: reconnecting failed: %v\n", err)
 				}
 			},
 		})
@@ -85,186 +111,121 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	defer c.Close()
-	init, err := c.Initialize(ctx, "executor-exec", "")
+	defer r.c.Close()
+	init, err := r.c.Initialize(ctx, "executor-exec", "")
 	if err != nil {
 		return err
+	}
+	r.caps = r.c.Capabilities()
+	params, err := r.startParams(init.EnvironmentInfo)
+	if err != nil {
+		return err
+	}
+	if r.tty && cfg.StdinFD >= 0 {
+		if err := r.term.makeRaw(cfg.StdinFD); err != nil {
+			log.Debug("raw mode unavailable", "err", err)
+		}
+	}
+	// Signals are caught from before the start, so none is lost to the default action.
+	sigs, stopSignals := r.signals()
+	defer stopSignals()
+	if _, err := r.c.StartProcess(ctx, params); err != nil {
+		return fmt.Errorf("starting %s: %w", params.Argv[0], err)
+	}
+
+	// Helpers live for the process's lifetime; wg waits for them before returning.
+	hctx, stop := context.WithCancel(ctx)
+	sctx, cancel := context.WithCancelCause(ctx)
+	r.cancel = cancel
+	var wg sync.WaitGroup
+	defer func() { stop(); cancel(nil); wg.Wait() }()
+	if params.PipeStdin || params.Tty {
+		if err := r.startStdin(hctx, &wg); err != nil {
+			return err
+		}
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer r.term.restoreOnPanic()
+		r.forwardSignals(hctx, sigs)
+	}()
+	return stream(sctx, r.c, r.pid, cfg.Stdout, cfg.Stderr)
+}
+
+// startParams builds process/start: the command (or the login shell), its cwd and
+// environment, and the PTY size when the executor takes one.
+func (r *runner) startParams(info *protocol.EnvironmentInfo) (protocol.ProcessStartParams, error) {
+	cfg := &r.cfg
+	if info == nil {
+		info = &protocol.EnvironmentInfo{}
+	}
+	argv, interactive := cfg.Argv, cfg.Interactive
+	loginShell := len(argv) == 0
+	if loginShell {
+		if info.Shell.Path == "" {
+			return protocol.ProcessStartParams{}, errors.New("no command given and the executor reports no shell")
+		}
+		argv, interactive = loginShellArgv(info.Shell), true
 	}
 	cwd := protocol.FromNative("/")
 	switch {
 	case cfg.Cwd != "":
 		cwd = protocol.FromNative(cfg.Cwd)
-	case init.EnvironmentInfo.Cwd != nil:
-		cwd = *init.EnvironmentInfo.Cwd
-	case init.EnvironmentInfo.UserHomeDir != "":
-		cwd = init.EnvironmentInfo.UserHomeDir
+	case loginShell && info.UserHomeDir != "":
+		cwd = info.UserHomeDir
+	case info.Cwd != nil:
+		cwd = *info.Cwd
+	case info.UserHomeDir != "":
+		cwd = info.UserHomeDir
 	}
 	env := map[string]string{}
 	for k, v := range cfg.Env {
 		env[k] = v
 	}
-	if cfg.TTY {
+	if r.tty {
 		if _, ok := env["TERM"]; !ok {
 			env["TERM"] = envOr("TERM", "xterm-256color")
 		}
 	}
-	pid := "exec-" + randomHex(8)
-	if cfg.TTY && cfg.StdinFD >= 0 {
-		restore, err := makeRaw(cfg.StdinFD)
-		if err == nil {
-			defer restore()
-		}
-	}
-	if _, err := c.StartProcess(ctx, protocol.ProcessStartParams{
-		ProcessID: pid, Argv: cfg.Argv, Cwd: cwd, Env: env, Tty: cfg.TTY,
-		PipeStdin: cfg.Interactive || cfg.TTY,
+	r.pid = "exec-" + randomHex(8)
+	p := protocol.ProcessStartParams{
+		ProcessID: r.pid, Argv: argv, Cwd: cwd, Env: env, Tty: r.tty,
+		PipeStdin: interactive || r.tty,
 		EnvPolicy: &protocol.ExecEnvPolicy{Inherit: protocol.EnvInheritAll, Exclude: []string{}, Set: env, IncludeOnly: []string{}},
-	}); err != nil {
-		return fmt.Errorf("starting %s: %w", cfg.Argv[0], err)
 	}
-
-	// Helpers live for the process's lifetime; wg waits for them before returning.
-	hctx, stop := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	defer func() { stop(); wg.Wait() }()
-	if cfg.Interactive || cfg.TTY {
-		wg.Add(1)
-		go func() { defer wg.Done(); pumpStdin(hctx, c, pid, cfg.Stdin) }()
-	}
-	sigs := cfg.Signals
-	if sigs == nil && !cfg.TTY {
-		ch := make(chan os.Signal, 1)
-		signal.Notify(ch, syscall.SIGINT)
-		defer signal.Stop(ch)
-		sigs = ch
-	}
-	if sigs != nil {
-		wg.Add(1)
-		go func() { defer wg.Done(); forwardSignals(hctx, c, pid, sigs) }()
-	}
-	return stream(ctx, c, pid, cfg.Stdout, cfg.Stderr)
-}
-
-// stream writes the process's output in seq order until process/closed and returns its
-// exit status. Events are applied in seq order: the reference sends exit and close from
-// separate tasks, so they can overtake output notifications.
-func stream(ctx context.Context, c *harness.Client, pid string, stdout, stderr io.Writer) error {
-	exit := -1
-	next := uint64(1)
-	pending := map[uint64]event{}
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case n, ok := <-c.Notifications():
-			if !ok {
-				if err := c.Err(); err != nil {
-					return err
-				}
-				return harness.ErrClosed
-			}
-			if id, _ := n.ProcessID(); id != pid {
-				continue
-			}
-			ev, err := decodeEvent(n)
-			if err != nil {
-				return err
-			}
-			if ev.seq < next {
-				continue
-			}
-			pending[ev.seq] = ev
-			for {
-				ev, ok := pending[next]
-				if !ok {
-					break
-				}
-				delete(pending, next)
-				next++
-				switch ev.method {
-				case protocol.MethodProcessOutput:
-					w := stdout
-					if ev.stream == protocol.StreamStderr {
-						w = stderr
-					}
-					if _, err := w.Write(ev.chunk); err != nil {
-						return fmt.Errorf("writing output: %w", err)
-					}
-				case protocol.MethodProcessExited:
-					exit = ev.exitCode
-				case protocol.MethodProcessClosed:
-					switch {
-					case exit == 0:
-						return nil
-					case exit < 0:
-						return &ExitError{Code: 1}
-					}
-					return &ExitError{Code: exit}
-				}
+	if r.tty {
+		if size, ok := r.localSize(); ok {
+			if r.caps.ProcessStartPtySize {
+				p.PtySize = &size
+			} else {
+				r.out.once("size", "executor exec: terminal size not supported by this executor; the remote terminal is 24x80\n")
 			}
 		}
 	}
+	return p, nil
 }
 
-// event is one decoded process notification.
-type event struct {
-	method   string
-	seq      uint64
-	stream   protocol.ExecOutputStream
-	chunk    []byte
-	exitCode int
-}
-
-// decodeEvent decodes a process/* notification once.
-func decodeEvent(n harness.Notification) (event, error) {
-	ev := event{method: n.Method}
-	switch n.Method {
-	case protocol.MethodProcessOutput:
-		out, err := n.ProcessOutput()
-		ev.seq, ev.stream, ev.chunk = out.Seq, out.Stream, out.Chunk
-		return ev, err
-	case protocol.MethodProcessExited:
-		x, err := n.ProcessExited()
-		ev.seq, ev.exitCode = x.Seq, int(x.ExitCode)
-		return ev, err
-	case protocol.MethodProcessClosed:
-		x, err := n.ProcessClosed()
-		ev.seq = x.Seq
-		return ev, err
+// loginShellArgv runs the executor's shell as a login shell. "-l" rather than a "-bash"
+// arg0: codex 0.169.0 runs a PTY's arg0 as the program, so "-bash" would not start there.
+func loginShellArgv(sh protocol.Shell) []string {
+	if sh.Name == "cmd" {
+		return []string{sh.Path}
 	}
-	return ev, fmt.Errorf("unexpected notification %s", n.Method)
+	return []string{sh.Path, "-l"}
 }
 
-// pumpStdin forwards local stdin as process/write calls, one writeId per chunk.
-func pumpStdin(ctx context.Context, c *harness.Client, pid string, r io.Reader) {
-	if r == nil {
-		return
-	}
-	buf := make([]byte, 32<<10)
-	for n := 0; ; n++ {
-		k, err := r.Read(buf)
-		if k > 0 {
-			chunk := append([]byte(nil), buf[:k]...)
-			if _, werr := c.WriteProcess(ctx, pid, fmt.Sprintf("stdin-%d", n), chunk); werr != nil {
-				return
-			}
+// localSize is the local terminal's size: stdin's, else stdout's.
+func (r *runner) localSize() (protocol.PtySize, bool) {
+	for _, fd := range []int{r.cfg.StdinFD, r.cfg.StdoutFD} {
+		if fd < 0 {
+			continue
 		}
-		if err != nil || ctx.Err() != nil {
-			return
+		if s, err := termSize(fd); err == nil {
+			return s, true
 		}
 	}
-}
-
-// forwardSignals turns each SIGINT into process/signal{interrupt}.
-func forwardSignals(ctx context.Context, c *harness.Client, pid string, sigs <-chan os.Signal) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-sigs:
-			_ = c.SignalProcess(ctx, pid, protocol.SignalInterrupt)
-		}
-	}
+	return protocol.PtySize{}, false
 }
 
 func randomHex(n int) string {
