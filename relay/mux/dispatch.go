@@ -17,11 +17,11 @@ type dispatcher struct {
 func (d *dispatcher) handle(ctx context.Context, b []byte) {
 	m := d.m
 	if err := frame.Decode(&d.f, b); err != nil {
-		m.log.Warn("dropping malformed Noise relay frame from harness", "error", err)
+		m.drops.warn(m.log, "dropping malformed Noise relay frame from harness", "error", err)
 		return
 	}
 	if err := d.f.Validate(); err != nil {
-		m.log.Warn("dropping invalid Noise relay frame: " + err.Error())
+		m.drops.warn(m.log, "dropping invalid Noise relay frame: "+err.Error())
 		return
 	}
 	id := d.f.StreamID
@@ -35,7 +35,7 @@ func (d *dispatcher) handle(ctx context.Context, b []byte) {
 	case *frame.Resume, *frame.Ack, *frame.Heartbeat:
 		// Ignored (observed from codex 0.169.0).
 	default:
-		m.log.Warn("dropping invalid Noise relay frame: unknown body")
+		m.drops.warn(m.log, "dropping invalid Noise relay frame: unknown body")
 	}
 }
 

@@ -26,7 +26,7 @@
 //
 // # Per-frame rules (spec/relay-noise.md §12.1)
 //
-//	text message / undecodable / invalid frame   drop with a warning, socket stays
+//	text message / undecodable / invalid frame   drop with a warning (rate limited: warnlimit.go), socket stays
 //	handshake, active or responded stream         reset that id, stream keeps running
 //	handshake, pending stream                     cancel it (late result discarded), reset; charged
 //	handshake, new id, cooldown                   reset, Handler not started; not charged

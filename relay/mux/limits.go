@@ -31,6 +31,13 @@ const (
 
 // Implementation constants (our choice).
 const (
+	// dropWarnBurst and dropWarnPerSecond rate-limit the per-frame drop warnings of one
+	// socket (warnlimit.go): a burst of 100 keeps every warning of an ordinary incident
+	// (and of the reference-warning differential test, ~30 frames) while a garbage flood
+	// logs at most 10 lines a second plus a count of what was suppressed.
+	dropWarnBurst     = 100
+	dropWarnPerSecond = 10
+
 	// InboundQueuePackets and InboundQueueBytes bound one stream's queue of received records
 	// that its reader has not taken yet. The reference decrypts in its read loop and queues
 	// up to 128 decoded JSON-RPC messages per stream; we queue ciphertext records instead

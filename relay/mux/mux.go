@@ -68,6 +68,7 @@ type Mux struct {
 	handler Handler
 	opts    Options
 	log     *slog.Logger
+	drops   *warnLimiter // per-frame drop warnings, rate limited
 
 	// out is the single outbound queue (capacity opts.OutboundQueue), drained by writeLoop.
 	out chan outFrame
@@ -90,7 +91,7 @@ type Mux struct {
 func New(fc FrameConn, h Handler, opts *Options) *Mux {
 	o := opts.withDefaults()
 	return &Mux{
-		fc: fc, handler: h, opts: o, log: o.Logger,
+		fc: fc, handler: h, opts: o, log: o.Logger, drops: newWarnLimiter(),
 		out:     make(chan outFrame, o.OutboundQueue),
 		done:    make(chan struct{}),
 		streams: make(map[string]*Stream),
@@ -154,7 +155,7 @@ func (m *Mux) readLoop(ctx context.Context) error {
 		b, err := m.fc.ReadFrame(ctx)
 		if err != nil {
 			if errors.Is(err, ErrNonBinary) {
-				m.log.Warn("dropping non-binary Noise relay frame from harness")
+				m.drops.warn(m.log, "dropping non-binary Noise relay frame from harness")
 				continue
 			}
 			return fmt.Errorf("reading relay frame: %w", err)
