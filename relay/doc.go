@@ -7,21 +7,27 @@
 // message is binary and holds exactly one protobuf RelayMessageFrame (schema
 // proto/codex/exec_server/relay/v1/relay.proto).
 //
-// Layers, bottom up:
+// Layers, bottom up (these four packages are the whole relay):
 //
 //	relay/frame     RelayMessageFrame codec: sealed Frame type, Encode/Decode/Validate in the
-//	                reference's check order, 256 KiB message cap. No I/O, no goroutines.
-//	relay/reliable  per-stream sequencing and the 64-record / 1 MiB reorder window (pure).
-//	relay/mux       owns one frame connection: stream table, read/write loops, resets.
-//	relay/wsconn    coder/websocket adapter (binary only, read limit, ping/pong liveness);
-//	                the only relay package that imports a websocket library.
-//	relay/relaytest in-memory frame connections for tests.
+//	                reference's check order, 256 KiB message cap, ErrNonBinary. No I/O, no
+//	                goroutines.
+//	relay/mux       owns one frame connection: stream table, read loop and single writer,
+//	                per-frame rules, bounded queues, resets, the handshake failure budget.
+//	relay/wsconn    coder/websocket adapter (binary only, read limit, ping/pong liveness,
+//	                dial with backoff); the only relay package that imports a websocket
+//	                library.
+//	relay/relaytest in-memory frame connections for tests (imported only by _test.go files).
 //
 // Above the relay sits noise/channel (handshake bytes and ordered records) and then the
 // JSON-RPC executor; below it the websocket. The relay never looks inside handshake payloads
 // or records: it imports none of noise, executor, registry, sandbox or encoding/json.
 //
-// Released wire behaviour (codex exec-server 0.169.0) is the default everywhere: seq from 0,
-// ack/ack_bits 0, no retransmission, no trace fields, resets always carry
-// "noise_relay_protocol_error".
+// Released wire behaviour (codex exec-server 0.169.0 and 0.171.0) is the only behaviour: data
+// frames carry the channel's record seq (from 0) with segment_count 1, ack and ack_bits 0, no
+// trace fields; the relay retransmits and acknowledges nothing, because the websocket below
+// is already reliable and ordered; resets always carry "noise_relay_protocol_error"; resume,
+// ack_frame and heartbeat frames are accepted and ignored. Record order is the business of
+// noise/channel, above: it drops duplicate and stale records and reorders within a 64-record /
+// 1 MiB window before decrypting.
 package relay

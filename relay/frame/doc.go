@@ -2,7 +2,8 @@
 // message carried by every binary websocket message on a rendezvous socket
 // (spec/relay-noise.md §2, §3).
 //
-// Layer: below relay/reliable and relay/mux, above nothing (no I/O). It knows nothing of Noise,
+// Layer: below relay/mux, relay/wsconn and registry/rendezvous (which reads only stream ids),
+// above nothing (no I/O). It knows nothing of Noise,
 // JSON-RPC or websockets; handshake and data payloads are opaque bytes.
 //
 // Protocol flow of one stream (spec/relay-noise.md §4):

@@ -18,6 +18,14 @@ var (
 	// ErrMessageTooLarge reports a message over MaxMessageSize, from Decode or Encode. On
 	// receipt the reference treats it as a socket read error and drops the socket.
 	ErrMessageTooLarge = errors.New("relay: websocket message exceeds 256 KiB")
+
+	// ErrNonBinary is wrapped by a frame connection's read error when it read and dropped one
+	// non-binary (text) websocket message: such a message carries no frame, and the
+	// connection stays usable (spec/relay-noise.md §12.1: "dropping non-binary Noise relay
+	// frame from harness"). relay/wsconn and relay/relaytest produce it; relay/mux, the
+	// rendezvous and the harness branch on it with errors.Is. It lives here, the one relay
+	// package every user of a frame connection already imports.
+	ErrNonBinary = errors.New("relay: non-binary websocket message")
 )
 
 // Validation errors, with the reference's exact texts (spec/relay-noise.md §3). A version

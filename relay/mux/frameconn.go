@@ -2,7 +2,8 @@ package mux
 
 import (
 	"context"
-	"errors"
+
+	"github.com/execlab/executor/relay/frame"
 )
 
 // FrameConn is one physical relay connection as the Mux consumes it: a sequence of binary
@@ -11,7 +12,7 @@ import (
 //
 // Contract:
 //   - ReadFrame is called by one goroutine at a time. It returns the next binary message; the
-//     slice belongs to the caller from then on. An error wrapping ErrNonBinary means one
+//     slice belongs to the caller from then on. An error wrapping frame.ErrNonBinary means one
 //     non-binary (text) message was read and dropped: the connection stays usable. Any other
 //     error ends the connection; later calls keep failing.
 //   - WriteFrame is called by one goroutine at a time, possibly concurrently with ReadFrame. It
@@ -26,6 +27,8 @@ type FrameConn interface {
 	Close() error
 }
 
-// ErrNonBinary is wrapped by FrameConn.ReadFrame errors that report a dropped non-binary
-// message (spec/relay-noise.md §12.1: "dropping non-binary Noise relay frame from harness").
-var ErrNonBinary = errors.New("relay: non-binary websocket message")
+// ErrNonBinary is frame.ErrNonBinary, the same value (errors.Is matches either name).
+//
+// Deprecated: use frame.ErrNonBinary, which users of a frame connection can import without
+// importing the mux.
+var ErrNonBinary = frame.ErrNonBinary

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/execlab/executor/relay/frame"
 )
 
 // Handler runs one stream, on a goroutine owned by the Mux. ctx is the stream's context: it is
@@ -154,7 +156,7 @@ func (m *Mux) readLoop(ctx context.Context) error {
 	for {
 		b, err := m.fc.ReadFrame(ctx)
 		if err != nil {
-			if errors.Is(err, ErrNonBinary) {
+			if errors.Is(err, frame.ErrNonBinary) {
 				m.drops.warn(m.log, "dropping non-binary Noise relay frame from harness")
 				continue
 			}

@@ -15,6 +15,8 @@ import (
 	"sync"
 
 	"github.com/execlab/executor/relay/mux"
+
+	"github.com/execlab/executor/relay/frame"
 )
 
 // DefaultCapacity is the per-direction queue of a Pipe, in messages.
@@ -54,12 +56,12 @@ func Pipe(capacity int) (*Conn, *Conn) {
 }
 
 // ReadFrame returns the next message written by the other end. A text message yields an
-// error wrapping mux.ErrNonBinary.
+// error wrapping frame.ErrNonBinary.
 func (c *Conn) ReadFrame(ctx context.Context) ([]byte, error) {
 	select {
 	case m := <-c.in:
 		if m.text {
-			return nil, fmt.Errorf("relaytest: %w", mux.ErrNonBinary)
+			return nil, fmt.Errorf("relaytest: %w", frame.ErrNonBinary)
 		}
 		return m.b, nil
 	case <-c.state.done:

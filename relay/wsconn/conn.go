@@ -13,6 +13,8 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/execlab/executor/relay/mux"
+
+	"github.com/execlab/executor/relay/frame"
 )
 
 // Errors returned by Conn.
@@ -87,7 +89,7 @@ func New(ws *websocket.Conn, opts *Options) *Conn {
 }
 
 // ReadFrame returns the next binary message, exactly sized and owned by the caller. A text
-// message is drained and reported as an error wrapping mux.ErrNonBinary; the Conn stays
+// message is drained and reported as an error wrapping frame.ErrNonBinary; the Conn stays
 // usable. Any other error fails the Conn (reason peer_close or read_error). A ctx error also
 // fails the Conn (coder/websocket cannot abandon a read halfway).
 func (c *Conn) ReadFrame(ctx context.Context) ([]byte, error) {
@@ -99,7 +101,7 @@ func (c *Conn) ReadFrame(ctx context.Context) ([]byte, error) {
 		if _, err := io.Copy(io.Discard, io.LimitReader(r, discardLimit)); err != nil {
 			return nil, c.readFailed(err)
 		}
-		return nil, fmt.Errorf("reading websocket message: %w", mux.ErrNonBinary)
+		return nil, fmt.Errorf("reading websocket message: %w", frame.ErrNonBinary)
 	}
 	bp := scratchPool.Get().(*[]byte)
 	defer scratchPool.Put(bp)

@@ -12,8 +12,9 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/execlab/executor/relay/mux"
 	"github.com/execlab/executor/relay/wsconn"
+
+	"github.com/execlab/executor/relay/frame"
 )
 
 // peer is the server end of a test websocket: a raw coder/websocket conn the test drives.
@@ -106,7 +107,7 @@ func TestConn_TextDroppedConnStays(t *testing.T) {
 	if err := srv.Write(ctx, websocket.MessageBinary, []byte{1, 2}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.ReadFrame(ctx); !errors.Is(err, mux.ErrNonBinary) {
+	if _, err := c.ReadFrame(ctx); !errors.Is(err, frame.ErrNonBinary) {
 		t.Fatalf("ReadFrame of a text message: got %v, want ErrNonBinary", err)
 	}
 	got, err := c.ReadFrame(ctx)

@@ -9,7 +9,7 @@
 // What it owns:
 //
 //   - Conn: ReadFrame (binary only; a text message is read, dropped and reported with an error
-//     wrapping mux.ErrNonBinary, the conn stays usable), WriteFrame (bounded by WriteTimeout;
+//     wrapping frame.ErrNonBinary, the conn stays usable), WriteFrame (bounded by WriteTimeout;
 //     a stuck write fails the conn), Close (drops TCP without a close frame, as the reference
 //     executor does), Keepalive (Ping every 30 s, only one outstanding; no Pong within 60 s
 //     drops the conn with reason pong_timeout), Reason (typed close reason).

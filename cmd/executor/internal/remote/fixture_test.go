@@ -21,7 +21,6 @@ import (
 	"github.com/execlab/executor/noise/channel"
 	"github.com/execlab/executor/registry/client"
 	"github.com/execlab/executor/relay/frame"
-	"github.com/execlab/executor/relay/mux"
 	"github.com/execlab/executor/relay/wsconn"
 )
 
@@ -215,7 +214,7 @@ func (s *rvSocket) readLoop() {
 	for {
 		b, err := s.conn.ReadFrame(context.Background())
 		if err != nil {
-			if errors.Is(err, mux.ErrNonBinary) {
+			if errors.Is(err, frame.ErrNonBinary) {
 				continue
 			}
 			s.mu.Lock()
