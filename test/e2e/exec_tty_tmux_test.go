@@ -1,12 +1,14 @@
 package e2e_test
 
 import (
+	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -35,6 +37,7 @@ func TestExecCLI_TmuxTerminal(t *testing.T) {
 	}
 	url := startOursServe(t)
 	bin := remoteExecutorBin(t)
+	doomedURL, killDoomed := startKillableServe(t) // for the lost-connection case
 	dir, err := os.MkdirTemp("/var/tmp", "exec-tmux-") // short: tmux socket paths are limited
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +59,10 @@ echo $? > %[1]s/exit.tmp && mv %[1]s/exit.tmp %[1]s/exit
 stty -a > %[1]s/after
 %[2]s exec --url %[3]s
 echo $? > %[1]s/exit2.tmp && mv %[1]s/exit2.tmp %[1]s/exit2
-`, dir, bin, url)
+%[2]s exec --url %[4]s -t -- bash --norc --noprofile
+echo $? > %[1]s/exit3.tmp && mv %[1]s/exit3.tmp %[1]s/exit3
+stty -a > %[1]s/after3
+`, dir, bin, url, doomedURL)
 	if err := os.WriteFile(file("run.sh"), []byte(script), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -159,4 +165,41 @@ echo $? > %[1]s/exit2.tmp && mv %[1]s/exit2.tmp %[1]s/exit2
 	if got := waitFile("exit2", 5*time.Second); got != "0" {
 		t.Errorf("second exec exit status = %s, want 0", got)
 	}
+
+	// Lost connection: the executor dies under a raw-mode session; the CLI fails and
+	// the terminal is restored.
+	send("echo ready > " + file("ready3"))
+	waitFile("ready3", 15*time.Second)
+	killDoomed()
+	if got := waitFile("exit3", 10*time.Second); got == "0" {
+		t.Errorf("exec whose executor died: exit status 0, want a failure")
+	}
+	_, after3, _ := strings.Cut(waitFile("after3", time.Second), "\n")
+	if after3 != before {
+		t.Errorf("stty -a after a lost connection differs from before:\nbefore: %s\nafter:  %s", before, after3)
+	}
+}
+
+// startKillableServe runs `executor serve` and returns its URL and a func that SIGKILLs
+// it (also run at cleanup).
+func startKillableServe(t *testing.T) (string, func()) {
+	t.Helper()
+	cmd := exec.Command(remoteExecutorBin(t), "serve", "--listen", "ws://127.0.0.1:0")
+	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + t.TempDir(), "TMPDIR=" + t.TempDir()}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	kill := func() { once.Do(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }) }
+	t.Cleanup(kill)
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if u := wsURLLine.FindString(line); err == nil && u != "" {
+		return u, kill
+	}
+	t.Fatalf("executor serve printed %q (%v), want its URL", line, err)
+	return "", nil
 }
