@@ -37,7 +37,7 @@ func TestExecCLI_TmuxTerminal(t *testing.T) {
 	}
 	url := startOursServe(t)
 	bin := remoteExecutorBin(t)
-	doomedURL, killDoomed := startKillableServe(t) // for the lost-connection case
+	doomedURL, killDoomed := startKillableServe(t)     // for the lost-connection case
 	dir, err := os.MkdirTemp("/var/tmp", "exec-tmux-") // short: tmux socket paths are limited
 	if err != nil {
 		t.Fatal(err)
