@@ -27,11 +27,40 @@
 //   - One stream per harness socket: the first frame that decodes and validates claims its
 //     stream_id. A claim of a stream_id that a live harness socket of the environment already
 //     holds closes the newcomer. Later frames for other stream ids, and frames that do not
-//     decode or validate, are dropped and counted.
+//     decode or validate, are dropped and counted (malformed ones warned about, at most once
+//     per MalformedWarnInterval).
 //   - Executor frames go to the harness socket holding their stream_id; frames for unknown
 //     streams are dropped.
 //   - When a harness socket ends, the executor gets reset{noise_relay_protocol_error} for its
 //     stream. When the executor socket ends, every harness socket bound to it is closed.
+//
+// # Admission and harness frame order (security issue 13)
+//
+// The executor's own rules stay the reference's (relay/mux, spec/relay-noise.md §12): 8
+// charged handshake failures per physical socket pause every new handshake for 10 s. Since
+// all harnesses of an environment share that one socket, the rendezvous keeps one harness
+// token (the URL's Subject, registry/server's token id) from spending the budget for all:
+//
+//   - A signed harness URL opens one socket (a second upgrade: 401). At most
+//     MaxHarnessSockets harness sockets per environment and MaxHarnessSocketsPerSubject per
+//     subject (beyond: 429). At most MaxConcurrentUpgrades upgrades in progress (beyond: 503).
+//   - A harness socket follows spec/relay-noise.md §4.1: resume (optional), one handshake,
+//     and data only after the executor's message 2. A second handshake or early data — each
+//     a charged failure at the executor — is not forwarded: the socket is closed and the
+//     subject charged one failure instead. A socket without message 2 after
+//     HarnessHandshakeTimeout is closed (not charged).
+//   - When the executor resets a harness's stream, the reset is delivered and the socket
+//     closed (the released harness drops it anyway); a reset before any executor data is a
+//     failed stream of the subject.
+//   - Each subject has at most HarnessFailureBudget minus its unforgiven failures
+//     handshakes in flight (forwarded, not yet settled by executor data, a reset or the
+//     socket's end): further handshakes wait. With HarnessFailureBudget failures, one
+//     forgiven per HarnessFailureForgiveness, the subject's upgrades get 429, its queued
+//     handshakes close their sockets, and HarnessAllowed (asked by connect) refuses it.
+//
+// So one token causes at most HarnessFailureBudget (3) charged failures at once, and then one
+// per two minutes: the executor's budget of 8 is not spent by one abuser in one burst, and
+// other tokens keep connecting.
 //
 // # Queues and back-pressure (the overflow policy)
 //
@@ -68,8 +97,9 @@
 // relay/wsconn.
 //
 // Lock order: Hub.mu → environment.mu → socket.mu → outQueue.mu (attach closes a replaced
-// executor socket while holding environment.mu). No lock is held across a websocket read or
-// write, or while a push waits for queue room.
+// executor socket while holding environment.mu). admission.mu and Hub.warnMu are leaves,
+// taken with no other lock held. No lock is held across a websocket read or write, or while
+// a push or a handshake waits for room.
 //
 // # Logging
 //

@@ -30,6 +30,14 @@ type Options struct {
 	Conn *wsconn.Options
 	// SlowConsumerTimeout overrides SlowConsumerTimeout (tests). Zero means the default.
 	SlowConsumerTimeout time.Duration
+	// MaxHarnessSockets and MaxHarnessSocketsPerSubject override the admission bounds of
+	// the same names. Zero means the default.
+	MaxHarnessSockets           int
+	MaxHarnessSocketsPerSubject int
+	// HarnessHandshakeTimeout overrides HarnessHandshakeTimeout. Zero means the default.
+	HarnessHandshakeTimeout time.Duration
+	// MaxConcurrentUpgrades overrides MaxConcurrentUpgrades. Zero means the default.
+	MaxConcurrentUpgrades int
 	// Logger receives debug events. Nil discards.
 	Logger *slog.Logger
 	// Now is the clock for URL expiry. Nil means time.Now.
@@ -55,6 +63,18 @@ func (o *Options) withDefaults() Options {
 	if c.SlowConsumerTimeout <= 0 {
 		c.SlowConsumerTimeout = SlowConsumerTimeout
 	}
+	if c.MaxHarnessSockets <= 0 {
+		c.MaxHarnessSockets = MaxHarnessSockets
+	}
+	if c.MaxHarnessSocketsPerSubject <= 0 {
+		c.MaxHarnessSocketsPerSubject = MaxHarnessSocketsPerSubject
+	}
+	if c.HarnessHandshakeTimeout <= 0 {
+		c.HarnessHandshakeTimeout = HarnessHandshakeTimeout
+	}
+	if c.MaxConcurrentUpgrades <= 0 {
+		c.MaxConcurrentUpgrades = MaxConcurrentUpgrades
+	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -72,6 +92,8 @@ type Stats struct {
 	ClaimConflicts  int64 // harness sockets closed for claiming a held stream id
 	SlowConsumers   int64 // harness sockets closed by the slow-consumer policy
 	ResetsSent      int64 // resets sent to executors for ended harness sockets
+	Refused         int64 // upgrades refused by admission: used URL, socket caps, paused subject, too many upgrades
+	HarnessFailures int64 // harness streams failed: reset by the executor before any executor data, or broken frame order
 }
 
 // Hub routes frames between executor and harness sockets. See the package doc.
@@ -92,8 +114,19 @@ type Hub struct {
 	// wg counts read loops (ServeHTTP calls past the upgrade), keepalives and writers.
 	wg sync.WaitGroup
 
+	// adm admits harness sockets and keeps the per-subject failure ledger (a leaf lock).
+	adm *admission
+	// upgrades is a semaphore of MaxConcurrentUpgrades slots, one per upgrade in progress.
+	upgrades chan struct{}
+
+	// warnMu guards the malformed-frame warning limiter: every read loop may report.
+	warnMu     sync.Mutex
+	lastWarn   time.Time // guarded by warnMu
+	suppressed int64     // guarded by warnMu; malformed frames since the last warning
+
 	execSockets, harnessSockets                        atomic.Int64
 	dropped, claimConflicts, slowConsumers, resetsSent atomic.Int64
+	refused, harnessFailures                           atomic.Int64
 }
 
 // environment is the routing table of one environment id.
@@ -117,8 +150,35 @@ func New(opts *Options) (*Hub, error) {
 	return &Hub{
 		opts: o, log: o.Logger.With("component", "rendezvous"),
 		life: life, cancel: cancel,
-		envs: make(map[string]*environment),
+		envs:     make(map[string]*environment),
+		adm:      newAdmission(o.MaxHarnessSockets, o.MaxHarnessSocketsPerSubject),
+		upgrades: make(chan struct{}, o.MaxConcurrentUpgrades),
 	}, nil
+}
+
+// HarnessAllowed reports whether a harness of subject (a harness token's id) may connect to
+// the environment now: nil, or ErrSubjectPaused after HarnessFailureBudget failed streams
+// not yet forgiven. registry/server asks it before issuing a connect bundle.
+func (h *Hub) HarnessAllowed(environmentID, subject string) error {
+	return h.adm.allowed(environmentID, subject, h.opts.Now())
+}
+
+// malformed counts a dropped malformed frame (undecodable, invalid or non-binary) and
+// warns at most once per MalformedWarnInterval, reporting the frames suppressed since.
+func (h *Hub) malformed(s *socket, what string) {
+	h.dropped.Add(1)
+	now := h.opts.Now()
+	h.warnMu.Lock()
+	if !h.lastWarn.IsZero() && now.Sub(h.lastWarn) < MalformedWarnInterval {
+		h.suppressed++
+		h.warnMu.Unlock()
+		return
+	}
+	suppressed := h.suppressed
+	h.lastWarn, h.suppressed = now, 0
+	h.warnMu.Unlock()
+	h.log.Warn("dropping malformed relay frame: "+what, "role", string(s.role),
+		"environment_id", s.env.id, "suppressed_since_last_warning", suppressed)
 }
 
 // Stats returns the counters.
@@ -127,6 +187,7 @@ func (h *Hub) Stats() Stats {
 		ExecutorSockets: h.execSockets.Load(), HarnessSockets: h.harnessSockets.Load(),
 		Dropped: h.dropped.Load(), ClaimConflicts: h.claimConflicts.Load(),
 		SlowConsumers: h.slowConsumers.Load(), ResetsSent: h.resetsSent.Load(),
+		Refused: h.refused.Load(), HarnessFailures: h.harnessFailures.Load(),
 	}
 }
 
@@ -190,14 +251,25 @@ func (h *Hub) Close() error {
 	return nil
 }
 
-// ServeHTTP handles one upgrade under BasePath: it checks the signed URL (401 on failure),
-// accepts the websocket and runs the socket's read loop until it ends.
+// ServeHTTP handles one upgrade under BasePath: it checks the signed URL (401 on failure)
+// and, for a harness, admission (401 for a used URL, 429 for a full environment or subject
+// or a paused subject), accepts the websocket and starts the socket's read loop. At most
+// MaxConcurrentUpgrades run at once; more get 503.
 func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
 		writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", "rendezvous sockets are opened with GET")
 		return
 	}
-	c, err := h.opts.Signer.Verify(r.URL.Path, r.URL.Query(), h.opts.Now())
+	select {
+	case h.upgrades <- struct{}{}:
+		defer func() { <-h.upgrades }()
+	default:
+		h.refused.Add(1)
+		writeError(w, http.StatusServiceUnavailable, "unavailable", "too many rendezvous upgrades in progress; retry")
+		return
+	}
+	now := h.opts.Now()
+	c, err := h.opts.Signer.Verify(r.URL.Path, r.URL.Query(), now)
 	if err != nil {
 		h.log.Debug("refusing rendezvous upgrade", "reason", err.Error())
 		writeError(w, http.StatusUnauthorized, "unauthorized", "invalid or expired rendezvous url")
@@ -220,10 +292,28 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusConflict, "environment_offline", "no executor is connected for this environment")
 			return
 		}
+		switch err := h.adm.admit(c, now); {
+		case errors.Is(err, ErrURLUsed):
+			h.refused.Add(1)
+			writeError(w, http.StatusUnauthorized, "unauthorized", "rendezvous url already used; connect again")
+			return
+		case err != nil:
+			h.refused.Add(1)
+			h.log.Debug("refusing harness upgrade", "environment_id", c.EnvironmentID, "reason", err.Error())
+			writeError(w, http.StatusTooManyRequests, "rate_limited", "too many harness sockets or failed streams for this environment")
+			return
+		}
+	}
+	s := &socket{hub: h, role: c.Role, generation: c.Generation, subject: c.Subject, admitted: c.Role == RoleHarness}
+	refuse := func() {
+		if s.admitted {
+			h.adm.release(c.EnvironmentID, c.Subject)
+		}
 	}
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
+		refuse()
 		writeError(w, http.StatusServiceUnavailable, "internal_error", "rendezvous is shutting down")
 		return
 	}
@@ -234,13 +324,15 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// for its timer-driven pings (no keepalive goroutine per idle socket).
 	ws, err := websocket.Accept(w, r, nil)
 	if err != nil {
+		refuse()
 		h.wg.Done()
 		h.log.Debug("accepting rendezvous websocket", "error", err.Error())
 		return
 	}
-	s := &socket{hub: h, ws: ws, conn: wsconn.New(ws, h.opts.Conn), role: c.Role, generation: c.Generation}
+	s.ws, s.conn = ws, wsconn.New(ws, h.opts.Conn)
 	e, ok := h.attach(s, c.EnvironmentID)
 	if !ok {
+		refuse()
 		s.conn.Close()
 		h.wg.Done()
 		return
@@ -257,6 +349,9 @@ func (s *socket) run() {
 	h := s.hub
 	defer h.wg.Done()
 	s.schedulePing()
+	if s.role == RoleHarness {
+		s.armHandshakeTimer()
+	}
 	if s.role == RoleEnvironment {
 		h.execSockets.Add(1)
 		s.executorReadLoop()
@@ -327,10 +422,18 @@ func (h *Hub) detach(s *socket) {
 		delete(e.harnesses, s)
 		if s.streamID != "" && e.streams[s.streamID] == s {
 			delete(e.streams, s.streamID)
-			resetTo = s.exec
+			if !s.execReset.Load() {
+				resetTo = s.exec
+			}
 		}
 	}
 	e.mu.Unlock()
+	if s.role == RoleHarness {
+		s.settle(false) // a handshake still in flight ends with its socket; not a failure
+		if s.admitted {
+			h.adm.release(e.id, s.subject)
+		}
+	}
 	for _, hs := range bound {
 		hs.close()
 	}

@@ -186,7 +186,8 @@ func TestHub_HarnessWithoutExecutorRefused(t *testing.T) {
 }
 
 // TestHub_BadHarnessInput: garbage, text and invalid frames are dropped without closing the
-// socket; frames for another stream after the claim are dropped; a claim of a held stream
+// socket; frames for another stream after the claim are dropped (the next frame of the
+// claimed stream, its handshake, goes through); a claim of a held stream
 // id closes the claimer; an oversized message closes the sender (and resets its stream).
 func TestHub_BadHarnessInput(t *testing.T) {
 	f := newHubFixture(t, nil)
@@ -201,7 +202,7 @@ func TestHub_BadHarnessInput(t *testing.T) {
 	first := enc(t, "s-1", &frame.Resume{})
 	write(t, h, first)
 	write(t, h, enc(t, "s-other", &frame.Resume{}))
-	marker := data(t, "s-1", 0, []byte("after"))
+	marker := enc(t, "s-1", &frame.Handshake{Payload: []byte("after")})
 	write(t, h, marker)
 	if got := read(t, ex); !bytes.Equal(got, first) {
 		t.Fatalf("executor got %x first, want the first valid frame", got)
@@ -237,7 +238,7 @@ func TestHub_BadHarnessInput(t *testing.T) {
 	if err := ws.Write(context.Background(), websocket.MessageText, []byte("text")); err != nil {
 		t.Fatal(err)
 	}
-	big := data(t, "s-big", 0, make([]byte, 200<<10))
+	big := enc(t, "s-big", &frame.Handshake{Payload: make([]byte, 200<<10)})
 	if err := ws.Write(context.Background(), websocket.MessageBinary, big); err != nil {
 		t.Fatal(err)
 	}

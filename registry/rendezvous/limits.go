@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/execlab/executor/relay/frame"
+	"github.com/execlab/executor/relay/mux"
 )
 
 // Wire constants (fixed by the reference).
@@ -38,9 +39,65 @@ const (
 	ExecutorURLTTL = 24 * time.Hour
 
 	// HarnessURLTTL is the lifetime of a harness's signed URL: one bundle serves one
-	// physical attempt, dialled right after connect.
+	// physical attempt, dialled right after connect. It is also how long a used harness
+	// URL's nonce is remembered (single use), so it bounds that memory's age.
 	HarnessURLTTL = 2 * time.Minute
 
 	// BasePath is the URL path prefix the Hub serves.
 	BasePath = "/rendezvous/v1/"
+)
+
+// Admission limits (our choice; security issue 13). Each one bounds what a single holder
+// of a harness token can take from an environment that others share.
+const (
+	// MaxHarnessSockets bounds the open harness sockets per environment. The executor
+	// serves at most mux.MaxStreams active plus mux.MaxPending validating streams per
+	// physical socket (spec/relay-noise.md §9) and refuses the rest, so sockets beyond that
+	// sum could never carry a stream; refusing them at the upgrade (HTTP 429) keeps idle
+	// sockets from piling up on the rendezvous.
+	MaxHarnessSockets = mux.MaxStreams + mux.MaxPending
+
+	// MaxHarnessSocketsPerSubject bounds the open harness sockets one harness token (the
+	// signed URL's subject) may hold in one environment: half the environment's bound, so
+	// one token can never take every slot and another token always finds room.
+	MaxHarnessSocketsPerSubject = MaxHarnessSockets / 2
+
+	// HarnessHandshakeTimeout is how long a harness socket may stay open without the
+	// executor having answered its handshake (message 2); then the rendezvous closes it.
+	// The executor's validation takes at most 10 s (spec/registry-auth.md §4.2) and the
+	// released harness sends its handshake at once (spec/relay-noise.md §4.1), so a
+	// socket still unanswered after three times that is idle or abandoned.
+	HarnessHandshakeTimeout = 30 * time.Second
+
+	// HarnessFailureBudget is how many failed harness streams one subject may cause in one
+	// environment before its harness upgrades (and connects) are refused with 429. A
+	// failed stream is one the executor reset before it carried any executor data — each
+	// such reset may have been charged to the executor's per-socket budget of
+	// mux.FailureBudget (8) failures that pauses every handshake for mux.Cooldown
+	// (spec/relay-noise.md §12.2) — or a harness socket closed for breaking the frame order
+	// of spec/relay-noise.md §4.1. Fewer than half the executor's budget, so one token
+	// alone cannot pause the executor for everyone in one burst.
+	HarnessFailureBudget = mux.FailureBudget/2 - 1
+
+	// HarnessFailureForgiveness is how long it takes for one failure to be forgiven: a
+	// paused subject gets one new attempt per interval. The executor's failure counter
+	// never decays on its own (it restarts only after a cooldown), so this is what spaces
+	// out one abuser's charges: after its first HarnessFailureBudget failures it needs
+	// (mux.FailureBudget - HarnessFailureBudget) more intervals, 10 minutes, to pause the
+	// executor once. A legitimate harness caught in a cooldown someone else caused retries
+	// at most a few times (spec/registry-auth.md §5.3) and is forgiven within minutes.
+	HarnessFailureForgiveness = 2 * time.Minute
+
+	// MaxConcurrentUpgrades bounds the rendezvous upgrades being checked and accepted at
+	// once (signature, registration lookup, websocket handshake); more get HTTP 503 at once
+	// rather than queue behind a slow store. An upgrade takes milliseconds, so 64 in flight
+	// is far above any legitimate burst (one executor reconnect plus a harness connect per
+	// recovery attempt).
+	MaxConcurrentUpgrades = 64
+
+	// MalformedWarnInterval is the least time between two warnings about malformed frames
+	// (undecodable, invalid or text messages); the frames in between are counted and the
+	// next warning reports how many were suppressed, so a garbage-sending peer cannot flood
+	// the log.
+	MalformedWarnInterval = 10 * time.Second
 )

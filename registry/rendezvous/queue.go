@@ -22,6 +22,9 @@ type outQueue struct {
 	frames [][]byte // FIFO; nil when empty, so an idle socket holds no slice
 	bytes  int
 	closed bool
+	// finishing: the socket closes once the queue has drained (socket.finish); later
+	// pushes fail.
+	finishing bool
 	// writing is true while a writer goroutine owns draining; set by the push that finds it
 	// false, cleared by the take that finds the queue empty (so no wake-up is ever lost).
 	writing bool
@@ -41,7 +44,7 @@ func (q *outQueue) push(b []byte, wait time.Duration) (startWriter bool, err err
 	}()
 	for {
 		q.mu.Lock()
-		if q.closed {
+		if q.closed || q.finishing {
 			q.mu.Unlock()
 			return false, errQueueClosed
 		}
@@ -74,13 +77,14 @@ func (q *outQueue) push(b []byte, wait time.Duration) (startWriter bool, err err
 }
 
 // take appends up to max frames to dst. When the queue is empty or closed it appends
-// nothing and marks the writer stopped: the writer must exit.
-func (q *outQueue) take(dst [][]byte, max int) [][]byte {
+// nothing and marks the writer stopped: the writer must exit, and close the socket when
+// finished reports that finish was called.
+func (q *outQueue) take(dst [][]byte, max int) (_ [][]byte, finished bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed || len(q.frames) == 0 {
 		q.writing = false
-		return dst
+		return dst, q.finishing
 	}
 	n := min(max, len(q.frames))
 	for _, b := range q.frames[:n] {
@@ -93,7 +97,17 @@ func (q *outQueue) take(dst [][]byte, max int) [][]byte {
 		q.frames = nil
 	}
 	q.wakeLocked()
-	return dst
+	return dst, false
+}
+
+// finish marks the queue finishing. It reports whether the caller must close the socket
+// now (no writer runs, so none will see the queue drain).
+func (q *outQueue) finish() (closeNow bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.finishing = true
+	q.wakeLocked() // blocked pushers fail now
+	return !q.writing
 }
 
 // close fails current and later pushes and drops what is queued (the socket is gone).

@@ -29,6 +29,9 @@ type Claims struct {
 	Generation    int64
 	Expires       time.Time // second precision
 	Nonce         string    // random; makes every URL distinct
+	// Subject names who the URL was issued to: the harness token's id (registry/server),
+	// by which the Hub counts sockets and failed streams. Empty for executor URLs.
+	Subject string
 }
 
 // Signing errors. All make the upgrade fail with HTTP 401.
@@ -66,7 +69,7 @@ func NewRandomSigner() *Signer {
 // URL returns the signed websocket URL for c under base (the rendezvous's public ws:// or
 // wss:// base, without a trailing slash). A zero Nonce gets a random one.
 //
-//	{base}/rendezvous/v1/{role}/{environment_id}?g={generation}&e={expiry unix s}&n={nonce}&sig={b64url hmac}
+//	{base}/rendezvous/v1/{role}/{environment_id}?g={generation}&e={expiry unix s}&n={nonce}[&t={subject}]&sig={b64url hmac}
 func (s *Signer) URL(base string, c Claims) string {
 	if c.Nonce == "" {
 		var n [12]byte
@@ -77,6 +80,9 @@ func (s *Signer) URL(base string, c Claims) string {
 	q.Set("g", strconv.FormatInt(c.Generation, 10))
 	q.Set("e", strconv.FormatInt(c.Expires.Unix(), 10))
 	q.Set("n", c.Nonce)
+	if c.Subject != "" {
+		q.Set("t", c.Subject)
+	}
 	q.Set("sig", base64.RawURLEncoding.EncodeToString(s.mac(c)))
 	return strings.TrimRight(base, "/") + BasePath + string(c.Role) + "/" + c.EnvironmentID + "?" + q.Encode()
 }
@@ -98,7 +104,7 @@ func (s *Signer) Verify(path string, query url.Values, now time.Time) (Claims, e
 	if err1 != nil || err2 != nil || err3 != nil || query.Get("n") == "" {
 		return Claims{}, ErrMalformedURL
 	}
-	c := Claims{Role: Role(role), EnvironmentID: env, Generation: gen, Expires: time.Unix(exp, 0), Nonce: query.Get("n")}
+	c := Claims{Role: Role(role), EnvironmentID: env, Generation: gen, Expires: time.Unix(exp, 0), Nonce: query.Get("n"), Subject: query.Get("t")}
 	if !hmac.Equal(sig, s.mac(c)) {
 		return Claims{}, ErrBadSignature
 	}
@@ -113,7 +119,7 @@ func (s *Signer) Verify(path string, query url.Values, now time.Time) (Claims, e
 func (s *Signer) mac(c Claims) []byte {
 	m := hmac.New(sha256.New, s.key)
 	var n [8]byte
-	for _, f := range []string{"codex-rendezvous/v1", string(c.Role), c.EnvironmentID, c.Nonce} {
+	for _, f := range []string{"codex-rendezvous/v1", string(c.Role), c.EnvironmentID, c.Nonce, c.Subject} {
 		binary.BigEndian.PutUint64(n[:], uint64(len(f)))
 		m.Write(n[:])
 		m.Write([]byte(f))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -16,6 +17,16 @@ import (
 // writeBatch is how many queued frames the writer takes per lock acquisition.
 const writeBatch = 16
 
+// Harness stream phases (socket.phase), in order; the harness's frames must follow
+// spec/relay-noise.md §4.1: resume (optional), one handshake, then data only once the
+// executor answered.
+const (
+	phaseOpen        int32 = iota // no handshake forwarded yet
+	phaseHandshaking              // handshake forwarded (holding a handshake slot), no answer yet
+	phaseAnswered                 // the executor sent message 2; harness data may flow
+	phaseEstablished              // the executor sent data: the stream works, the slot is settled
+)
+
 // socket is one accepted relay websocket.
 type socket struct {
 	hub        *Hub
@@ -23,6 +34,20 @@ type socket struct {
 	conn       *wsconn.Conn
 	role       Role
 	generation int64
+	// subject is the harness URL's subject (the harness token's id); "" for executors.
+	subject string
+	// admitted: the socket holds an admission slot (harness sockets), released by detach.
+	admitted bool
+
+	// phase is the harness stream's phase (phase* constants): the harness's read loop
+	// moves it to handshaking, the executor's read loop to answered and established.
+	phase atomic.Int32
+	// slot is true while the harness holds an in-flight handshake slot of its subject;
+	// whoever swaps it to false settles the slot (admission.endHandshake) exactly once.
+	slot atomic.Bool
+	// execReset is set when the executor reset this harness's stream: detach then sends
+	// no reset back.
+	execReset atomic.Bool
 
 	// exec is the executor socket a harness socket is bound to (set once at attach).
 	exec *socket
@@ -35,10 +60,11 @@ type socket struct {
 	// ws is the underlying websocket, used only for Ping (conn owns reads and writes).
 	ws *websocket.Conn
 
-	// mu guards closed and pingTimer: close races the ping timer.
-	mu        sync.Mutex
-	closed    bool
-	pingTimer *time.Timer
+	// mu guards closed, pingTimer and handshakeTimer: close races the timers.
+	mu             sync.Mutex
+	closed         bool
+	pingTimer      *time.Timer
+	handshakeTimer *time.Timer // harness sockets: closes the socket if unanswered in time
 }
 
 // close ends the socket: its queue fails pushes, the ping timer stops and the connection
@@ -52,6 +78,9 @@ func (s *socket) close() {
 	s.closed = true
 	if s.pingTimer != nil {
 		s.pingTimer.Stop()
+	}
+	if s.handshakeTimer != nil {
+		s.handshakeTimer.Stop()
 	}
 	s.mu.Unlock()
 	s.q.close()
@@ -96,6 +125,30 @@ func (s *socket) ping() {
 	s.schedulePing()
 }
 
+// armHandshakeTimer closes a harness socket whose handshake the executor has not answered
+// within HarnessHandshakeTimeout (a timer, not a goroutine; close never blocks).
+func (s *socket) armHandshakeTimer() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.handshakeTimer = time.AfterFunc(s.hub.opts.HarnessHandshakeTimeout, func() {
+		if s.phase.Load() < phaseAnswered {
+			s.hub.log.Debug("closing harness socket without a handshake answer", "environment_id", s.env.id)
+			s.close()
+		}
+	})
+}
+
+// finish closes the socket once its queue has drained (the frame just queued, typically
+// the executor's reset, reaches the peer first).
+func (s *socket) finish() {
+	if s.q.finish() {
+		s.close()
+	}
+}
+
 // enqueue queues b and starts the writer when none runs. wait < 0 blocks until there is
 // room; otherwise it fails with errQueueTimeout after wait.
 func (s *socket) enqueue(b []byte, wait time.Duration) error {
@@ -115,8 +168,12 @@ func (s *socket) writeLoop() {
 	defer s.hub.wg.Done()
 	batch := make([][]byte, 0, writeBatch)
 	for {
-		batch = s.q.take(batch[:0], writeBatch)
+		var finished bool
+		batch, finished = s.q.take(batch[:0], writeBatch)
 		if len(batch) == 0 {
+			if finished {
+				s.close()
+			}
 			return
 		}
 		for _, b := range batch {
@@ -125,7 +182,7 @@ func (s *socket) writeLoop() {
 				clear(batch)
 				// Mark the writer stopped so a later push (which will fail anyway) does
 				// not wait for it.
-				s.q.take(batch[:0], 0)
+				_, _ = s.q.take(batch[:0], 0)
 				return
 			}
 		}
@@ -138,7 +195,7 @@ func (s *socket) readFrame() ([]byte, error) {
 	for {
 		b, err := s.conn.ReadFrame(s.hub.life)
 		if errors.Is(err, mux.ErrNonBinary) {
-			s.hub.dropped.Add(1)
+			s.hub.malformed(s, "non-binary message")
 			continue
 		}
 		return b, err
@@ -153,8 +210,12 @@ func (s *socket) executorReadLoop() {
 		if err != nil {
 			return
 		}
-		if frame.Decode(&f, b) != nil || f.Validate() != nil {
-			s.hub.dropped.Add(1)
+		if frame.Decode(&f, b) != nil {
+			s.hub.malformed(s, "undecodable frame")
+			continue
+		}
+		if f.Validate() != nil {
+			s.hub.malformed(s, "invalid frame")
 			continue
 		}
 		s.env.mu.Lock()
@@ -164,12 +225,89 @@ func (s *socket) executorReadLoop() {
 			s.hub.dropped.Add(1)
 			continue
 		}
+		reset := false
+		switch f.Body.(type) {
+		case *frame.Handshake: // message 2
+			t.phase.CompareAndSwap(phaseHandshaking, phaseAnswered)
+		case *frame.Data:
+			if t.phase.CompareAndSwap(phaseAnswered, phaseEstablished) {
+				t.settle(false)
+			}
+		case *frame.Reset:
+			// The stream is over (one per harness socket); before any executor data it
+			// failed, and may have been charged to the executor's failure budget.
+			reset = true
+			t.execReset.Store(true)
+			t.settle(t.phase.Load() < phaseEstablished)
+		}
 		if err := t.enqueue(b, s.hub.opts.SlowConsumerTimeout); err != nil {
 			if errors.Is(err, errQueueTimeout) {
 				s.hub.slowConsumers.Add(1)
 				s.hub.log.Debug("closing slow harness socket", "environment_id", s.env.id)
 				t.close()
 			}
+			continue
+		}
+		if reset {
+			t.finish()
+		}
+	}
+}
+
+// settle releases a harness socket's in-flight handshake slot, if it holds one, recording
+// a failed stream when failed. Safe from any goroutine; only the first call acts.
+func (s *socket) settle(failed bool) {
+	if !s.slot.CompareAndSwap(true, false) {
+		return
+	}
+	h := s.hub
+	if failed {
+		h.harnessFailures.Add(1)
+	}
+	if h.adm.endHandshake(s.env.id, s.subject, failed, h.opts.Now()) {
+		h.log.Warn("refusing a harness token after repeated failed streams",
+			"environment_id", s.env.id, "token_id", s.subject, "failures", HarnessFailureBudget)
+	}
+}
+
+// violation ends a harness socket that broke the frame order of spec/relay-noise.md §4.1
+// (a second handshake, data before the executor's answer): the frame is not forwarded, so
+// the executor never charges it, and the subject is charged one failure instead.
+func (s *socket) violation(what string) {
+	h := s.hub
+	h.log.Debug("closing harness socket: "+what, "environment_id", s.env.id)
+	if s.slot.Load() {
+		s.settle(true)
+		return
+	}
+	h.harnessFailures.Add(1)
+	if h.adm.failure(s.env.id, s.subject, h.opts.Now()) {
+		h.log.Warn("refusing a harness token after repeated failed streams",
+			"environment_id", s.env.id, "token_id", s.subject, "failures", HarnessFailureBudget)
+	}
+}
+
+// takeSlot waits for an in-flight handshake slot of the socket's subject. It returns false
+// when the subject is paused or the socket or Hub ends while waiting.
+func (s *socket) takeSlot() bool {
+	h := s.hub
+	for {
+		ok, wait := h.adm.startHandshake(s.env.id, s.subject, h.opts.Now())
+		if ok {
+			s.slot.Store(true)
+			return true
+		}
+		if wait == nil {
+			h.refused.Add(1)
+			h.log.Debug("closing harness socket of a paused token", "environment_id", s.env.id)
+			return false
+		}
+		select {
+		case <-wait:
+		case <-s.conn.Done():
+			return false
+		case <-h.life.Done():
+			return false
 		}
 	}
 }
@@ -184,8 +322,12 @@ func (s *socket) harnessReadLoop() {
 		if err != nil {
 			return
 		}
-		if frame.Decode(&f, b) != nil || f.Validate() != nil {
-			s.hub.dropped.Add(1)
+		if frame.Decode(&f, b) != nil {
+			s.hub.malformed(s, "undecodable frame")
+			continue
+		}
+		if f.Validate() != nil {
+			s.hub.malformed(s, "invalid frame")
 			continue
 		}
 		if claimed == "" {
@@ -195,9 +337,27 @@ func (s *socket) harnessReadLoop() {
 				return
 			}
 			claimed = s.streamID
-		} else if f.StreamID != claimed {
+		} else if f.StreamID != claimed || s.execReset.Load() {
+			// Another stream, or anything after the executor's reset (the socket is
+			// closing once that reset is delivered).
 			s.hub.dropped.Add(1)
 			continue
+		}
+		switch f.Body.(type) {
+		case *frame.Handshake:
+			if s.phase.Load() != phaseOpen {
+				s.violation("second handshake")
+				return
+			}
+			if !s.takeSlot() {
+				return
+			}
+			s.phase.Store(phaseHandshaking)
+		case *frame.Data:
+			if s.phase.Load() < phaseAnswered {
+				s.violation("data before the handshake answer")
+				return
+			}
 		}
 		if err := s.exec.enqueue(b, -1); err != nil {
 			return // the executor socket ended
