@@ -16,7 +16,13 @@ import (
 // short-lived harness key authorization bound to the current registration and the harness
 // key, and a signed harness rendezvous URL. 409 environment_offline when no executor socket
 // of the current registration is open.
-func (s *Server) connect(ctx context.Context, env string, r *http.Request) (any, error) {
+//
+// Each token holds at most MaxLiveAuthorizationsPerToken of the environment's
+// MaxLiveAuthorizations outstanding authorizations, and a token the rendezvous has paused
+// for failed streams (rendezvous.HarnessFailureBudget) gets 429 rate_limited; the bundle's
+// URL names the token's id as its subject, by which the rendezvous counts its sockets.
+func (s *Server) connect(ctx context.Context, c call, r *http.Request) (any, error) {
+	env := c.env
 	var req api.ConnectRequest
 	if err := decodeStrict(r.Body, &req); err != nil {
 		return nil, err
@@ -36,20 +42,26 @@ func (s *Server) connect(ctx context.Context, env string, r *http.Request) (any,
 	if gen, ok := s.opts.Hub.Online(env); !ok || gen != reg.Generation {
 		return nil, offline
 	}
+	if err := s.opts.Hub.HarnessAllowed(env, c.tokenID); err != nil {
+		return nil, api.NewError(http.StatusTooManyRequests, api.CodeRateLimited, "too many failed harness streams with this token; retry later")
+	}
 	now := s.opts.Now()
 	s.maybePrune(ctx, now)
 	authz := randomToken(authorizationPrefix)
 	// issueMu makes count-then-insert atomic within this process, so the bound is exact
 	// here (processes sharing one PostgreSQL database may overshoot it by their number).
 	s.issueMu.Lock()
-	live, err := s.opts.Store.LiveAuthorizations(ctx, env, now)
-	if err == nil && live >= s.opts.MaxLiveAuthorizations {
+	live, mine, err := s.opts.Store.LiveAuthorizations(ctx, env, c.tokenID, now)
+	switch {
+	case err != nil:
+	case mine >= s.opts.MaxLiveAuthorizationsPerToken:
+		err = api.NewError(http.StatusTooManyRequests, api.CodeRateLimited, "too many outstanding connect bundles for this token")
+	case live >= s.opts.MaxLiveAuthorizations:
 		err = api.NewError(http.StatusTooManyRequests, api.CodeRateLimited, "too many outstanding connect bundles for this environment")
-	}
-	if err == nil {
+	default:
 		err = s.opts.Store.IssueAuthorization(ctx, Authorization{
 			TokenHash: sha256.Sum256([]byte(authz)), EnvironmentID: env, RegistrationID: reg.RegistrationID,
-			HarnessKeyHash: sha256.Sum256(key), ExpiresAt: now.Add(s.opts.AuthorizationTTL),
+			HarnessKeyHash: sha256.Sum256(key), ExpiresAt: now.Add(s.opts.AuthorizationTTL), TokenID: c.tokenID,
 		})
 	}
 	s.issueMu.Unlock()
@@ -60,7 +72,7 @@ func (s *Server) connect(ctx context.Context, env string, r *http.Request) (any,
 		EnvironmentID: env,
 		URL: s.opts.Signer.URL(s.wsBase, rendezvous.Claims{
 			Role: rendezvous.RoleHarness, EnvironmentID: env, Generation: reg.Generation,
-			Expires: now.Add(rendezvous.HarnessURLTTL),
+			Expires: now.Add(rendezvous.HarnessURLTTL), Subject: c.tokenID,
 		}),
 		SecurityProfile:         api.SecurityProfile,
 		ExecutorRegistrationID:  reg.RegistrationID,

@@ -23,13 +23,34 @@
 // Every failure is {"error":{"code","message"}} (registry/api): 400 invalid_request, 401
 // unauthorized (no or unknown token), 403 forbidden (token not scoped to the role or
 // environment), 404, 405, 409 environment_offline / registration_fenced, 429 rate_limited
-// (more than MaxLiveAuthorizations outstanding bundles), 503 registration_conflict (a
-// concurrent write won; executors retry it), 500 internal_error. Messages never echo the
-// request.
+// (MaxLiveAuthorizationsPerToken outstanding bundles of the calling token, or
+// MaxLiveAuthorizations of the environment, or a token the rendezvous paused for failed
+// streams), 503 registration_conflict (a concurrent write won; executors retry it), 500
+// internal_error. Messages never echo the request.
+//
+// # Tokens
+//
+// A token file line names a token (or its SHA-256) and its scope: roles (executor:
+// register, validate; harness: connect) and environments, "*" meaning all explicitly. A
+// line without roles= or envs= means all; Tokens.Unscoped lists such tokens so start-up
+// can warn. Each token has a public TokenID (a hash of its hash): connect stores it with
+// the authorization (the per-token bound) and puts it in the harness URL as the
+// rendezvous subject.
+//
+// # HTTP layer
+//
+// HTTPServer serves the handler with the bounds of limits.go: ReadHeaderTimeout,
+// ReadTimeout (whole request: a trickled body is cut off), WriteTimeout, IdleTimeout,
+// MaxHeaderBytes, bodies of at most api.MaxRequestBody read only after authentication,
+// handler store calls bounded by api.RequestTimeout, optional TLS (HTTP/1.1 only), and a
+// connection cap (MaxConns) that evicts connections idle before or between requests
+// first, so idle sockets cannot starve real clients or exhaust file descriptors.
+// Rendezvous upgrades lose the timeouts at the hijack.
 //
 // # Concurrency
 //
-// Server is safe for concurrent use and starts no goroutines; expired authorizations are
+// Server is safe for concurrent use and starts no goroutines (HTTPServer.Serve runs on its
+// caller's goroutine, net/http's per connection); expired authorizations are
 // pruned inline by connect at most once per PruneInterval. Single use is enforced by the
 // store (one conditional UPDATE), so it holds across processes sharing a PostgreSQL database.
 //

@@ -7,8 +7,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,29 +67,36 @@ type clock struct{ ns atomic.Int64 }
 func (c *clock) now() time.Time          { return time.Unix(0, c.ns.Load()) }
 func (c *clock) advance(d time.Duration) { c.ns.Add(int64(d)) }
 
-// fixture is a registry server + rendezvous hub on an httptest server.
+// fixture is a registry server + rendezvous hub served by server.NewHTTPServer (the
+// production HTTP layer) on 127.0.0.1.
 type fixture struct {
 	t     *testing.T
 	URL   string
 	hub   *rendezvous.Hub
 	store server.Store
 	clock *clock
+	http  *server.HTTPServer
 }
+
+// httpOptions makes newFixture serve with these HTTP options.
+type httpOptions struct{ server.HTTPOptions }
 
 // Tokens used by the fixtures.
 const (
 	tokAll         = "tok-all"
 	tokExecutorEnv = "tok-executor-scoped"
 	tokHarnessOnly = "tok-harness-only"
+	tokHarnessTwo  = "tok-harness-two"
 )
 
-func newFixture(t *testing.T, kind string, envScope string, opts ...func(*server.Options)) *fixture {
+func newFixture(t *testing.T, kind string, envScope string, opts ...any) *fixture {
 	t.Helper()
 	st := openStore(t, kind)
 	tokens, err := server.ParseTokens(strings.NewReader(
 		"# test tokens\n" + tokAll + "\n" +
 			tokExecutorEnv + " roles=executor envs=" + envScope + "\n" +
-			tokHarnessOnly + " roles=harness\n"))
+			tokHarnessOnly + " roles=harness\n" +
+			tokHarnessTwo + " roles=harness envs=*\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,22 +110,35 @@ func newFixture(t *testing.T, kind string, envScope string, opts ...func(*server
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewUnstartedServer(nil)
-	ts.Start()
-	o := &server.Options{Store: st, Tokens: tokens, Hub: hub, Signer: signer, PublicURL: ts.URL, Now: clk.now}
-	for _, f := range opts {
-		f(o)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String()
+	o := &server.Options{Store: st, Tokens: tokens, Hub: hub, Signer: signer, PublicURL: url, Now: clk.now}
+	var ho *server.HTTPOptions
+	for _, opt := range opts {
+		switch f := opt.(type) {
+		case func(*server.Options):
+			f(o)
+		case httpOptions:
+			ho = &f.HTTPOptions
+		}
 	}
 	s, err := server.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts.Config.Handler = s
+	hs := server.NewHTTPServer(s, ho)
+	served := make(chan struct{})
+	go func() { defer close(served); _ = hs.Serve(ln) }()
 	t.Cleanup(func() {
-		ts.Close()
+		hs.Close()
+		<-served
 		hub.Close()
+		http.DefaultClient.CloseIdleConnections()
 	})
-	return &fixture{t: t, URL: ts.URL, hub: hub, store: st, clock: clk}
+	return &fixture{t: t, URL: url, hub: hub, store: st, clock: clk, http: hs}
 }
 
 // keyJSON returns a well-formed random public-key JSON (registry-auth.md §9).

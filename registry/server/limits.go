@@ -1,6 +1,10 @@
 package server
 
-import "time"
+import (
+	"time"
+
+	"github.com/execlab/executor/registry/api"
+)
 
 // Implementation constants (our choice; the reference registry is a closed service).
 const (
@@ -14,6 +18,15 @@ const (
 	// grow the store without bound.
 	MaxLiveAuthorizations = 1024
 
+	// MaxLiveAuthorizationsPerToken bounds the unused, unexpired authorizations one bearer
+	// token holds in one environment (security issue 13: one token used to fill the whole
+	// environment bound and lock every other harness out for AuthorizationTTL). A harness
+	// process holds one at a time (consumed by validate within seconds) plus the few its
+	// recovery loop leaves behind (spec/registry-auth.md §5.3), so 128 serves about a
+	// hundred harnesses sharing a token that start at once, and eight tokens at their bound
+	// still leave the environment bound unreached.
+	MaxLiveAuthorizationsPerToken = MaxLiveAuthorizations / 8
+
 	// PruneInterval is the least time between two deletions of expired authorizations,
 	// done inline by connect (no background goroutine).
 	PruneInterval = time.Minute
@@ -24,4 +37,49 @@ const (
 
 	// registrationPrefix starts every registration id.
 	registrationPrefix = "reg_"
+)
+
+// HTTP limits (our choice; security issue 13). The registry's clients send small requests
+// at once and give up after api.RequestTimeout (spec/registry-auth.md §2.2), so each bound
+// is a few times what a legitimate client needs and far below "forever".
+const (
+	// ReadHeaderTimeout bounds reading a request's headers, from the first byte (or, on a
+	// fresh connection, from accept). Registry requests fit in one packet.
+	ReadHeaderTimeout = 5 * time.Second
+
+	// ReadTimeout bounds reading a whole request, body included: a client trickling a
+	// body is cut off. A legitimate client has given up after api.RequestTimeout anyway,
+	// and bodies are at most api.MaxRequestBody. Rendezvous upgrades have no body, and
+	// the hijack clears the deadline.
+	ReadTimeout = api.RequestTimeout
+
+	// WriteTimeout bounds the handler's work plus writing the response, from the end of the
+	// headers: the handler's store calls are bounded by api.RequestTimeout (its context),
+	// plus 5 s to deliver a response of a few KB.
+	WriteTimeout = api.RequestTimeout + 5*time.Second
+
+	// IdleTimeout closes a keep-alive connection idle this long between requests. The
+	// executor reuses one connection for register and validate (spec/registry-auth.md
+	// §2.2); reconnecting after 30 s idle costs one handshake.
+	IdleTimeout = 30 * time.Second
+
+	// MaxHeaderBytes bounds a request's headers, in bytes: bearer tokens, ChatGPT JWTs and
+	// Agent Identity assertions are a few KB; net/http's default is 1 MiB.
+	MaxHeaderBytes = 64 << 10
+
+	// MaxConns bounds the open connections of the registry listener, HTTP and rendezvous
+	// websockets together. An idle rendezvous socket costs about 17 KB
+	// (rendezvous.BenchmarkHub_IdleSocketMemory), so 16,384 cost under 300 MB; the
+	// effective bound is further lowered to the file-descriptor limit minus ReservedFDs
+	// (cmd/executor/internal/registrycmd), so the process never runs out of descriptors.
+	MaxConns = 16384
+
+	// ReservedFDs are the file descriptors kept out of MaxConns: stdio, the listener, the
+	// store (SQLite file, WAL and shared memory, or MaxStoreConns PostgreSQL connections),
+	// and, under `executor dev`, the executor's own sockets, pipes and files.
+	ReservedFDs = 64
+
+	// MaxStoreConns bounds the PostgreSQL connection pool (database/sql's default is
+	// unbounded): every connect, register and validate holds one for a query or two.
+	MaxStoreConns = 16
 )

@@ -10,7 +10,8 @@ import (
 
 // register is R1 (spec/registry-auth.md §3): record a new registration (the next
 // generation, fencing the previous one) and hand back a signed executor rendezvous URL.
-func (s *Server) register(ctx context.Context, env string, r *http.Request) (any, error) {
+func (s *Server) register(ctx context.Context, c call, r *http.Request) (any, error) {
+	env := c.env
 	var req api.RegisterRequest
 	if err := decodeStrict(r.Body, &req); err != nil {
 		return nil, err

@@ -34,6 +34,9 @@ type Options struct {
 	AuthorizationTTL time.Duration
 	// MaxLiveAuthorizations overrides MaxLiveAuthorizations. Zero means the default.
 	MaxLiveAuthorizations int
+	// MaxLiveAuthorizationsPerToken overrides MaxLiveAuthorizationsPerToken. Zero means the
+	// default.
+	MaxLiveAuthorizationsPerToken int
 	// Logger receives debug/info events; never tokens, authorizations or keys. Nil discards.
 	Logger *slog.Logger
 	// Now is the clock. Nil means time.Now.
@@ -67,6 +70,9 @@ func New(opts *Options) (*Server, error) {
 	}
 	if o.MaxLiveAuthorizations <= 0 {
 		o.MaxLiveAuthorizations = MaxLiveAuthorizations
+	}
+	if o.MaxLiveAuthorizationsPerToken <= 0 {
+		o.MaxLiveAuthorizationsPerToken = MaxLiveAuthorizationsPerToken
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -122,7 +128,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var role Role
-	var handle func(context.Context, string, *http.Request) (any, error)
+	var handle func(context.Context, call, *http.Request) (any, error)
 	switch suffix {
 	case api.RegisterSuffix:
 		role, handle = RoleExecutor, s.register
@@ -143,7 +149,8 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		writeError(w, api.NewError(http.StatusBadRequest, api.CodeInvalidRequest, "invalid environment id"))
 		return
 	}
-	switch s.opts.Tokens.check(r.Header.Get("Authorization"), role, env) {
+	res, tokenID := s.opts.Tokens.check(r.Header.Get("Authorization"), role, env)
+	switch res {
 	case authMissing:
 		writeError(w, api.NewError(http.StatusUnauthorized, api.CodeUnauthorized, "missing or unknown bearer token"))
 		return
@@ -152,13 +159,23 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, api.MaxRequestBody)
-	res, err := handle(r.Context(), env, r)
+	// The handler's store calls get the same bound as the client's whole request
+	// (api.RequestTimeout): past it the caller has given up anyway.
+	ctx, cancel := context.WithTimeout(r.Context(), api.RequestTimeout)
+	defer cancel()
+	out, err := handle(ctx, call{env: env, tokenID: tokenID}, r)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(res)
+	_ = json.NewEncoder(w).Encode(out)
+}
+
+// call is what the router established about an authenticated API request.
+type call struct {
+	env     string // validated environment id
+	tokenID string // TokenID of the bearer
 }
 
 // decodeStrict decodes a JSON body with no unknown members and nothing after it.

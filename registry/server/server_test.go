@@ -203,7 +203,9 @@ func TestConnect_TenThousandCalls(t *testing.T) {
 		t.Skip("slow: 10,000 HTTP calls")
 	}
 	env := uniqueEnv("many")
-	f := newFixture(t, "sqlite", env)
+	// One token here: lift its own bound to the environment's to exercise the latter
+	// (TestConnect_PerTokenQuota covers the per-token bound).
+	f := newFixture(t, "sqlite", env, func(o *server.Options) { o.MaxLiveAuthorizationsPerToken = server.MaxLiveAuthorizations })
 	r := f.register(env, keyJSON())
 	f.online(r.URL)
 	f.waitOnline(env, true)

@@ -41,6 +41,9 @@ func OpenStore(ctx context.Context, dsn string) (Store, error) {
 	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
 		s.dialect = dialectPostgres
 		s.db, err = sql.Open("pgx", dsn)
+		if err == nil {
+			s.db.SetMaxOpenConns(MaxStoreConns)
+		}
 	} else {
 		s.dialect = dialectSQLite
 		// One connection: SQLite serialises writers anyway, and a single connection keeps
@@ -107,24 +110,24 @@ SELECT registration_id, generation, executor_public_key, created_at FROM registr
 
 func (s *sqlStore) IssueAuthorization(ctx context.Context, a Authorization) error {
 	_, err := s.db.ExecContext(ctx, s.q(`
-INSERT INTO harness_authorizations (token_hash, environment_id, registration_id, harness_key_hash, expires_at)
-VALUES ($1, $2, $3, $4, $5)`),
-		hex.EncodeToString(a.TokenHash[:]), a.EnvironmentID, a.RegistrationID, hex.EncodeToString(a.HarnessKeyHash[:]), a.ExpiresAt.UnixMilli())
+INSERT INTO harness_authorizations (token_hash, environment_id, registration_id, harness_key_hash, expires_at, issued_to)
+VALUES ($1, $2, $3, $4, $5, $6)`),
+		hex.EncodeToString(a.TokenHash[:]), a.EnvironmentID, a.RegistrationID, hex.EncodeToString(a.HarnessKeyHash[:]), a.ExpiresAt.UnixMilli(), a.TokenID)
 	if err != nil {
 		return s.classify("issuing authorization", err)
 	}
 	return nil
 }
 
-func (s *sqlStore) LiveAuthorizations(ctx context.Context, env string, now time.Time) (int, error) {
-	var n int
-	err := s.db.QueryRowContext(ctx, s.q(`
-SELECT COUNT(*) FROM harness_authorizations WHERE environment_id = $1 AND used_at IS NULL AND expires_at > $2`),
-		env, now.UnixMilli()).Scan(&n)
+func (s *sqlStore) LiveAuthorizations(ctx context.Context, env, tokenID string, now time.Time) (live, token int, err error) {
+	err = s.db.QueryRowContext(ctx, s.q(`
+SELECT COUNT(*), COALESCE(SUM(CASE WHEN issued_to = $3 THEN 1 ELSE 0 END), 0)
+FROM harness_authorizations WHERE environment_id = $1 AND used_at IS NULL AND expires_at > $2`),
+		env, now.UnixMilli(), tokenID).Scan(&live, &token)
 	if err != nil {
-		return 0, s.classify("counting authorizations", err)
+		return 0, 0, s.classify("counting authorizations", err)
 	}
-	return n, nil
+	return live, token, nil
 }
 
 func (s *sqlStore) ConsumeAuthorization(ctx context.Context, token [32]byte, env, regID string, key [32]byte, now time.Time) (bool, error) {
@@ -190,6 +193,11 @@ CREATE TABLE harness_authorizations (
 );
 CREATE INDEX harness_authorizations_env ON harness_authorizations (environment_id, expires_at);
 CREATE INDEX harness_authorizations_expiry ON harness_authorizations (expires_at);
+`,
+	// 2: the TokenID of the bearer that called connect, for the per-token bound (security
+	// issue 13). Rows issued before it count for no token.
+	2: `
+ALTER TABLE harness_authorizations ADD COLUMN issued_to TEXT NOT NULL DEFAULT '';
 `,
 }
 

@@ -25,6 +25,7 @@ type Authorization struct {
 	RegistrationID string
 	HarnessKeyHash [32]byte // SHA-256 of the canonical harness public-key JSON
 	ExpiresAt      time.Time
+	TokenID        string // TokenID of the bearer that called connect
 }
 
 // Store errors callers branch on.
@@ -46,8 +47,9 @@ type Store interface {
 	Registration(ctx context.Context, environmentID string) (Registration, error)
 	// IssueAuthorization stores a harness authorization.
 	IssueAuthorization(ctx context.Context, a Authorization) error
-	// LiveAuthorizations counts the environment's unused, unexpired authorizations.
-	LiveAuthorizations(ctx context.Context, environmentID string, now time.Time) (int, error)
+	// LiveAuthorizations counts the environment's unused, unexpired authorizations, and
+	// among them those issued to tokenID.
+	LiveAuthorizations(ctx context.Context, environmentID, tokenID string, now time.Time) (live, token int, err error)
 	// ConsumeAuthorization marks the authorization used if it exists, is unused and
 	// unexpired, and matches the environment, registration and harness key; it reports
 	// whether it did. At most one call per token ever returns true.
