@@ -24,8 +24,10 @@ func runDev(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprint(stderr, `usage: executor dev [flags]
 
 Starts, in this one process, a self-hosted registry + rendezvous (SQLite in a temporary
-directory, a freshly generated token) and an executor registered with it, then prints the
-'executor exec' command to try from another terminal. Stops on Ctrl-C.
+directory, two freshly generated tokens scoped to the environment: one with the executor
+role, kept in memory, one with the harness role, written to the printed token file) and
+an executor registered with it, then prints the 'executor exec' command to try from
+another terminal. Stops on Ctrl-C.
 
 Flags:
 `)
@@ -53,12 +55,22 @@ Flags:
 		return err
 	}
 	defer os.RemoveAll(dir)
+	// Two tokens, each scoped to this environment and one role: the executor's never
+	// leaves the process; the harness's is the file 'executor exec' reads.
 	token := newToken()
-	tokenFile := filepath.Join(dir, "tokens")
-	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
+	execLine, err := scopedTokenLine(token, string(server.RoleExecutor), *envID)
+	if err != nil {
 		return err
 	}
-	tokens, err := server.ParseTokens(strings.NewReader(token))
+	harnessLine, err := scopedTokenLine(newToken(), string(server.RoleHarness), *envID)
+	if err != nil {
+		return err
+	}
+	tokenFile := filepath.Join(dir, "harness-token")
+	if err := os.WriteFile(tokenFile, []byte(harnessLine+"\n"), 0o600); err != nil {
+		return err
+	}
+	tokens, err := server.ParseTokens(strings.NewReader(execLine + "\n" + harnessLine + "\n"))
 	if err != nil {
 		return err
 	}

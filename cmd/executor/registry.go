@@ -16,14 +16,17 @@ import (
 const registryUsage = `usage: executor registry <serve|token> [flags]
 
   serve   run the self-hosted environment registry and rendezvous on one listener;
-          prints its base URL (http://127.0.0.1:<port>) as one line on stdout
-  token   print a new random token line for the token file (with optional scope)
+          prints its base URL (http://127.0.0.1:<port>, https:// with --tls-cert) as one
+          line on stdout
+  token   print a new random token line for the token file; the scope is required:
+          --roles executor|harness|executor,harness|'*' --envs ID[,ID…]|'*'
 
-Token file: one token per line, '#' comments; optional scope after the token:
-  TOKEN [roles=executor,harness] [envs=env-1,env-2|*]
-  sha256:<hex of the token's SHA-256> [roles=…] [envs=…]
-A bare token may register executors (executor role) and connect harnesses (harness role)
-for every environment.
+Token file: one token per line, '#' comments; the scope follows the token:
+  TOKEN roles=executor,harness|* envs=env-1,env-2|*
+  sha256:<hex of the token's SHA-256> roles=… envs=…
+executor role: register executors and validate harness keys; harness role: connect.
+'*' grants all, explicitly. A line without roles= or envs= still means all (older files),
+and serve warns about it at start-up.
 `
 
 func runRegistry(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -51,6 +54,9 @@ func runRegistryServe(ctx context.Context, args []string, stdout, stderr io.Writ
 	db := fs.String("db", envOr("EXECUTOR_REGISTRY_DB", "registry.db"), "SQLite file path, or a postgres:// DSN [EXECUTOR_REGISTRY_DB]")
 	tokenFile := fs.String("token-file", envOr("EXECUTOR_REGISTRY_TOKEN_FILE", ""), "file of accepted bearer tokens (see 'executor registry help') [EXECUTOR_REGISTRY_TOKEN_FILE]")
 	publicURL := fs.String("public-url", envOr("EXECUTOR_REGISTRY_PUBLIC_URL", ""), "base URL clients reach this service at (default http://<listen address>) [EXECUTOR_REGISTRY_PUBLIC_URL]")
+	tlsCert := fs.String("tls-cert", envOr("EXECUTOR_REGISTRY_TLS_CERT", ""), "PEM certificate chain: serve HTTPS and wss:// (with --tls-key) [EXECUTOR_REGISTRY_TLS_CERT]")
+	tlsKey := fs.String("tls-key", envOr("EXECUTOR_REGISTRY_TLS_KEY", ""), "PEM private key of --tls-cert [EXECUTOR_REGISTRY_TLS_KEY]")
+	maxConns := fs.Int("max-conns", 0, "open connections cap, HTTP and rendezvous sockets (default: 16384, lowered to the file-descriptor limit minus 64)")
 	logLevel := fs.String("log-level", envOr("EXECUTOR_LOG_LEVEL", "warn"), "log level on stderr: debug, info, warn, error [EXECUTOR_LOG_LEVEL]")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -61,41 +67,60 @@ func runRegistryServe(ctx context.Context, args []string, stdout, stderr io.Writ
 	if *tokenFile == "" {
 		return fmt.Errorf("%w: --token-file is required", errUsage)
 	}
-	tokens, err := server.LoadTokens(*tokenFile)
-	if err != nil {
-		return err
+	if (*tlsCert == "") != (*tlsKey == "") {
+		return fmt.Errorf("%w: --tls-cert and --tls-key go together", errUsage)
+	}
+	if *maxConns < 0 {
+		return fmt.Errorf("%w: --max-conns must be positive", errUsage)
 	}
 	log, err := newLogger(stderr, *logLevel)
 	if err != nil {
 		return err
 	}
+	tokens, err := server.LoadTokens(*tokenFile)
+	if err != nil {
+		return err
+	}
+	registrycmd.CheckTokenFile(*tokenFile, log)
 	if strings.TrimSpace(*publicURL) != "" && !strings.HasPrefix(*publicURL, "http://") && !strings.HasPrefix(*publicURL, "https://") {
 		return fmt.Errorf("%w: --public-url must be http:// or https://", errUsage)
 	}
-	return registrycmd.Run(ctx, registrycmd.Config{Listen: *listen, PublicURL: *publicURL, DB: *db, Tokens: tokens, Logger: log},
+	return registrycmd.Run(ctx, registrycmd.Config{Listen: *listen, PublicURL: *publicURL, DB: *db, Tokens: tokens,
+		TLSCertFile: *tlsCert, TLSKeyFile: *tlsKey, HTTP: &server.HTTPOptions{MaxConns: *maxConns}, Logger: log},
 		func(url string) { fmt.Fprintln(stdout, url) })
 }
 
 func runRegistryToken(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("executor registry token", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	roles := fs.String("roles", "", "comma-separated roles: executor, harness (default both)")
-	envs := fs.String("envs", "", "comma-separated environment ids (default all)")
+	roles := fs.String("roles", "", "required: comma-separated roles, executor and/or harness, or '*' for both")
+	envs := fs.String("envs", "", "required: comma-separated environment ids, or '*' for every environment")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	line := newToken()
-	if *roles != "" {
-		line += " roles=" + *roles
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
-	if *envs != "" {
-		line += " envs=" + *envs
-	}
-	if _, err := server.ParseTokens(strings.NewReader(line)); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+	line, err := scopedTokenLine(newToken(), *roles, *envs)
+	if err != nil {
+		return err
 	}
 	fmt.Fprintln(stdout, line)
 	return nil
+}
+
+// scopedTokenLine returns the token file line for token with the given scope, both parts
+// required ("*" means all, explicitly): a token is never all-powerful by default.
+func scopedTokenLine(token, roles, envs string) (string, error) {
+	roles, envs = strings.TrimSpace(roles), strings.TrimSpace(envs)
+	if roles == "" || envs == "" {
+		return "", fmt.Errorf("%w: a token needs an explicit scope: --roles executor|harness|executor,harness|'*' and --envs ID[,ID…]|'*'", errUsage)
+	}
+	line := token + " roles=" + roles + " envs=" + envs
+	if _, err := server.ParseTokens(strings.NewReader(line)); err != nil {
+		return "", fmt.Errorf("%w: %v", errUsage, err)
+	}
+	return line, nil
 }
 
 // newToken returns a random bearer token.

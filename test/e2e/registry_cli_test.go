@@ -96,15 +96,15 @@ func TestDev_PrintsWorkingExecCommand(t *testing.T) {
 // token scoped to another environment is refused.
 func TestRegistryServe_CLI(t *testing.T) {
 	dir := t.TempDir()
-	tokOut, err := exec.Command(remoteExecutorBin(t), "registry", "token", "--envs", "env-cli").Output()
+	tokOut, err := exec.Command(remoteExecutorBin(t), "registry", "token", "--roles", "executor,harness", "--envs", "env-cli").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
 	line := strings.TrimSpace(string(tokOut))
-	if !regexp.MustCompile(`^\S+ envs=env-cli$`).MatchString(line) {
-		t.Fatalf("registry token: got %q, want TOKEN envs=env-cli", line)
+	if !regexp.MustCompile(`^\S+ roles=executor,harness envs=env-cli$`).MatchString(line) {
+		t.Fatalf("registry token: got %q, want TOKEN roles=executor,harness envs=env-cli", line)
 	}
-	other, err := exec.Command(remoteExecutorBin(t), "registry", "token", "--envs", "elsewhere").Output()
+	other, err := exec.Command(remoteExecutorBin(t), "registry", "token", "--roles", "*", "--envs", "elsewhere").Output()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,10 @@
 // Package registrycmd composes the self-hosted registry service (`executor registry serve`,
 // and embedded by `executor dev`): store, tokens, URL signer, rendezvous hub and registry
-// server on one HTTP listener.
+// server on one HTTP(S) listener (server.HTTPServer: timeouts, connection cap).
+//
+// Start-up warnings (logged, never fatal): a listener on a non-loopback address without
+// TLS, a token file readable by group or others (CheckTokenFile), and tokens that grant
+// every role or every environment.
 //
 // Ownership: Start starts the HTTP server goroutine; Service.Close stops it (closing every
 // rendezvous socket), waits for it and closes the store.
@@ -8,12 +12,13 @@ package registrycmd
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"time"
+	"os"
 
 	"github.com/execlab/executor/registry/rendezvous"
 	"github.com/execlab/executor/registry/server"
@@ -23,21 +28,26 @@ import (
 // Config configures Start.
 type Config struct {
 	Listen string // host:port; port 0 picks one
-	// PublicURL overrides the base URL clients use (default http://<bound address>).
+	// PublicURL overrides the base URL clients use (default http(s)://<bound address>).
 	PublicURL string
 	DB        string // SQLite path or postgres:// DSN
 	Tokens    *server.Tokens
-	Conn      *wsconn.Options // rendezvous socket tuning; nil = defaults
-	Logger    *slog.Logger
+	// TLSCertFile and TLSKeyFile, both set, serve HTTPS (PEM certificate chain and key).
+	TLSCertFile, TLSKeyFile string
+	// HTTP tunes the listener (timeouts, MaxConns); nil means defaults, with MaxConns
+	// lowered to the file-descriptor limit minus server.ReservedFDs.
+	HTTP   *server.HTTPOptions
+	Conn   *wsconn.Options // rendezvous socket tuning; nil = defaults
+	Logger *slog.Logger
 }
 
 // Service is a running registry.
 type Service struct {
-	URL   string // http base URL
+	URL   string // http(s) base URL
 	Hub   *rendezvous.Hub
 	Store server.Store
 
-	srv  *http.Server
+	srv  *server.HTTPServer
 	done chan error
 }
 
@@ -46,6 +56,17 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	if (cfg.TLSCertFile == "") != (cfg.TLSKeyFile == "") {
+		return nil, errors.New("registry: TLS needs both a certificate and a key file")
+	}
+	var tlsConf *tls.Config
+	if cfg.TLSCertFile != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.TLSCertFile, cfg.TLSKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("loading TLS certificate: %w", err)
+		}
+		tlsConf = &tls.Config{Certificates: []tls.Certificate{cert}}
 	}
 	st, err := server.OpenStore(ctx, cfg.DB)
 	if err != nil {
@@ -56,9 +77,21 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 		st.Close()
 		return nil, fmt.Errorf("listening on %s: %w", cfg.Listen, err)
 	}
+	if tlsConf == nil && !Loopback(ln.Addr()) {
+		log.Warn("registry listening on a non-loopback address without TLS: bearer tokens and rendezvous URLs cross the network in clear; use --tls-cert/--tls-key or a TLS-terminating proxy",
+			"address", ln.Addr().String())
+	}
+	for _, u := range cfg.Tokens.Unscoped() {
+		log.Warn("token file grants a token every "+unscopedWhat(u), "line", u.Line, "token_id", u.ID,
+			"implicit", u.Implicit)
+	}
 	base := cfg.PublicURL
 	if base == "" {
-		base = "http://" + ln.Addr().String()
+		scheme := "http://"
+		if tlsConf != nil {
+			scheme = "https://"
+		}
+		base = scheme + ln.Addr().String()
 	}
 	signer := rendezvous.NewRandomSigner()
 	hub, err := rendezvous.New(&rendezvous.Options{
@@ -75,10 +108,63 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 		st.Close()
 		return nil, err
 	}
-	svc := &Service{URL: base, Hub: hub, Store: st, done: make(chan error, 1),
-		srv: &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}}
+	var ho server.HTTPOptions
+	if cfg.HTTP != nil {
+		ho = *cfg.HTTP
+	}
+	if ho.MaxConns <= 0 {
+		ho.MaxConns = defaultMaxConns()
+	}
+	ho.TLS, ho.Logger = tlsConf, log
+	log.Info("registry listening", "address", ln.Addr().String(), "tls", tlsConf != nil, "max_conns", ho.MaxConns)
+	svc := &Service{URL: base, Hub: hub, Store: st, done: make(chan error, 1), srv: server.NewHTTPServer(s, &ho)}
 	go func() { svc.done <- svc.srv.Serve(ln) }()
 	return svc, nil
+}
+
+func unscopedWhat(u server.UnscopedToken) string {
+	switch {
+	case u.AllRoles && u.AllEnvs:
+		return "role in every environment (add roles= and envs=; `executor registry token` writes scoped lines)"
+	case u.AllRoles:
+		return "role (add roles=executor or roles=harness)"
+	default:
+		return "environment (add envs=…)"
+	}
+}
+
+// defaultMaxConns is server.MaxConns, lowered so that the connections plus
+// server.ReservedFDs fit the process's file-descriptor limit.
+func defaultMaxConns() int {
+	n := server.MaxConns
+	if lim, ok := fdLimit(); ok {
+		n = min(n, max(int(lim)-server.ReservedFDs, minConns))
+	}
+	return n
+}
+
+// minConns is the least MaxConns under a tiny file-descriptor limit: enough for an
+// executor, a few harnesses and registry calls.
+const minConns = 16
+
+// Loopback reports whether addr is a loopback address (127.0.0.0/8, ::1).
+func Loopback(addr net.Addr) bool {
+	tcp, ok := addr.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
+}
+
+// CheckTokenFile warns when the token file at path is readable by group or others: it
+// holds bearer secrets (lines naming tokens by "sha256:" hash alone hold none, but the
+// file may mix both).
+func CheckTokenFile(path string, log *slog.Logger) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return // LoadTokens reports it
+	}
+	if perm := fi.Mode().Perm(); perm&0o044 != 0 {
+		log.Warn("token file is readable by group or others; chmod 600 it", "path", path,
+			"mode", fmt.Sprintf("%#o", perm))
+	}
 }
 
 // Close stops the listener, closes every rendezvous socket, waits for the server goroutine
