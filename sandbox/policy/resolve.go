@@ -81,30 +81,71 @@ func resolve(c *Context, opts *ResolveOptions) (*Policy, *pathErrors, error) {
 		return nil, nil, errMXC
 	}
 	prof := c.Permissions
-	p := &Policy{Type: prof.Type, Network: prof.Network, UseLegacyLandlock: c.UseLegacyLandlock}
+	r := &resolver{c: c, opts: opts, pe: &pathErrors{deferred: opts.Purpose == ForFileSystem},
+		p: &Policy{Type: prof.Type, Network: prof.Network, UseLegacyLandlock: c.UseLegacyLandlock}}
 	if prof.Type == ProfileDisabled {
-		p.Network = NetworkEnabled
+		r.p.Network = NetworkEnabled
 	}
-
-	// Step 1: PathUri conversion. A foreign path fails the request even when the entry
-	// would not be used, with the texts and in the order the reference checks them
-	// (observed from codex 0.169.0 and 0.171.0): process/start converts the policy cwd,
-	// then the workspace roots, then permission paths, each failure at once (-32602
-	// "failed to prepare process sandbox: …"); fs/* collects them and reports them only
-	// when the operation needs the helper (ResolveFS, -32600). userHomeDir and
-	// temporaryDirectories that do not convert are ignored by both.
-	pe := &pathErrors{deferred: opts.Purpose == ForFileSystem}
-	home := opts.Home
+	// Steps 1–2: PathUri conversion and the policy cwd. A foreign path fails the request
+	// even when the entry would not be used, with the texts and in the order the
+	// reference checks them (observed from codex 0.169.0 and 0.171.0): process/start
+	// converts the policy cwd, then the workspace roots, then permission paths, each
+	// failure at once (-32602 "failed to prepare process sandbox: …"); fs/* collects
+	// them and reports them only when the operation needs the helper (ResolveFS,
+	// -32600). userHomeDir and temporaryDirectories that do not convert are ignored.
+	r.home = opts.Home
 	if !c.UserHomeDir.IsZero() {
 		if n, err := c.UserHomeDir.Native(); err == nil {
-			home = n
+			r.home = n
 		}
 	}
+	if err := r.policyCwd(); err != nil {
+		return nil, nil, err
+	}
+	if err := r.workspaceRoots(); err != nil {
+		return nil, nil, err
+	}
+	if prof.Type != ProfileManaged || !prof.FileSystem.Restricted {
+		return r.p, r.pe, nil
+	}
+	r.p.Restricted = true
+	r.p.GlobScanMaxDepth = prof.FileSystem.GlobScanMaxDepth
+	for _, e := range prof.FileSystem.Entries {
+		if err := r.entry(e); err != nil {
+			return nil, nil, err
+		}
+		if len(r.p.Entries) > maxEntries || len(r.p.DenyGlobs) > maxEntries {
+			return nil, nil, prepareError("too many sandbox permission entries (limit %d)", maxEntries)
+		}
+	}
+	// The fs helper always reads the platform roots (/bin, /usr, /etc, …), as if the
+	// profile had `minimal: read` (observed from codex 0.169.0 and 0.171.0: under a
+	// profile with only project_roots:write, fs/readFile /etc/hostname and fs/getMetadata
+	// /usr/bin/env succeed, /opt and /var stay hidden).
+	if opts.Purpose == ForFileSystem && r.p.Minimal == 0 {
+		r.p.Minimal = AccessRead
+	}
+	r.runtimeGrants()
+	r.topLevelAliases()
+	return r.p, r.pe, nil
+}
 
-	// Step 2: policy cwd.
+// resolver holds one resolution's inputs and the policy being built.
+type resolver struct {
+	c     *Context
+	opts  *ResolveOptions
+	p     *Policy
+	pe    *pathErrors
+	home  string   // native home for "~/" globs
+	roots []string // native workspace roots that converted
+}
+
+// policyCwd is step 2: the context's cwd, else the executor's (fs/*) or the command's
+// (process/start); fs/* entries that depend on it need an explicit one.
+func (r *resolver) policyCwd() error {
 	needsCwd := false
-	if prof.Type == ProfileManaged && prof.FileSystem.Restricted {
-		for _, e := range prof.FileSystem.Entries {
+	if fsys := r.c.Permissions.FileSystem; r.c.Permissions.Type == ProfileManaged && fsys.Restricted {
+		for _, e := range fsys.Entries {
 			if e.Path.Type == PathSpecial && e.Path.Special.Kind == SpecialProjectRoots ||
 				e.Path.Type == PathGlob && e.Access == AccessDeny && globIsRelative(e.Path.Pattern) {
 				needsCwd = true
@@ -112,138 +153,130 @@ func resolve(c *Context, opts *ResolveOptions) (*Policy, *pathErrors, error) {
 		}
 	}
 	switch {
-	case !c.Cwd.IsZero():
-		n, err := c.Cwd.Native()
+	case !r.c.Cwd.IsZero():
+		n, err := r.c.Cwd.Native()
 		if err != nil {
-			if err := pe.fail(&pe.cwd, cwdError(opts.Purpose, err)); err != nil {
-				return nil, nil, err
+			if err := r.pe.fail(&r.pe.cwd, cwdError(r.opts.Purpose, err)); err != nil {
+				return err
 			}
 			n = "/"
 		}
-		p.Cwd = n
-	case opts.Purpose == ForFileSystem && needsCwd:
-		return nil, nil, errDynamicNeedsCwd
-	case opts.Purpose == ForFileSystem:
-		p.Cwd = opts.ExecutorCwd
+		r.p.Cwd = n
+	case r.opts.Purpose == ForFileSystem && needsCwd:
+		return errDynamicNeedsCwd
+	case r.opts.Purpose == ForFileSystem:
+		r.p.Cwd = r.opts.ExecutorCwd
 	default:
-		p.Cwd = opts.CommandCwd
+		r.p.Cwd = r.opts.CommandCwd
 	}
-	var roots []string
-	for _, u := range c.WorkspaceRoots {
+	if !strings.HasPrefix(r.p.Cwd, "/") {
+		r.p.Cwd = "/" + r.p.Cwd
+	}
+	r.p.Cwd = path.Clean(r.p.Cwd)
+	return nil
+}
+
+func (r *resolver) workspaceRoots() error {
+	for _, u := range r.c.WorkspaceRoots {
 		n, err := u.Native()
 		if err != nil {
-			if err := pe.fail(&pe.root, rootError(opts.Purpose, err)); err != nil {
-				return nil, nil, err
+			if err := r.pe.fail(&r.pe.root, rootError(r.opts.Purpose, err)); err != nil {
+				return err
 			}
 			continue
 		}
-		roots = append(roots, n)
+		r.roots = append(r.roots, n)
 	}
-	toNative := func(u PathURI) (string, bool, error) {
-		n, err := u.Native()
+	return nil
+}
+
+func (r *resolver) add(pth string, a Access, skip bool) {
+	r.p.Entries = append(r.p.Entries, ResolvedEntry{Path: cleanAbs(pth), Access: a, SkipIfMissing: skip})
+}
+
+// entry is step 4 for one permission entry.
+func (r *resolver) entry(e Entry) error {
+	switch e.Path.Type {
+	case PathLiteral:
+		n, err := e.Path.URI.Native()
 		if err != nil {
-			return "", false, pe.fail(&pe.perm, permPathError(opts.Purpose, err))
+			if err := r.pe.fail(&r.pe.perm, permPathError(r.opts.Purpose, err)); err != nil {
+				return err
+			}
+			// Still counts when ResolveFS decides whether the helper runs.
+			r.pe.unconverted = append(r.pe.unconverted, ResolvedEntry{Path: unconvertedPath, Access: e.Access})
+			return nil
 		}
-		return n, true, nil
+		r.add(n, e.Access, e.SkipIfMissing)
+	case PathGlob:
+		if e.Access != AccessDeny {
+			return nil // accepted, grants nothing (observed from codex 0.169.0)
+		}
+		pats, err := resolveGlob(e.Path.Pattern, r.p.Cwd, r.home, r.roots)
+		if err != nil {
+			return err
+		}
+		r.p.DenyGlobs = append(r.p.DenyGlobs, pats...)
+	case PathSpecial:
+		r.special(e)
 	}
-	if !strings.HasPrefix(p.Cwd, "/") {
-		p.Cwd = "/" + p.Cwd
-	}
-	p.Cwd = path.Clean(p.Cwd)
+	return nil
+}
 
-	if prof.Type != ProfileManaged || !prof.FileSystem.Restricted {
-		return p, pe, nil
-	}
-	p.Restricted = true
-	p.GlobScanMaxDepth = prof.FileSystem.GlobScanMaxDepth
-
-	add := func(pth string, a Access, skip bool) {
-		p.Entries = append(p.Entries, ResolvedEntry{Path: cleanAbs(pth), Access: a, SkipIfMissing: skip})
-	}
-	for _, e := range prof.FileSystem.Entries {
-		switch e.Path.Type {
-		case PathLiteral:
-			n, ok, err := toNative(e.Path.URI)
-			if err != nil {
-				return nil, nil, err
-			}
-			if !ok {
-				// Still counts when ResolveFS decides whether the helper runs.
-				pe.unconverted = append(pe.unconverted, ResolvedEntry{Path: unconvertedPath, Access: e.Access})
-				continue
-			}
-			add(n, e.Access, e.SkipIfMissing)
-		case PathGlob:
-			if e.Access != AccessDeny {
-				continue // accepted, grants nothing (observed from codex 0.169.0)
-			}
-			pats, err := resolveGlob(e.Path.Pattern, p.Cwd, home, roots)
-			if err != nil {
-				return nil, nil, err
-			}
-			p.DenyGlobs = append(p.DenyGlobs, pats...)
-		case PathSpecial:
-			sp := e.Path.Special
-			switch sp.Kind {
-			case SpecialRoot:
-				add("/", e.Access, e.SkipIfMissing)
-			case SpecialMinimal:
-				p.Minimal = max(p.Minimal, e.Access)
-			case SpecialProjectRoots:
-				sub, ok := cleanSubpath(sp.Subpath)
-				for _, r := range roots {
-					switch {
-					case ok:
-						add(path.Join(r, sub), e.Access, e.SkipIfMissing)
-					case e.Access == AccessWrite:
-						// dropped (observed from codex 0.169.0)
-					default:
-						add(r, AccessDeny, false) // fail closed on the whole root
-					}
-				}
-			case SpecialTmpdir:
-				if t := opts.TmpDir; t != "" && strings.HasPrefix(t, "/") {
-					add(t, e.Access, e.SkipIfMissing)
-				}
-			case SpecialSlashTmp:
-				// "/tmp if it is a directory": the launcher drops it when missing.
-				add("/tmp", e.Access, true)
-			case SpecialUnknown:
-				// Never resolves; read/write narrow access by being ignored, deny was
-				// rejected while decoding.
+func (r *resolver) special(e Entry) {
+	sp := e.Path.Special
+	switch sp.Kind {
+	case SpecialRoot:
+		r.add("/", e.Access, e.SkipIfMissing)
+	case SpecialMinimal:
+		r.p.Minimal = max(r.p.Minimal, e.Access)
+	case SpecialProjectRoots:
+		sub, ok := cleanSubpath(sp.Subpath)
+		for _, root := range r.roots {
+			switch {
+			case ok:
+				r.add(path.Join(root, sub), e.Access, e.SkipIfMissing)
+			case e.Access == AccessWrite:
+				// dropped (observed from codex 0.169.0)
+			default:
+				r.add(root, AccessDeny, false) // fail closed on the whole root
 			}
 		}
-		if len(p.Entries) > maxEntries || len(p.DenyGlobs) > maxEntries {
-			return nil, nil, prepareError("too many sandbox permission entries (limit %d)", maxEntries)
+	case SpecialTmpdir:
+		if t := r.opts.TmpDir; t != "" && strings.HasPrefix(t, "/") {
+			r.add(t, e.Access, e.SkipIfMissing)
 		}
+	case SpecialSlashTmp:
+		// "/tmp if it is a directory": the launcher drops it when missing.
+		r.add("/tmp", e.Access, true)
+	case SpecialUnknown:
+		// Never resolves; read/write narrow access by being ignored, deny was
+		// rejected while decoding.
 	}
+}
 
-	// The fs helper always reads the platform roots (/bin, /usr, /etc, …), as if the
-	// profile had `minimal: read` (observed from codex 0.169.0 and 0.171.0: under a
-	// profile with only project_roots:write, fs/readFile /etc/hostname and fs/getMetadata
-	// /usr/bin/env succeed, /opt and /var stay hidden).
-	if opts.Purpose == ForFileSystem && p.Minimal == 0 {
-		p.Minimal = AccessRead
-	}
-
-	// Step 5: runtime grants.
-	for _, g := range opts.RuntimeReadGrants {
+// runtimeGrants is step 5: read entries for the runtime's own files unless readable.
+func (r *resolver) runtimeGrants() {
+	for _, g := range r.opts.RuntimeReadGrants {
 		g = cleanAbs(g)
-		if a := p.entryAccess(g); a != AccessRead && a != AccessWrite {
-			add(g, AccessRead, false)
+		if a := r.p.entryAccess(g); a != AccessRead && a != AccessWrite {
+			r.add(g, AccessRead, false)
 		}
 	}
+}
 
-	// Step 6: top-level aliases.
-	if opts.TopLevelAlias != nil {
-		for i := range p.Entries {
-			p.Entries[i].Path = rewriteAlias(p.Entries[i].Path, opts.TopLevelAlias)
-		}
-		for i, g := range p.DenyGlobs {
-			p.DenyGlobs[i] = rewriteAlias(g, opts.TopLevelAlias)
-		}
+// topLevelAliases is step 6: entries and globs in the namespace of aliased first
+// components ("/lib" -> "/usr/lib").
+func (r *resolver) topLevelAliases() {
+	if r.opts.TopLevelAlias == nil {
+		return
 	}
-	return p, pe, nil
+	for i := range r.p.Entries {
+		r.p.Entries[i].Path = rewriteAlias(r.p.Entries[i].Path, r.opts.TopLevelAlias)
+	}
+	for i, g := range r.p.DenyGlobs {
+		r.p.DenyGlobs[i] = rewriteAlias(g, r.opts.TopLevelAlias)
+	}
 }
 
 // cleanSubpath normalizes a project_roots subpath; ok is false for an absolute path or
