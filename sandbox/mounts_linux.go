@@ -206,7 +206,31 @@ func (b *mountBuilder) build(registryDir string) (*mountPlan, error) {
 	b.canon = map[string]string{}
 	b.usedData = map[string]bool{}
 	b.bound = map[string]bool{}
-	// Writable roots: canonical targets and protected metadata.
+	extra, err := b.writableRoots()
+	if err != nil {
+		return nil, err
+	}
+	b.ents = append(b.ents, extra...)
+	sort.SliceStable(b.ents, func(i, j int) bool {
+		di, dj := depthOf(b.ents[i].path), depthOf(b.ents[j].path)
+		if di != dj {
+			return di < dj
+		}
+		return b.ents[i].path < b.ents[j].path
+	})
+	daemon := b.baseline()
+	prefix := len(b.ops)
+	if err := b.emitEntries(); err != nil {
+		return nil, err
+	}
+	b.protectRegistry(registryDir)
+	b.finish(prefix, daemon)
+	return &b.plan, nil
+}
+
+// writableRoots records each writable root's canonical target and returns the entries
+// it adds: protected metadata names (read-only) and a .git file's gitdir target.
+func (b *mountBuilder) writableRoots() ([]mountEntry, error) {
 	var extra []mountEntry
 	for _, e := range b.ents {
 		if e.access != policy.AccessWrite || accessOf(b.ents, e.path) != policy.AccessWrite {
@@ -234,15 +258,12 @@ func (b *mountBuilder) build(registryDir string) (*mountPlan, error) {
 			extra = append(extra, mountEntry{path: gd, access: policy.AccessRead})
 		}
 	}
-	b.ents = append(b.ents, extra...)
-	sort.SliceStable(b.ents, func(i, j int) bool {
-		di, dj := depthOf(b.ents[i].path), depthOf(b.ents[j].path)
-		if di != dj {
-			return di < dj
-		}
-		return b.ents[i].path < b.ents[j].path
-	})
+	return extra, nil
+}
 
+// baseline emits the root mount, /dev and the app-server socket directory mask, and
+// returns that directory ("" when there is none to hide).
+func (b *mountBuilder) baseline() string {
 	root := accessOf(b.ents, "/")
 	if !hasEntryAt(b.ents, "/") {
 		root = policy.AccessDeny
@@ -260,8 +281,11 @@ func (b *mountBuilder) build(registryDir string) (*mountPlan, error) {
 	if root != policy.AccessDeny && daemon != "" {
 		b.maskTmpfs("000", daemon)
 	}
-	prefix := len(b.ops)
+	return daemon
+}
 
+// emitEntries emits every entry path once, with its effective access.
+func (b *mountBuilder) emitEntries() error {
 	done := map[string]bool{"/": true}
 	for i, e := range b.ents {
 		if done[e.path] {
@@ -276,22 +300,25 @@ func (b *mountBuilder) build(registryDir string) (*mountPlan, error) {
 			}
 		}
 		if err := b.emit(e.path, acc, prot, b.ents[i+1:]); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if registryDir != "" && accessOf(b.ents, registryDir) == policy.AccessWrite {
-		// Created now (as the reference does), not only when a launch registers host
-		// targets after this plan is built, so it is read-only from the first launch
-		// on; openRegistry validates it. Bound at its canonical path: a destination
-		// through a symlink (a symlinked $TMPDIR) makes bwrap fail to create the mount
-		// point.
-		os.Mkdir(registryDir, 0o700) // an error shows in EvalSymlinks
-		if t, err := filepath.EvalSymlinks(registryDir); err == nil {
-			b.add("--ro-bind", t, t)
-		}
+	return nil
+}
+
+// protectRegistry re-binds the mount registry read-only when it lies inside a
+// writable root. It is created now (as the reference does), not only when a launch
+// registers host targets after this plan is built, so it is read-only from the first
+// launch on; openRegistry validates it. Bound at its canonical path: a destination
+// through a symlink (a symlinked $TMPDIR) makes bwrap fail to create the mount point.
+func (b *mountBuilder) protectRegistry(registryDir string) {
+	if registryDir == "" || accessOf(b.ents, registryDir) != policy.AccessWrite {
+		return
 	}
-	b.finish(prefix, daemon)
-	return &b.plan, nil
+	os.Mkdir(registryDir, 0o700) // an error shows in EvalSymlinks
+	if t, err := filepath.EvalSymlinks(registryDir); err == nil {
+		b.add("--ro-bind", t, t)
+	}
 }
 
 // daemonDir makes sure the app-server socket directory /tmp/codex-daemon-<euid> exists
@@ -350,56 +377,8 @@ func (b *mountBuilder) maskTmpfs(perms, p string) {
 // masks daemon (if not "") again after every mount that shows it, and drops the mounts
 // inside it with their descriptors and host targets.
 func (b *mountBuilder) finish(prefix int, daemon string) {
-	body := b.ops[prefix:]
-	sort.SliceStable(body, func(i, j int) bool {
-		di, dj := depthOf(body[i].dest), depthOf(body[j].dest)
-		if di != dj {
-			return di < dj
-		}
-		return body[i].kind < body[j].kind
-	})
-	ops := append([]mountOp(nil), b.ops[:prefix]...)
-	var dropped []mountOp
-	for _, op := range body {
-		if daemon != "" && op.dest != daemon && policy.IsWithin(op.dest, daemon) {
-			dropped = append(dropped, op)
-			continue
-		}
-		ops = append(ops, op)
-		if daemon != "" && op.kind != opMask && policy.IsWithin(daemon, op.dest) {
-			ops = append(ops, mountOp{args: []string{"--perms", "000", "--tmpfs", daemon}, dest: daemon,
-				kind: opMask, fd: noFD, remount: true})
-		}
-	}
-	// --remount-ro P goes after the last mount strictly inside P (or after P's tmpfs).
-	inside := map[string]int{} // remounted P -> index of the last op strictly inside P
-	for _, op := range ops {
-		if op.remount {
-			inside[op.dest] = -1
-		}
-	}
-	for j, op := range ops {
-		for p := op.dest; p != "/"; {
-			p = path.Dir(p)
-			if _, ok := inside[p]; ok {
-				inside[p] = j
-			}
-		}
-	}
-	after := make([][]string, len(ops))
-	for i, op := range ops {
-		if op.remount {
-			last := max(i, inside[op.dest])
-			after[last] = append(after[last], op.dest)
-		}
-	}
-	b.plan.args = nil
-	for i, op := range ops {
-		b.plan.args = append(b.plan.args, op.args...)
-		for _, p := range after[i] {
-			b.plan.args = append(b.plan.args, "--remount-ro", p)
-		}
-	}
+	ops, dropped := orderOps(b.ops, prefix, daemon)
+	b.plan.args = remountArgs(ops)
 	if len(dropped) == 0 {
 		return
 	}
@@ -422,6 +401,67 @@ func (b *mountBuilder) finish(prefix int, daemon string) {
 		}
 	}
 	b.plan.targets = targets
+}
+
+// orderOps sorts the ops after prefix by destination depth (binds before read-only
+// binds before masks at one depth), masks daemon again after every mount that shows
+// it, and returns the ops mounted inside daemon separately (dropped).
+func orderOps(all []mountOp, prefix int, daemon string) (ops, dropped []mountOp) {
+	body := all[prefix:]
+	sort.SliceStable(body, func(i, j int) bool {
+		di, dj := depthOf(body[i].dest), depthOf(body[j].dest)
+		if di != dj {
+			return di < dj
+		}
+		return body[i].kind < body[j].kind
+	})
+	ops = append([]mountOp(nil), all[:prefix]...)
+	for _, op := range body {
+		if daemon != "" && op.dest != daemon && policy.IsWithin(op.dest, daemon) {
+			dropped = append(dropped, op)
+			continue
+		}
+		ops = append(ops, op)
+		if daemon != "" && op.kind != opMask && policy.IsWithin(daemon, op.dest) {
+			ops = append(ops, mountOp{args: []string{"--perms", "000", "--tmpfs", daemon}, dest: daemon,
+				kind: opMask, fd: noFD, remount: true})
+		}
+	}
+	return ops, dropped
+}
+
+// remountArgs renders ops as bwrap arguments, each "--remount-ro P" after the last
+// mount strictly inside P (or right after P's own tmpfs).
+func remountArgs(ops []mountOp) []string {
+	inside := map[string]int{} // remounted P -> index of the last op strictly inside P
+	for _, op := range ops {
+		if op.remount {
+			inside[op.dest] = -1
+		}
+	}
+	for j, op := range ops {
+		for p := op.dest; p != "/"; {
+			p = path.Dir(p)
+			if _, ok := inside[p]; ok {
+				inside[p] = j
+			}
+		}
+	}
+	after := make([][]string, len(ops))
+	for i, op := range ops {
+		if op.remount {
+			last := max(i, inside[op.dest])
+			after[last] = append(after[last], op.dest)
+		}
+	}
+	var args []string
+	for i, op := range ops {
+		args = append(args, op.args...)
+		for _, p := range after[i] {
+			args = append(args, "--remount-ro", p)
+		}
+	}
+	return args
 }
 
 // protectedNames: metadata names under writable root w without a write entry at or
@@ -469,82 +509,111 @@ func gitdirTarget(w string) string {
 	return x
 }
 
+// emitSite is where one entry path lands: its parent's effective access, the writable
+// root above it (when the parent is writable) and the path mounts target (remapped
+// onto the writable root's canonical target).
+type emitSite struct {
+	parentAcc  policy.Access
+	parentPath string // the winning ancestor entry
+	wt         string // canonical writable root target, "" unless parentAcc is write
+	target     string
+}
+
 // emit writes the mounts for one path whose effective entry access is acc.
 func (b *mountBuilder) emit(p string, acc policy.Access, protected bool, deeper []mountEntry) error {
-	parentAcc, parentPath := winner(b.ents, path.Dir(p))
-	if !hasAncestorEntry(b.ents, p) {
-		parentAcc = policy.AccessDeny
-	}
-	target := p
-	wt := ""
-	if parentAcc == policy.AccessWrite {
-		w := parentPath
-		wt = w
-		if t, ok := b.canon[w]; ok && t != w {
-			target = t + strings.TrimPrefix(p, w)
-			wt = t
-		}
-		if acc != policy.AccessWrite {
-			if err := checkNoSymlink(w, p, acc); err != nil {
-				return err
-			}
-			b.bindAncestors(wt, target)
-		}
+	site, err := b.siteOf(p, acc)
+	if err != nil {
+		return err
 	}
 	fi, statErr := os.Lstat(p)
 	switch acc {
 	case policy.AccessWrite:
-		t, ok := b.canon[p]
-		if !ok {
-			return nil // missing writable root: skipped
+		if t, ok := b.canon[p]; ok { // a missing writable root is skipped
+			b.add("--bind", t, t)
 		}
-		b.add("--bind", t, t)
+		return nil
 	case policy.AccessRead:
-		if statErr != nil {
-			if parentAcc == policy.AccessWrite {
-				return b.maskMissing(p, parentPath, protected)
-			}
-			return nil
-		}
-		if protected && parentAcc == policy.AccessWrite && isEmpty(target) {
-			return b.maskEmptyProtected(target, fi.IsDir())
-		}
-		if parentAcc == policy.AccessRead {
-			return nil
-		}
-		if parentAcc == policy.AccessWrite && b.roBindFD {
-			return b.roBindCarveOut(wt, target, acc)
-		}
-		b.add("--ro-bind", target, target)
+		return b.emitRead(p, site, fi, statErr, protected)
 	case policy.AccessDeny:
-		if statErr != nil {
-			if parentAcc == policy.AccessWrite {
-				return b.maskMissing(p, parentPath, false)
-			}
-			return nil
-		}
-		if parentAcc == policy.AccessDeny && hasAncestorEntry(b.ents, p) {
-			return nil // inside a path already masked
-		}
-		// Below the implicit deny of a tmpfs root an existing deny path is still masked,
-		// so the command sees EACCES, not ENOENT, and the denial heuristic fires (observed
-		// from codex 0.169.0 and 0.171.0 with `minimal: read` and /etc or /opt/x denied).
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			return nil // the glob expansion also masks the canonical target
-		}
-		if fi.IsDir() {
-			perms := "000"
-			for _, d := range deeper {
-				if d.access != policy.AccessDeny && policy.IsWithin(d.path, p) && d.path != p {
-					perms = "111"
-				}
-			}
-			b.maskTmpfs(perms, target)
-			return nil
-		}
-		b.add("--perms", "000")
-		b.roBindData(target)
+		return b.emitDeny(p, site, fi, statErr, deeper)
 	}
+	return nil
+}
+
+// siteOf locates p: below a writable root, a carve-out must not cross a symlink and its
+// ancestors are self-bound first.
+func (b *mountBuilder) siteOf(p string, acc policy.Access) (emitSite, error) {
+	parentAcc, parentPath := winner(b.ents, path.Dir(p))
+	if !hasAncestorEntry(b.ents, p) {
+		parentAcc = policy.AccessDeny
+	}
+	site := emitSite{parentAcc: parentAcc, parentPath: parentPath, target: p}
+	if parentAcc != policy.AccessWrite {
+		return site, nil
+	}
+	w := parentPath
+	site.wt = w
+	if t, ok := b.canon[w]; ok && t != w {
+		site.target = t + strings.TrimPrefix(p, w)
+		site.wt = t
+	}
+	if acc != policy.AccessWrite {
+		if err := checkNoSymlink(w, p, acc); err != nil {
+			return site, err
+		}
+		b.bindAncestors(site.wt, site.target)
+	}
+	return site, nil
+}
+
+// emitRead: a read-only carve-out (bound, by descriptor when bwrap can), a mask for a
+// missing one below a writable root, nothing below a readable parent.
+func (b *mountBuilder) emitRead(p string, site emitSite, fi fs.FileInfo, statErr error, protected bool) error {
+	underWrite := site.parentAcc == policy.AccessWrite
+	switch {
+	case statErr != nil && underWrite:
+		return b.maskMissing(p, site.parentPath, protected)
+	case statErr != nil:
+		return nil
+	case protected && underWrite && isEmpty(site.target):
+		return b.maskEmptyProtected(site.target, fi.IsDir())
+	case site.parentAcc == policy.AccessRead:
+		return nil
+	case underWrite && b.roBindFD:
+		return b.roBindCarveOut(site.wt, site.target, policy.AccessRead)
+	}
+	b.add("--ro-bind", site.target, site.target)
+	return nil
+}
+
+// emitDeny masks an existing deny path (a tmpfs for a directory, --perms 111 when a
+// deeper entry needs traversal; an empty file otherwise), or a missing one below a
+// writable root. Below the implicit deny of a tmpfs root an existing deny path is still
+// masked, so the command sees EACCES, not ENOENT, and the denial heuristic fires
+// (observed from codex 0.169.0 and 0.171.0 with `minimal: read` and /etc or /opt/x
+// denied); inside a path already masked nothing more is needed.
+func (b *mountBuilder) emitDeny(p string, site emitSite, fi fs.FileInfo, statErr error, deeper []mountEntry) error {
+	switch {
+	case statErr != nil && site.parentAcc == policy.AccessWrite:
+		return b.maskMissing(p, site.parentPath, false)
+	case statErr != nil:
+		return nil
+	case site.parentAcc == policy.AccessDeny && hasAncestorEntry(b.ents, p):
+		return nil
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return nil // the glob expansion also masks the canonical target
+	case fi.IsDir():
+		perms := "000"
+		for _, d := range deeper {
+			if d.access != policy.AccessDeny && policy.IsWithin(d.path, p) && d.path != p {
+				perms = "111"
+			}
+		}
+		b.maskTmpfs(perms, site.target)
+		return nil
+	}
+	b.add("--perms", "000")
+	b.roBindData(site.target)
 	return nil
 }
 
