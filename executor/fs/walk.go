@@ -74,12 +74,14 @@ type walker struct {
 	visited map[string]bool // canonical paths of directories queued, for loop detection
 	budget  int
 	dirs    uint64
+	// stopDescending is set once MaxDirectories is reached: entries are still listed,
+	// no further directory is queued.
+	stopDescending bool
 }
 
 func (w *walker) run(root walkDir) {
 	queue := []walkDir{root}
 	w.dirs = 1
-	stopDescending := false
 	for len(queue) > 0 {
 		if w.ctx.Err() != nil {
 			w.res.Truncated = true
@@ -96,79 +98,103 @@ func (w *walker) run(root walkDir) {
 		}
 		// os.ReadDir returns entries sorted by name (byte order), as the walk requires.
 		for _, de := range des {
-			name := de.Name()
-			uri := childURI(d.uri, name)
-			var native string
-			var mode os.FileMode
-			if cleanName(name) {
-				// Fast path: the URI names exactly this entry, so its native path is the
-				// plain join, and the type from the directory read needs no lstat (Go's
-				// ReadDir lstats by itself where the filesystem reports no type).
-				native = d.native + "/" + name
-				if d.native == "/" {
-					native = "/" + name
-				}
-				mode = de.Type()
-			} else {
-				// The lossy URI may name a different path: resolve it like the reference.
-				n, err := protocol.PathURI(uri).Native()
-				if err != nil {
-					if !w.addError(uri, err.Error()) {
-						return
-					}
-					continue
-				}
-				st, err := os.Lstat(n)
-				if err != nil {
-					if !w.addError(uri, oserr.Text(err)) {
-						return
-					}
-					continue
-				}
-				native, mode = n, st.Mode()
-			}
-			lst := modeInfo(mode)
-			isDir := lst.IsDir()
-			if lst.Mode()&os.ModeSymlink != 0 {
-				if !w.opts.FollowDirectorySymlinks {
-					continue
-				}
-				st, err := os.Stat(native)
-				if err != nil || !st.IsDir() {
-					continue
-				}
-				isDir = true
-			} else if !isDir && !lst.Mode().IsRegular() {
-				continue
-			}
-			kind := protocol.FsWalkKindFile
-			if isDir {
-				kind = protocol.FsWalkKindDirectory
-			}
-			if !w.addEntry(uri, kind) {
+			next, ok := w.visit(d, de)
+			if !ok {
 				return
 			}
-			if !isDir || d.depth+1 >= w.opts.MaxDepth+1 || stopDescending {
-				continue
+			if next != nil {
+				queue = append(queue, *next)
 			}
-			if w.opts.PruneHiddenDirectories && strings.HasPrefix(name, ".") {
-				continue
-			}
-			if real, err := realpath(native); err == nil {
-				if w.visited[real] {
-					continue
-				}
-				w.visited[real] = true
-			}
-			if w.dirs >= w.opts.MaxDirectories {
-				w.res.Truncated = true
-				stopDescending = true
-				continue
-			}
-			w.dirs++
-			queue = append(queue, walkDir{native: native, uri: uri, depth: d.depth + 1})
 		}
 	}
+}
+
+// visit records one directory entry and returns the directory to descend into, if
+// any; ok is false once the walk must end (a limit was reached).
+func (w *walker) visit(d walkDir, de os.DirEntry) (next *walkDir, ok bool) {
+	name := de.Name()
+	uri := childURI(d.uri, name)
+	native, mode, errText := w.entryPath(d, de, uri)
+	if errText != "" {
+		return nil, w.addError(uri, errText)
+	}
+	isDir, include := classifyEntry(native, mode, w.opts.FollowDirectorySymlinks)
+	if !include {
+		return nil, true
+	}
+	kind := protocol.FsWalkKindFile
+	if isDir {
+		kind = protocol.FsWalkKindDirectory
+	}
+	if !w.addEntry(uri, kind) {
+		return nil, false
+	}
+	if !isDir || d.depth+1 >= w.opts.MaxDepth+1 || w.stopDescending {
+		return nil, true
+	}
+	if w.opts.PruneHiddenDirectories && strings.HasPrefix(name, ".") {
+		return nil, true
+	}
+	if real, err := realpath(native); err == nil {
+		if w.visited[real] {
+			return nil, true
+		}
+		w.visited[real] = true
+	}
+	if w.dirs >= w.opts.MaxDirectories {
+		w.res.Truncated = true
+		w.stopDescending = true
+		return nil, true
+	}
+	w.dirs++
+	return &walkDir{native: native, uri: uri, depth: d.depth + 1}, true
+}
+
+// entryPath returns the native path and lstat mode of entry de of d, or the error text
+// to record for its URI.
+func (w *walker) entryPath(d walkDir, de os.DirEntry, uri string) (native string, mode os.FileMode, errText string) {
+	name := de.Name()
+	if cleanName(name) {
+		// Fast path: the URI names exactly this entry, so its native path is the plain
+		// join, and the type from the directory read needs no lstat (Go's ReadDir
+		// lstats by itself where the filesystem reports no type).
+		native = d.native + "/" + name
+		if d.native == "/" {
+			native = "/" + name
+		}
+		return native, de.Type(), ""
+	}
+	// The lossy URI may name a different path: resolve it like the reference.
+	n, err := protocol.PathURI(uri).Native()
+	if err != nil {
+		return "", 0, err.Error()
+	}
+	st, err := os.Lstat(n)
+	if err != nil {
+		return "", 0, oserr.Text(err)
+	}
+	return n, st.Mode(), ""
+}
+
+// classifyEntry reports whether an entry is listed and whether it is a directory:
+// directories and regular files are; a symlink only when following directory
+// symlinks and it resolves to a directory; anything else is skipped.
+func classifyEntry(native string, mode os.FileMode, followDirSymlinks bool) (isDir, include bool) {
+	lst := modeInfo(mode)
+	if lst.Mode()&os.ModeSymlink != 0 {
+		if !followDirSymlinks {
+			return false, false
+		}
+		st, err := os.Stat(native)
+		if err != nil || !st.IsDir() {
+			return false, false
+		}
+		return true, true
+	}
+	if lst.IsDir() {
+		return true, true
+	}
+	return false, lst.Mode().IsRegular()
 }
 
 // addEntry appends an entry; false means the walk must stop (truncated).
