@@ -85,67 +85,83 @@ func classify(data []byte, members []member) (*Message, error) {
 	for _, mem := range members {
 		has[mem.id] = true
 	}
-	m := &Message{}
-	switch {
-	case has[memMethod] && has[memID]:
-		m.Kind = KindRequest
-	case has[memMethod]:
-		m.Kind = KindNotification
-	case has[memResult]:
-		m.Kind = KindResponse
-	default:
-		m.Kind = KindError
-	}
-	call := m.Kind == KindRequest || m.Kind == KindNotification
+	m := &Message{Kind: kindOf(&has)}
 	for _, mem := range members {
-		raw := data[mem.start:mem.end]
-		r := reader{data: raw}
-		switch {
-		case mem.id == memID && m.Kind != KindNotification:
-			id, err := decodeRequestID(raw)
-			if err != nil {
-				return nil, err
-			}
-			m.ID = id
-		case mem.id == memMethod && call:
-			if r.peek() != '"' {
-				return nil, errInvalidType(&r, "a string")
-			}
-			m.Method = r.str()
-		case mem.id == memParams && call:
-			m.Params = raw
-		case mem.id == memTrace && call:
-			var tc traceContext
-			tr := reader{data: raw} // escapes through the func value; allocate only here
-			if err := traceDecoder(&tr, reflect.ValueOf(&tc).Elem()); err != nil {
-				return nil, err
-			}
-		case mem.id == memResult && m.Kind == KindResponse:
-			m.Result = raw
-		case mem.id == memError && m.Kind == KindError:
-			var eo errorObject
-			er := reader{data: raw}
-			if err := errorObjectDecoder(&er, reflect.ValueOf(&eo).Elem()); err != nil {
-				return nil, err
-			}
-			m.Error = &Error{Code: int(eo.Code), Message: eo.Message, Data: dataOrNil(eo.Data)}
+		if err := m.decodeMember(mem.id, data[mem.start:mem.end]); err != nil {
+			return nil, err
 		}
 	}
-	// Missing members, in the reference structs' declaration order.
-	switch m.Kind {
+	if err := missingMember(m.Kind, &has); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// kindOf is the first-match classification of spec/jsonrpc.md §1.2.
+func kindOf(has *[numMembers]bool) Kind {
+	switch {
+	case has[memMethod] && has[memID]:
+		return KindRequest
+	case has[memMethod]:
+		return KindNotification
+	case has[memResult]:
+		return KindResponse
+	}
+	return KindError
+}
+
+// decodeMember decodes one member that matters for m's kind; the others are ignored.
+func (m *Message) decodeMember(id int, raw []byte) error {
+	call := m.Kind == KindRequest || m.Kind == KindNotification
+	switch {
+	case id == memID && m.Kind != KindNotification:
+		rid, err := decodeRequestID(raw)
+		if err != nil {
+			return err
+		}
+		m.ID = rid
+	case id == memMethod && call:
+		r := reader{data: raw}
+		if r.peek() != '"' {
+			return errInvalidType(&r, "a string")
+		}
+		m.Method = r.str()
+	case id == memParams && call:
+		m.Params = raw
+	case id == memTrace && call:
+		var tc traceContext
+		tr := reader{data: raw} // escapes through the func value; allocate only here
+		return traceDecoder(&tr, reflect.ValueOf(&tc).Elem())
+	case id == memResult && m.Kind == KindResponse:
+		m.Result = raw
+	case id == memError && m.Kind == KindError:
+		var eo errorObject
+		er := reader{data: raw}
+		if err := errorObjectDecoder(&er, reflect.ValueOf(&eo).Elem()); err != nil {
+			return err
+		}
+		m.Error = &Error{Code: int(eo.Code), Message: eo.Message, Data: dataOrNil(eo.Data)}
+	}
+	return nil
+}
+
+// missingMember reports a required member that is absent, in the reference structs'
+// declaration order.
+func missingMember(k Kind, has *[numMembers]bool) error {
+	switch k {
 	case KindResponse:
 		if !has[memID] {
-			return nil, errMissingField("id")
+			return errMissingField("id")
 		}
 	case KindError:
 		if !has[memError] {
-			return nil, errMissingField("error")
+			return errMissingField("error")
 		}
 		if !has[memID] {
-			return nil, errMissingField("id")
+			return errMissingField("id")
 		}
 	}
-	return m, nil
+	return nil
 }
 
 // Bounds of the integers that the reference reports as "integer `N` as u128/i128"
