@@ -31,6 +31,8 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // scanNumber checks a number with serde_json's grammar and error sites. Its magnitude is
 // never converted: out-of-range numbers are valid here (spec/jsonrpc.md §1.3).
+// A state machine over the number grammar (sign, integer, fraction, exponent), exempt
+// from the complexity bound.
 func (s *scanner) scanNumber() error {
 	data := s.data
 	if data[s.pos] == '-' {

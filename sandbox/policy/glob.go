@@ -32,6 +32,9 @@ func (m *globMatcher) match(pi, ni int) bool {
 	return v
 }
 
+// matchSlow is the matcher's state machine: one case per pattern token (`**/`, `*`,
+// `?`, classes, literals) over the pattern and name positions. Its branch count is the
+// grammar's, so it is exempt from the complexity bound (docs/architecture.md).
 func (m *globMatcher) matchSlow(pi, ni int) bool {
 	pat, name := m.pat, m.name
 	for pi < len(pat) {
