@@ -54,18 +54,6 @@ func (r *Report) LogLine() string {
 		r.Backend, bw, okno(r.UserNamespaces), okno(r.Seccomp), r.LandlockABI, okno(r.ProcMount))
 }
 
-func (r *Report) hasFeature(f string) bool {
-	if r.Bubblewrap == nil {
-		return false
-	}
-	for _, x := range r.Bubblewrap.Features {
-		if x == f {
-			return true
-		}
-	}
-	return false
-}
-
 // chooseBackend applies §3.3: bubblewrap if usable with user namespaces, else landlock
 // if ABI ≥ 6 and seccomp, else none; forced names are honoured only when available.
 func (r *Report) chooseBackend(forced string) {

@@ -22,12 +22,6 @@ const (
 	walkEntryOverhead  = 64
 )
 
-// Implementation limits (our choice).
-const (
-	// maxSymlinkHops bounds symlink resolution while copying, as the kernel's 40 does.
-	maxSymlinkHops = 40
-)
-
 // Sandboxed helper limits (spec/sandbox.md §4, spec/jsonrpc.md §3.6).
 const (
 	// maxHelperStdout caps the helper's response, in bytes (spec/sandbox.md §4: 700 MiB).

@@ -86,7 +86,7 @@ func TestNotifications_ExactSequence(t *testing.T) {
 func TestRead_ReplayAfterCloseNextSeq(t *testing.T) {
 	m := newManager(t, nil)
 	mustStart(t, m, startParams("p", tmpURI(t), "echo", "hi"))
-	_, res := readUntilClosed(t, m, "p")
+	readUntilClosed(t, m, "p")
 	res, err := m.Read(context.Background(), &protocol.ProcessReadParams{ProcessID: "p"})
 	if err != nil {
 		t.Fatal(err)
