@@ -10,7 +10,8 @@
 // Per connection: handshake state (initialize, then the initialized notification), the
 // attached session, fs/open handles and streamed HTTP bodies. Per session (outlives the
 // connection for the TTL): the process table. Connection loss detaches the session at
-// once; Server.Close kills every process of every session.
+// once; Server.Close ends every connection, waits for its ServeConn to return, then kills
+// every process of every session (the contract is on the Server type).
 //
 // Lock order: conn.mu is never held while calling into session.Registry or a method
 // package.

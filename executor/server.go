@@ -77,6 +77,21 @@ func (ci ConnInfo) parseErrorPrefix() string {
 }
 
 // Server serves JSON-RPC connections. All methods are safe for concurrent use.
+//
+// Lifetime: whoever calls NewServer calls Close, once it no longer wants connections
+// served (a transport that hands connections to ServeConn never closes a Server it did not
+// create). Close is the one shutdown path, in this order:
+//
+//  1. new ServeConn calls fail at once with ErrServerClosed (their MessageConn is closed);
+//  2. every running ServeConn has its ctx cancelled with cause ErrServerClosed: in-flight
+//     handlers see the cancellation, the MessageConn is closed, and ServeConn returns
+//     ErrServerClosed;
+//  3. Close waits until every ServeConn has returned (so no goroutine of any connection
+//     is left), and only then
+//  4. kills every process of every session and waits for them to exit.
+//
+// Close is idempotent: a second call waits as the first does. It must not be called from
+// inside a handler of one of the Server's own connections (it would wait for itself).
 type Server struct {
 	opts     Options
 	sessions *session.Registry[*sessionState]
@@ -85,9 +100,13 @@ type Server struct {
 	// runtimeGrants are extra files sandboxed stages need readable (sandboxRuntimeGrants).
 	runtimeGrants []string
 
-	mu     sync.Mutex // guards closed and conns; held briefly
-	closed bool
-	conns  sync.WaitGroup
+	// mu guards closed and cancels: ServeConn registers under it so that Close sees every
+	// connection that got past the closed check. Held briefly, never while waiting.
+	mu      sync.Mutex
+	closed  bool
+	cancels map[uint64]context.CancelCauseFunc // running ServeConns by serial; guarded by mu
+	serial  uint64                             // last ServeConn serial; guarded by mu
+	conns   sync.WaitGroup                     // one count per running ServeConn
 }
 
 // NewServer returns a Server. It starts nothing; the environment is inspected once here.
@@ -108,17 +127,31 @@ func NewServer(opts *Options) *Server {
 
 // ServeConn runs one connection until the peer disconnects, ctx is done or the server
 // closes. It returns after the connection's goroutines have exited; the connection's
-// session is then detached (its processes keep running for the TTL).
+// session is then detached (its processes keep running for the TTL). After Close it
+// returns ErrServerClosed at once; when Close ends it, it returns ErrServerClosed.
 func (s *Server) ServeConn(ctx context.Context, mc jsonrpc.MessageConn, info ConnInfo) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		_ = mc.Close()
 		return ErrServerClosed
 	}
+	if s.cancels == nil {
+		s.cancels = make(map[uint64]context.CancelCauseFunc)
+	}
+	s.serial++
+	slot := s.serial
+	s.cancels[slot] = cancel
 	s.conns.Add(1)
 	s.mu.Unlock()
-	defer s.conns.Done()
+	defer func() {
+		s.mu.Lock()
+		delete(s.cancels, slot)
+		s.mu.Unlock()
+		s.conns.Done()
+	}()
 
 	rpc := jsonrpc.NewConn(mc, &jsonrpc.Options{
 		ConcurrentRequests: s.opts.ConcurrentRequests,
@@ -130,12 +163,21 @@ func (s *Server) ServeConn(ctx context.Context, mc jsonrpc.MessageConn, info Con
 	return rpc.Run(ctx, c)
 }
 
-// Close kills every process of every session and waits for them. Connections still
-// being served end when their transport is closed by the caller.
+// Close shuts the server down as the Server type's doc describes: it refuses new
+// connections, cancels the running ones and waits for their ServeConn calls to return,
+// then kills every process of every session and waits for them.
 func (s *Server) Close() {
 	s.mu.Lock()
 	s.closed = true
+	cancels := make([]context.CancelCauseFunc, 0, len(s.cancels))
+	for _, cancel := range s.cancels {
+		cancels = append(cancels, cancel)
+	}
 	s.mu.Unlock()
+	for _, cancel := range cancels {
+		cancel(ErrServerClosed)
+	}
+	s.conns.Wait()
 	s.sessions.Close()
 }
 
