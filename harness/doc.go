@@ -19,6 +19,11 @@
 // catch-up of every process started on the Client, delivered without duplicates. It does not
 // own fs/* and http/* helpers; Call reaches any method.
 //
+// Protocol extensions (extensions.go, docs/protocol-extensions.md): CloseStdin, ResizePty,
+// SendSignal and StartProcess's PtySize are used only when the executor advertised them in
+// this Client's Initialize; otherwise the helpers return an error wrapping ErrNotSupported
+// (errors.Is) without sending anything, and PtySize is dropped.
+//
 // # Wire
 //
 // Requests go out as {"id":N,"method":M,"params":P}, without a "jsonrpc" member. Inbound

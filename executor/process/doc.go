@@ -12,6 +12,12 @@
 // silently; closed entries evicted 30 s after close; the last 4096 writeIds remembered
 // per process; PTY 24×80; exit codes 128+N for signal deaths with pipes, 1 with a PTY.
 //
+// Extensions (docs/protocol-extensions.md; not in the reference, advertised by package
+// executor): CloseStdin (close_stdin.go: close the pipe after the queued writes, or queue
+// the PTY's VEOF), ResizePty (resize_pty.go: TIOCSWINSZ on the master; the kernel sends
+// SIGWINCH), SendSignal (send_signal.go: RFC 4254 signal names to the group), and an
+// initial PTY size from process/start's ptySize.
+//
 // Invariants:
 //   - One seq counter per process, from 1, shared by output chunks, the exit event and
 //     the close event; close needs the exit and EOF on every output stream.
