@@ -5,13 +5,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/execlab/executor/executor/protocol"
 )
-
-// signalCallTimeout bounds one forwarded signal (a call during a reconnect waits for it).
-const signalCallTimeout = 30 * time.Second
 
 // signals returns the channel of local signals to forward: Config.Signals, or os/signal
 // delivery of forwardedSignals (and SIGWINCH with a PTY).

@@ -17,13 +17,6 @@ var (
 	errEOF      = io.EOF
 )
 
-// veof is the EOF character sent to a remote PTY whose executor has no
-// process/closeStdin: ^D, the default VEOF of termios(3).
-const veof = 0x04
-
-// stdinChunk is the largest process/write, in bytes.
-const stdinChunk = 32 << 10
-
 // startStdin starts the stdin pump, owned by wg. For an *os.File the pending read is
 // cancelled when ctx ends (Linux), so wg.Wait does not wait for the user to type.
 func (r *runner) startStdin(ctx context.Context, wg *sync.WaitGroup) error {
