@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/execlab/executor/cmd/executor/internal/registrycmd"
+	"github.com/execlab/executor/registry/rendezvous"
 	"github.com/execlab/executor/registry/server"
 )
 
@@ -51,7 +52,11 @@ func startRegistry(ctx context.Context) (*benchRegistry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting registry: %w", err)
 	}
-	svc, err := registrycmd.Start(ctx, registrycmd.Config{Listen: "127.0.0.1:0", DB: ":memory:", Tokens: tokens})
+	// idle_stream_memory holds idleStreams harness sockets of one token in one
+	// environment (its executor raises mux.MaxStreams likewise): lift the rendezvous's
+	// per-environment and per-token socket bounds to match.
+	svc, err := registrycmd.Start(ctx, registrycmd.Config{Listen: "127.0.0.1:0", DB: ":memory:", Tokens: tokens,
+		MaxHarnessSockets: idleStreams + rendezvous.MaxHarnessSockets, MaxHarnessSocketsPerSubject: idleStreams + rendezvous.MaxHarnessSockets})
 	if err != nil {
 		return nil, fmt.Errorf("starting registry: %w", err)
 	}

@@ -36,9 +36,13 @@ type Config struct {
 	TLSCertFile, TLSKeyFile string
 	// HTTP tunes the listener (timeouts, MaxConns); nil means defaults, with MaxConns
 	// lowered to the file-descriptor limit minus server.ReservedFDs.
-	HTTP   *server.HTTPOptions
-	Conn   *wsconn.Options // rendezvous socket tuning; nil = defaults
-	Logger *slog.Logger
+	HTTP *server.HTTPOptions
+	Conn *wsconn.Options // rendezvous socket tuning; nil = defaults
+	// MaxHarnessSockets and MaxHarnessSocketsPerSubject override the rendezvous's bounds
+	// of the same names, for benchmarks that also raise the executor's stream limit. Zero
+	// means the defaults.
+	MaxHarnessSockets, MaxHarnessSocketsPerSubject int
+	Logger                                         *slog.Logger
 }
 
 // Service is a running registry.
@@ -96,6 +100,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	signer := rendezvous.NewRandomSigner()
 	hub, err := rendezvous.New(&rendezvous.Options{
 		Signer: signer, CurrentGeneration: server.GenerationFunc(st), Conn: cfg.Conn, Logger: log,
+		MaxHarnessSockets: cfg.MaxHarnessSockets, MaxHarnessSocketsPerSubject: cfg.MaxHarnessSocketsPerSubject,
 	})
 	if err != nil {
 		ln.Close()
