@@ -228,3 +228,44 @@ func TestRegistryServe_StartupWarnings(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestRegistryServe_TrickledBodyCutOff: an authenticated client trickling a register body
+// one byte per 100 ms is cut off by `registry serve` after the 10 s request read timeout
+// (security issue 13, finding 2: it used to be read forever).
+func TestRegistryServe_TrickledBodyCutOff(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the 10 s read timeout")
+	}
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "tokens")
+	if err := os.WriteFile(tokenFile, []byte("tok-trickle roles=executor envs=env-t\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	url, _ := startRegistryWithFDLimit(t, 1024, tokenFile)
+	body := `{"security_profile":"noise_hybrid_ik_v1","executor_public_key":` + testKeyJSON() + `}`
+	c, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "POST /cloud/environment/env-t/register HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer tok-trickle\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body))
+	ended := make(chan struct{})
+	go func() { _, _ = io.Copy(io.Discard, c); close(ended) }()
+	start := time.Now()
+	for i := 0; ; i++ {
+		select {
+		case <-ended:
+			if el := time.Since(start); el > 13*time.Second {
+				t.Errorf("trickled body cut off after %v, want about 10 s", el)
+			}
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Since(start) > 20*time.Second {
+			t.Fatalf("trickled body still being read after %v (%d bytes sent)", time.Since(start), i)
+		}
+		if i < len(body)-1 {
+			_, _ = c.Write([]byte{body[i]})
+		}
+	}
+}
