@@ -47,7 +47,7 @@ func stdioExchange(t *testing.T, bin string, args []string, lines []string) map[
 	go func() { // the reader: returns once every line has a reply or stdout ends
 		sc := bufio.NewScanner(stdout)
 		sc.Buffer(nil, 1<<20)
-		for sc.Scan() && len(got) < len(lines) {
+		for len(got) < len(lines) && sc.Scan() {
 			var m struct {
 				ID     *int            `json:"id"`
 				Result json.RawMessage `json:"result"`
