@@ -1,27 +1,21 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/execlab/executor/cmd/executor/internal/remote"
 	"github.com/execlab/executor/executor"
-	"github.com/execlab/executor/registry/client"
-	"github.com/execlab/executor/relay/mux"
+	"github.com/execlab/executor/sandbox"
 )
 
-// errNoRemoteAuth is the reference's message when no credential source is usable
-// (spec/registry-auth.md §11.1).
-var errNoRemoteAuth = errors.New("remote exec-server registration requires ChatGPT authentication or API key authentication; run `codex login` or set CODEX_API_KEY")
-
+// runRemote is `executor remote`: it parses the flags (each with an environment default),
+// rejects usage mistakes (exit 2) and runs remote.RunCommand.
 func runRemote(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("executor remote", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -98,89 +92,19 @@ Flags (each also settable by the environment variable named in brackets):
 	if err != nil {
 		return err
 	}
-	// Stdin is prepared for a reader that outlives start-up only when one is needed; then
-	// the one-line credentials are read through the same buffer the pump drains.
-	if stdin == nil {
-		stdin = eofReader{}
-	}
-	var src stdinSource
-	var pump *stdinPump // stops (and cleans src up) on return
-	lines := bufio.NewReader(stdin)
-	if *credStdin || exitOnClose {
-		src = prepareStdin(stdin)
-		lines = bufio.NewReader(src.r)
-		defer func() {
-			if pump == nil { // failed before the pump started
-				src.cleanup()
-			}
-		}()
-	}
-	var creds *client.CredentialStream
-	var auth client.Auth
-	if *credStdin {
-		creds = client.NewCredentialStream(strings.TrimSpace(*envID), nil)
-		auth = creds
-	} else if auth, err = remoteAuth(authInputs{
-		registry: *registry, bearerStdin: *bearerStdin, chatgptStdin: *chatgptStdin, accountID: *accountID,
-		agent: *agentAuth, codexHome: *codexHome, stdin: lines,
-	}); err != nil {
-		return err
-	}
-	tp := remote.Traceparent(os.Getenv("TRACEPARENT"))
-	c, err := client.New(&client.Options{
-		BaseURL: *registry, EnvironmentID: *envID, Auth: auth, Traceparent: tp, Logger: log,
-	})
-	if err != nil {
-		return err
-	}
-
-	// runCtx ends the executor when stdin does: the pump cancels it with errStdinEOF (exit
-	// 0) or with the credential error (exit 1). Like ctx, it is the process lifetime.
-	runCtx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	switch {
-	case creds != nil:
-		pump = startStdinPump(src, src.r, creds.ReadFrames, func(err error) {
-			// EOF once a registry request has carried a credential stops the executor
-			// (exit 0); EOF before that fails start-up ("pipe closed", exit 1), even when
-			// WaitInitial already saw the first frame.
-			if errors.Is(err, client.ErrCredentialPipeClosed) && creds.Used() {
-				err = errStdinEOF
-			}
-			cancel(err)
-		})
-	case exitOnClose:
-		pump = startStdinPump(src, lines, drainStdin, func(error) { cancel(errStdinEOF) })
-	}
-	defer pump.stop()
-	if creds != nil {
-		if err := creds.WaitInitial(ctx); err != nil {
-			if ctx.Err() != nil {
-				return nil // signalled while waiting: exit 0
-			}
-			return err
-		}
-	}
-
-	srv := executor.NewServer(&executor.Options{ConcurrentRequests: *concurrent, SessionTTL: *ttl, Logger: log,
-		Sandbox: startSandbox(ctx, *sandboxBackend, log)})
-	err = remote.Run(runCtx, remote.Config{
-		Registry:    remote.ClientRegistry(c),
-		Server:      srv,
-		Mux:         &mux.Options{MaxStreams: *maxStreams},
-		Traceparent: tp,
-		Logger:      log,
-	})
-	if serr, ok := stdinOutcome(ctx, runCtx); ok {
-		if serr == nil {
-			log.Info("stopping the executor: its parent closed stdin")
-		}
-		return serr
-	}
-	if ctx.Err() != nil {
-		return nil // signalled (spec §12: exit 0), even when it interrupted a register
-	}
-	return err
+	return remote.RunCommand(ctx, &remote.Command{
+		RegistryURL:   *registry,
+		EnvironmentID: *envID,
+		Auth: remote.AuthConfig{
+			BearerStdin: *bearerStdin, CredentialStdin: *credStdin, ChatGPTStdin: *chatgptStdin,
+			ChatGPTAccountID: *accountID, AgentIdentity: *agentAuth, CodexHome: *codexHome,
+		},
+		ExitOnStdinClose: exitOnClose,
+		MaxStreams:       *maxStreams,
+		Server:           executor.Options{ConcurrentRequests: *concurrent, SessionTTL: *ttl},
+		Sandbox:          func(ctx context.Context) *sandbox.Launcher { return startSandbox(ctx, *sandboxBackend, log) },
+		Logger:           log,
+	}, stdin)
 }
 
 // checkStdinModes rejects more than one stdin credential mode (spec §11.1: mutually
@@ -216,83 +140,6 @@ func exitOnStdinCloseDefault() (bool, error) {
 		return false, fmt.Errorf("%w: invalid value %q for '--exit-on-stdin-close' (from %s) [possible values: true, false]", errUsage, v, name)
 	}
 	return false, nil
-}
-
-type authInputs struct {
-	registry                  string
-	bearerStdin, chatgptStdin bool
-	accountID                 string
-	agent                     bool
-	codexHome                 string
-	stdin                     *bufio.Reader
-}
-
-// remoteAuth picks the credential source in the reference's order (spec/registry-auth.md
-// §11.1).
-func remoteAuth(in authInputs) (client.Auth, error) {
-	switch {
-	case in.bearerStdin:
-		line, err := readLine(in.stdin)
-		if err != nil {
-			return nil, err
-		}
-		return client.NewBearer(line)
-	case in.chatgptStdin:
-		if err := client.CheckChatGPTTokenURL(in.registry); err != nil {
-			return nil, err
-		}
-		line, err := readLine(in.stdin)
-		if err != nil {
-			return nil, err
-		}
-		return client.NewChatGPTTokenChecked(line, in.accountID)
-	case in.agent:
-		tok := strings.TrimSpace(os.Getenv("CODEX_ACCESS_TOKEN"))
-		if tok == "" {
-			return nil, errors.New("CODEX_ACCESS_TOKEN is required when --use-agent-identity-auth is set")
-		}
-		return client.NewAgentIdentity(tok, &client.AgentIdentityOptions{
-			ChatGPTBaseURL: os.Getenv("EXECUTOR_CHATGPT_BASE_URL"),
-			AuthAPIBaseURL: os.Getenv("CODEX_AGENT_IDENTITY_AUTHAPI_BASE_URL"),
-		})
-	}
-	if strings.TrimSpace(os.Getenv("CODEX_ACCESS_TOKEN")) != "" {
-		return nil, errors.New("CODEX_ACCESS_TOKEN is set but Agent Identity auth requires --use-agent-identity-auth")
-	}
-	if key := strings.TrimSpace(os.Getenv("CODEX_API_KEY")); key != "" {
-		if err := client.CheckAPIKeyHost(in.registry); err != nil {
-			return nil, err
-		}
-		return client.NewBearer(key)
-	}
-	home := in.codexHome
-	if home == "" {
-		if h, err := os.UserHomeDir(); err == nil {
-			home = filepath.Join(h, ".codex")
-		}
-	}
-	if home != "" {
-		a, err := client.LoadAuthFile(filepath.Join(home, "auth.json"), &client.AuthFileOptions{
-			TokenURL: os.Getenv("CODEX_REFRESH_TOKEN_URL_OVERRIDE"),
-		})
-		if err == nil {
-			return a, nil
-		}
-	}
-	return nil, errNoRemoteAuth
-}
-
-// readLine reads one line from stdin (the bearer); stdin stays open afterwards, and what
-// follows the line stays in r (for --exit-on-stdin-close).
-func readLine(r *bufio.Reader) (string, error) {
-	line, err := r.ReadString('\n')
-	if err != nil && !errors.Is(err, io.EOF) {
-		return "", fmt.Errorf("reading credential from stdin: %w", err)
-	}
-	if strings.TrimSpace(line) == "" {
-		return "", client.ErrInvalidBearer
-	}
-	return line, nil
 }
 
 func envBool(name string) bool {

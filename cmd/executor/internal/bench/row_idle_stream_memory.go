@@ -76,16 +76,19 @@ func measureIdleStreamMemory(ctx context.Context, e *Env, side *Side) (float64, 
 	}
 	rctx, cancel := context.WithCancel(ctx)
 	runDone := make(chan error, 1)
+	// srv is closed by stopExecutor, after Run has returned: Run does not close it.
+	srv := executor.NewServer(nil)
 	go func() { // owner: this function, which cancels and waits for it below
 		runDone <- remote.Run(rctx, remote.Config{
-			Registry: remote.ClientRegistry(c),
-			Server:   executor.NewServer(nil),
+			Registry: c,
+			Server:   srv,
 			Mux:      &mux.Options{MaxStreams: n + mux.MaxStreams},
 		})
 	}()
 	stopExecutor := sync1(func() {
 		cancel()
 		<-runDone
+		srv.Close()
 	})
 	defer stopExecutor()
 

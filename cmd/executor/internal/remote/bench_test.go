@@ -38,10 +38,10 @@ func runBenchChild() int {
 	maxStreams, _ := strconv.Atoi(os.Getenv("REMOTE_BENCH_CHILD_MAX_STREAMS"))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
+	srv := executor.NewServer(&executor.Options{Logger: slog.New(slog.DiscardHandler)})
+	defer srv.Close() // created here, closed here (after Run has returned)
 	go func() {
-		done <- remote.Run(ctx, remote.Config{Registry: remote.ClientRegistry(c),
-			Server: executor.NewServer(&executor.Options{Logger: slog.New(slog.DiscardHandler)}),
-			Mux:    &mux.Options{MaxStreams: maxStreams}})
+		done <- remote.Run(ctx, remote.Config{Registry: c, Server: srv, Mux: &mux.Options{MaxStreams: maxStreams}})
 	}()
 	sc := bufio.NewScanner(os.Stdin)
 	for sc.Scan() {

@@ -2,6 +2,23 @@
 // (wsconn + mux), the Noise responder and the JSON-RPC server. It is the only package that
 // wires these layers together (STYLE.md package layout).
 //
+// Layers: above it only package main, which parses flags and environment defaults, turns
+// mistakes into usage errors (exit 2) and calls RunCommand. Below it, in the order a harness
+// request crosses them: registry/client (register, validate, credential sources),
+// relay/wsconn (the rendezvous websocket), relay/mux (streams), noise/channel (handshake and
+// records) and executor (the JSON-RPC server, with its sandbox launcher).
+//
+// Two entry points:
+//
+//   - RunCommand(ctx, *Command, stdin) is the whole command: it picks the credential source
+//     (AuthConfig, in the reference's order), reads one-line credentials from stdin, runs the
+//     stdin pump that outlives start-up (rotating credential frames, --exit-on-stdin-close),
+//     creates the executor.Server, runs Run with it and closes it. It maps how it ended to
+//     the CLI's outcome: nil for a signal or an EOF that stops the executor, the error
+//     otherwise.
+//   - Run(ctx, Config) is the relay loop below it, for callers that build their own Server
+//     (executor dev, benchmarks): Run never closes the Server it is given.
+//
 // # Flow (spec/relay-noise.md §11, spec/registry-auth.md §3–§4, §8)
 //
 //	generate one Noise identity (per process, never persisted or logged)
@@ -29,6 +46,11 @@
 // # Concurrency
 //
 // Run owns everything it starts: per socket the mux (read loop, writer, stream handlers) and
-// the keepalive loop; it returns after they have exited and after the executor server was
-// closed (processes killed).
+// the keepalive loop; it returns after they have exited, so no ServeConn it started is still
+// running. RunCommand owns the one stdin pump goroutine and the Server: both are stopped
+// before it returns (a pump blocked on a terminal stdin, which cannot be interrupted, is the
+// one exception; the process exits right after).
+//
+// Limits (limits.go): DefaultMaxStreams (the reference's 128) and the x-request-id format;
+// the wire limits are those of the layers below.
 package remote

@@ -370,7 +370,7 @@ func runExecutor(t testing.TB, fx *fixture, logw io.Writer, tweak func(*remote.C
 	}
 	srv := executor.NewServer(&executor.Options{Logger: log})
 	cfg := remote.Config{
-		Registry: remote.ClientRegistry(c),
+		Registry: c,
 		Server:   srv,
 		Backoff:  &wsconn.Backoff{Initial: 10 * time.Millisecond, Max: 40 * time.Millisecond},
 		Logger:   log,
@@ -386,6 +386,7 @@ func runExecutor(t testing.TB, fx *fixture, logw io.Writer, tweak func(*remote.C
 		if err := <-done; err != nil {
 			t.Errorf("remote.Run: %v", err)
 		}
+		srv.Close() // the test created it; Run does not close it
 	})
 }
 

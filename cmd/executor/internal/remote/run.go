@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,19 +17,23 @@ import (
 	"github.com/execlab/executor/relay/wsconn"
 )
 
-// Registry is what Run needs from the registry client (*client.Client implements it).
+// Registry is what Run needs from the registry client. *client.Client implements it as is:
+// keys are the JSON key objects (noise.PublicKey.AppendJSON) the registry stores verbatim.
 type Registry interface {
-	Register(ctx context.Context, executorKey []byte) (client.Registration, error)
-	Validate(ctx context.Context, registrationID, streamID string, harnessKey []byte, authorization string) error
+	Register(ctx context.Context, executorKey json.RawMessage) (client.Registration, error)
+	Validate(ctx context.Context, registrationID, streamID string, harnessKey json.RawMessage, authorization string) error
 }
+
+var _ Registry = (*client.Client)(nil)
 
 // Config configures Run. It is never mutated.
 type Config struct {
-	// Registry registers the executor and validates harness keys. Required; usually
-	// ClientRegistry(*client.Client).
+	// Registry registers the executor and validates harness keys. Required; usually a
+	// *client.Client.
 	Registry Registry
 	// Server is the JSON-RPC server every authenticated stream is served by. Required. Run
-	// closes it (killing every process) before returning.
+	// does not close it: whoever created it closes it after Run returns (by then every
+	// ServeConn Run started has returned).
 	Server *executor.Server
 	// Identity is the executor's Noise identity. Nil means a fresh one (the normal case: one
 	// identity per process, never persisted).
@@ -48,19 +53,6 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// ClientRegistry adapts a *client.Client to Registry.
-func ClientRegistry(c *client.Client) Registry { return clientRegistry{c} }
-
-type clientRegistry struct{ c *client.Client }
-
-func (r clientRegistry) Register(ctx context.Context, key []byte) (client.Registration, error) {
-	return r.c.Register(ctx, key)
-}
-
-func (r clientRegistry) Validate(ctx context.Context, regID, streamID string, key []byte, authz string) error {
-	return r.c.Validate(ctx, regID, streamID, key, authz)
-}
-
 // runner is the state of one Run.
 type runner struct {
 	cfg      Config
@@ -76,7 +68,6 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.Registry == nil || cfg.Server == nil {
 		return errors.New("remote: Registry and Server are required")
 	}
-	defer cfg.Server.Close()
 	r := &runner{cfg: cfg, log: cfg.Logger, backoff: cfg.Backoff}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)

@@ -1,6 +1,7 @@
-package main
+package remote
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -47,7 +48,7 @@ type stdinSource struct {
 
 // prepareStdin makes stdin interruptible where it can: an io.PipeReader or other io.Closer
 // (tests) is closed; a pipe or socket *os.File is re-opened non-blocking on the runtime
-// poller (see remote_stdin_unix.go). A terminal or other file is read as is.
+// poller (see stdin_unix.go). A terminal or other file is read as is.
 func prepareStdin(r io.Reader) stdinSource {
 	noop := func() {}
 	switch v := r.(type) {
@@ -74,7 +75,7 @@ func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
 // called with its error (from that goroutine) and done is closed.
 func startStdinPump(src stdinSource, r io.Reader, read func(io.Reader) error, onDone func(error)) *stdinPump {
 	p := &stdinPump{done: make(chan struct{}), interrupt: src.interrupt, waitable: src.waitable, cleanup: src.cleanup}
-	go func() {
+	go func() { // owner: the stdinPump; stop interrupts and waits for it
 		defer close(p.done)
 		p.err = read(r)
 		onDone(p.err)
@@ -93,6 +94,51 @@ func (p *stdinPump) stop() {
 	}
 	<-p.done
 	p.cleanup()
+}
+
+// stdinReader is stdin for the whole command: Lines serves the one-line credentials read at
+// start-up, and, when stdin must be read after start-up (credential frames or
+// --exit-on-stdin-close), it is prepared for a pump reading through the same buffer. One
+// stdinReader belongs to one RunCommand, which calls close on every return path.
+type stdinReader struct {
+	lines    *bufio.Reader
+	src      stdinSource // zero unless prepared
+	prepared bool
+	pump     *stdinPump // nil until startPump
+}
+
+// openStdin wraps stdin (nil reads as empty). keep prepares it for a pump.
+func openStdin(stdin io.Reader, keep bool) *stdinReader {
+	if stdin == nil {
+		stdin = eofReader{}
+	}
+	if !keep {
+		return &stdinReader{lines: bufio.NewReader(stdin)}
+	}
+	src := prepareStdin(stdin)
+	return &stdinReader{lines: bufio.NewReader(src.r), src: src, prepared: true}
+}
+
+// startPump starts the one reader goroutine: read(r) with r the raw prepared stdin (raw)
+// or what follows the start-up lines (!raw). It must be called at most once, on a
+// prepared stdinReader.
+func (s *stdinReader) startPump(raw bool, read func(io.Reader) error, onDone func(error)) {
+	r := io.Reader(s.lines)
+	if raw {
+		r = s.src.r
+	}
+	s.pump = startStdinPump(s.src, r, read, onDone)
+}
+
+// close stops the pump (waiting for it where stdin can be interrupted) or, when none was
+// started, releases the prepared stdin.
+func (s *stdinReader) close() {
+	switch {
+	case s.pump != nil:
+		s.pump.stop()
+	case s.prepared:
+		s.src.cleanup()
+	}
 }
 
 // drainStdin reads r to its end (--exit-on-stdin-close) and reports errStdinEOF; a read
