@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/coder/websocket"
@@ -158,46 +159,58 @@ func TestConn_PeerCloseAndLocalClose(t *testing.T) {
 	}
 }
 
+// TestKeepalive_PongTimeoutDropsConn: a peer that never answers Pings is dropped exactly
+// one interval plus the pong deadline after the keepalive starts (fake clock).
 func TestKeepalive_PongTimeoutDropsConn(t *testing.T) {
-	// The server never reads, so it never answers Pings.
-	c, _ := dialPair(t, &wsconn.Options{PingInterval: 20 * time.Millisecond, PongTimeout: 60 * time.Millisecond})
-	ctx := context.Background()
-	readDone := make(chan error, 1)
-	go func() { _, err := c.ReadFrame(ctx); readDone <- err }()
-	start := time.Now()
-	if err := c.Keepalive(ctx); !errors.Is(err, wsconn.ErrPongTimeout) {
-		t.Fatalf("Keepalive: got %v, want ErrPongTimeout", err)
-	}
-	if el := time.Since(start); el < 80*time.Millisecond {
-		t.Errorf("pong timeout after %v, want ≥ interval + deadline (80ms)", el)
-	}
-	if got, want := c.Reason(), wsconn.ReasonPongTimeout; got != want {
-		t.Errorf("Reason: got %v, want %v", got, want)
-	}
-	if err := <-readDone; err == nil {
-		t.Error("ReadFrame after pong timeout: got nil error")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		// The server never reads, so it never answers Pings.
+		c, _, _ := memPair(t, &wsconn.Options{PingInterval: 20 * time.Millisecond, PongTimeout: 60 * time.Millisecond}, true)
+		ctx := context.Background()
+		readDone := make(chan error, 1)
+		go func() { _, err := c.ReadFrame(ctx); readDone <- err }()
+		start := time.Now()
+		if err := c.Keepalive(ctx); !errors.Is(err, wsconn.ErrPongTimeout) {
+			t.Fatalf("Keepalive: got %v, want ErrPongTimeout", err)
+		}
+		if el := time.Since(start); el != 80*time.Millisecond {
+			t.Errorf("pong timeout after %v, want interval + deadline (80ms)", el)
+		}
+		if got, want := c.Reason(), wsconn.ReasonPongTimeout; got != want {
+			t.Errorf("Reason: got %v, want %v", got, want)
+		}
+		if err := <-readDone; err == nil {
+			t.Error("ReadFrame after pong timeout: got nil error")
+		}
+	})
 }
 
+// TestKeepalive_AnsweredPingsKeepConn: fifteen ping rounds (fake clock), each answered, leave
+// the conn open; cancelling ctx ends Keepalive with nil.
 func TestKeepalive_AnsweredPingsKeepConn(t *testing.T) {
-	c, srv := dialPair(t, &wsconn.Options{PingInterval: 10 * time.Millisecond, PongTimeout: 200 * time.Millisecond})
-	ctx, cancel := context.WithCancel(context.Background())
-	srvCtx := srv.CloseRead(ctx) // the server answers Pings while reading
-	_ = srvCtx
-	readDone := make(chan error, 1)
-	go func() { _, err := c.ReadFrame(ctx); readDone <- err }()
-	kaDone := make(chan error, 1)
-	go func() { kaDone <- c.Keepalive(ctx) }()
-	time.Sleep(150 * time.Millisecond) // several ping rounds, each answered
-	if got := c.Reason(); got != wsconn.ReasonNone {
-		t.Fatalf("Reason after answered pings: got %v, want none", got)
-	}
-	cancel()
-	if err := <-kaDone; err != nil {
-		t.Errorf("Keepalive after ctx cancel: got %v, want nil", err)
-	}
-	c.Close()
-	<-readDone
+	synctest.Test(t, func(t *testing.T) {
+		const interval, rounds = 10 * time.Millisecond, 15
+		c, srv, pings := memPair(t, &wsconn.Options{PingInterval: interval, PongTimeout: 200 * time.Millisecond}, false)
+		ctx, cancel := context.WithCancel(context.Background())
+		srv.CloseRead(ctx) // the server answers Pings while reading
+		readDone := make(chan error, 1)
+		go func() { _, err := c.ReadFrame(ctx); readDone <- err }()
+		kaDone := make(chan error, 1)
+		go func() { kaDone <- c.Keepalive(ctx) }()
+		time.Sleep(rounds*interval + interval/2) // fake time: exactly 15 ping rounds
+		synctest.Wait()
+		if got := pings.Load(); got != rounds {
+			t.Errorf("pings answered: got %d, want %d", got, rounds)
+		}
+		if got := c.Reason(); got != wsconn.ReasonNone {
+			t.Fatalf("Reason after answered pings: got %v, want none", got)
+		}
+		cancel()
+		if err := <-kaDone; err != nil {
+			t.Errorf("Keepalive after ctx cancel: got %v, want nil", err)
+		}
+		c.Close()
+		<-readDone
+	})
 }
 
 func TestDial_RejectedUpgradeStatusAndRedaction(t *testing.T) {

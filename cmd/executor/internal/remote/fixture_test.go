@@ -48,7 +48,10 @@ type fixture struct {
 	// validateStatus/validateBody override the validate answer (0 = 200 {"valid":true}).
 	validateStatus int
 	validateBody   string
-	validateDelay  time.Duration
+	// validateHold, when not nil, holds every validate answer until it is closed (or the
+	// request ends); each held request is announced on validateHeld first.
+	validateHold chan struct{}
+	validateHeld chan struct{}
 	// silent sockets are never read, so Pings are never answered.
 	silent     bool
 	registers  []registerCall
@@ -108,11 +111,16 @@ func (fx *fixture) serveRegistry(w http.ResponseWriter, r *http.Request) {
 	case "/cloud/environment/" + testEnvID + "/validate":
 		fx.mu.Lock()
 		fx.validates = append(fx.validates, validateCall{header: r.Header.Clone(), body: body})
-		status, vbody, delay := fx.validateStatus, fx.validateBody, fx.validateDelay
+		status, vbody, hold, held := fx.validateStatus, fx.validateBody, fx.validateHold, fx.validateHeld
 		fx.mu.Unlock()
-		if delay > 0 {
+		if hold != nil {
 			select {
-			case <-time.After(delay):
+			case held <- struct{}{}:
+			case <-r.Context().Done():
+				return
+			}
+			select {
+			case <-hold:
 			case <-r.Context().Done():
 				return
 			}
