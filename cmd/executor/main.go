@@ -1,7 +1,3 @@
-// Command executor is the executor agent: a JSON-RPC server, wire-compatible with
-// `codex exec-server`, that runs processes and file operations for remote harnesses.
-//
-// Subcommands: serve (local WebSocket or stdio). See `executor help`.
 package main
 
 import (

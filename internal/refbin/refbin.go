@@ -1,19 +1,3 @@
-// Package refbin locates the released reference binaries (`codex`, npm @openai/codex) and
-// this repository's executor binary for tests that run both.
-//
-// The executor is wire-compatible with every release in Versions (newest first) and
-// behaves as the newest; every reference-comparing test runs against each of them, in a
-// subtest named by the version (ForEachRelease).
-//
-// Lookup, once per test binary: every path in $EXECUTOR_REFERENCE_BINS (a list separated
-// like PATH) and $EXECUTOR_REFERENCE_BIN is asked for its `--version`; a release still
-// missing after that is installed by `REFERENCE_CODEX_VERSION=V scripts/install-reference.sh`
-// (cache first, npm when needed). When CI=true a missing release fails the test that needs
-// it; elsewhere that test (or its release subtest) is skipped with the reason, because
-// developers may lack npm.
-//
-// Outcomes of release subtests are appended to the file named by $EXECUTOR_TEST_SUMMARY
-// (see Record), so that scripts/test.sh can print a line per package and release.
 package refbin
 
 import (

@@ -1,12 +1,3 @@
-// Package wsmsg adapts a coder/websocket connection to the message-conn shape used by
-// the JSON-RPC layers (ReadMessage / WriteMessage / Close): one JSON-RPC message per
-// WebSocket message, Text and Binary both read, messages written as Text. It is shared by
-// the local server transport (cmd/executor/internal/serve) and the harness SDK's local
-// dial; it knows nothing of JSON-RPC.
-//
-// ReadMessage must be called from one goroutine at a time (it reuses a buffer);
-// WriteMessage is safe for concurrent use (the websocket library serialises writers);
-// Close is idempotent.
 package wsmsg
 
 import (

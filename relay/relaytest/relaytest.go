@@ -1,11 +1,3 @@
-// Package relaytest provides in-memory frame connections (mux.FrameConn) for tests of the
-// relay stack and its users. It is imported only from _test.go files.
-//
-// Pipe returns two connected ends. Messages are delivered in order through bounded channels
-// (a full channel blocks the writer: back-pressure, like a TCP socket). SendText injects a
-// non-binary message. Close on either end ends both, as a dropped TCP connection does. Every
-// blocking call honours its ctx. Pipes start no goroutines and work inside testing/synctest
-// bubbles.
 package relaytest
 
 import (

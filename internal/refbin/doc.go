@@ -1,0 +1,24 @@
+// Package refbin locates the released reference binaries (`codex`, npm @openai/codex) and
+// this repository's executor binary for tests that run both.
+//
+// The executor is wire-compatible with every release in Versions (newest first) and
+// behaves as the newest; every reference-comparing test runs against each of them, in a
+// subtest named by the version (ForEachRelease).
+//
+// Lookup, once per test binary: every path in $EXECUTOR_REFERENCE_BINS (a list separated
+// like PATH) and $EXECUTOR_REFERENCE_BIN is asked for its `--version`; a release still
+// missing after that is installed by `REFERENCE_CODEX_VERSION=V scripts/install-reference.sh`
+// (cache first, npm when needed). When CI=true a missing release fails the test that needs
+// it; elsewhere that test (or its release subtest) is skipped with the reason, because
+// developers may lack npm.
+//
+// Outcomes of release subtests are appended to the file named by $EXECUTOR_TEST_SUMMARY
+// (see Record), so that scripts/test.sh can print a line per package and release.
+//
+// Layers: used only by _test.go files (interop, e2e, conformance, differential tests in
+// cmd/executor); it imports nothing of this project, and nothing but tests imports it. Below
+// it: os/exec, the reference's npm package and scripts/install-reference.sh.
+//
+// Limits: Versions (refbin.go) is the supported-release table, newest first; adding a
+// release there makes every ForEachRelease test run against it.
+package refbin
