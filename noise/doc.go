@@ -47,6 +47,13 @@
 // private keys inside crypto/ecdh and crypto/mlkem values cannot be zeroed from outside,
 // so Clear drops the references to them instead.
 //
+// # Limits (limits.go)
+//
+// Every Noise message, handshake or transport, is at most MaxMessageLen (65535) bytes;
+// message 1 carries at most MaxMessage1Payload (61967) payload bytes and message 2
+// MaxMessage2Payload (62111); a CipherState is exhausted before its counter reaches
+// MaxNonce. Record sizes, message framing and the reorder window are noise/channel's.
+//
 // # Invariants
 //
 //   - Message 1 is exactly Message1Overhead+n bytes, message 2 Message2Overhead+p; both

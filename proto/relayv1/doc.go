@@ -7,6 +7,10 @@
 // edited by hand except doc.go and gen.go: run `go generate ./proto/relayv1` (or
 // scripts/gen-proto.sh) after changing the .proto, and scripts/check-proto.sh in CI.
 //
+// Layers: above google.golang.org/protobuf; below relay/frame's tests only (test/deps_test.go
+// forbids every other importer). Limits: none of its own; the 256 KiB message cap and the
+// field checks are relay/frame's.
+//
 // Concurrency: the generated messages follow google.golang.org/protobuf rules (no concurrent
 // mutation).
 package relayv1

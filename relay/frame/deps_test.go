@@ -2,8 +2,6 @@ package frame_test
 
 import (
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -12,8 +10,7 @@ import (
 // imports none of noise, executor, registry, sandbox, encoding/json or a websocket library
 // (only relay/wsconn may import coder/websocket).
 func TestDeps_NoForbiddenImports(t *testing.T) {
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	out, err := exec.Command(goBin, "list", "-deps", "github.com/execlab/executor/relay", "github.com/execlab/executor/relay/frame").CombinedOutput()
+	out, err := exec.Command("go", "list", "-deps", "github.com/execlab/executor/relay", "github.com/execlab/executor/relay/frame").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list -deps: %v\n%s", err, out)
 	}

@@ -5,7 +5,7 @@ import "errors"
 // Errors returned to stream users and by Run.
 var (
 	// ErrStreamReset: the peer reset the stream (its reason is never propagated).
-	ErrStreamReset = errors.New("Noise relay stream reset")
+	ErrStreamReset = errors.New("Noise relay stream reset") //lint:ignore ST1005 the reference's text
 	// ErrStreamClosed: the stream ended locally (Close, Handler return, cancelled pending
 	// handshake, inbound overflow) or is not in a state that allows the call (a stale
 	// handshake write).
