@@ -8,7 +8,6 @@ import (
 
 	"github.com/execlab/executor/noise/channel"
 	"github.com/execlab/executor/relay/frame"
-	"github.com/execlab/executor/relay/mux"
 	"github.com/execlab/executor/relay/wsconn"
 )
 
@@ -81,7 +80,7 @@ func (c *relayRecordConn) WritePacket(ctx context.Context, p channel.Packet) err
 func (c *relayRecordConn) ReadPacket(ctx context.Context) (channel.Packet, error) {
 	for {
 		b, err := c.ws.ReadFrame(ctx)
-		if errors.Is(err, mux.ErrNonBinary) {
+		if errors.Is(err, frame.ErrNonBinary) {
 			return channel.Packet{}, errTextFrame
 		}
 		if err != nil {

@@ -10,7 +10,6 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/execlab/executor/relay/frame"
-	"github.com/execlab/executor/relay/mux"
 	"github.com/execlab/executor/relay/wsconn"
 )
 
@@ -194,7 +193,7 @@ func (s *socket) writeLoop() {
 func (s *socket) readFrame() ([]byte, error) {
 	for {
 		b, err := s.conn.ReadFrame(s.hub.life)
-		if errors.Is(err, mux.ErrNonBinary) {
+		if errors.Is(err, frame.ErrNonBinary) {
 			s.hub.malformed(s, "non-binary message")
 			continue
 		}

@@ -1,10 +1,6 @@
 package mux
 
-import (
-	"context"
-
-	"github.com/execlab/executor/relay/frame"
-)
+import "context"
 
 // FrameConn is one physical relay connection as the Mux consumes it: a sequence of binary
 // websocket messages, each holding one encoded RelayMessageFrame. relay/wsconn provides the
@@ -27,8 +23,3 @@ type FrameConn interface {
 	Close() error
 }
 
-// ErrNonBinary is frame.ErrNonBinary, the same value (errors.Is matches either name).
-//
-// Deprecated: use frame.ErrNonBinary, which users of a frame connection can import without
-// importing the mux.
-var ErrNonBinary = frame.ErrNonBinary
