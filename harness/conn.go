@@ -3,7 +3,7 @@ package harness
 import "context"
 
 // MessageConn is one bidirectional stream of whole JSON-RPC messages: a local WebSocket
-X
+// (DialLocal) or a decrypted relay stream (Dial). Its method set matches the executor's
 // jsonrpc.MessageConn, so the same adapters serve both ends.
 //
 // ReadMessage and WriteMessage may run concurrently with each other, each from one

@@ -22,4 +22,3 @@ type FrameConn interface {
 	WriteFrame(ctx context.Context, b []byte) error
 	Close() error
 }
-
