@@ -143,6 +143,7 @@ func capabilities(l *sandbox.Launcher) protocol.Capabilities {
 		ProcessResizePty:    true,
 		ProcessStartPtySize: true,
 		ProcessSendSignal:   true,
+		ProcessExitStatus:   true,
 	}
 	if l != nil && l.Report().Backend != sandbox.BackendNone {
 		c.SandboxedFileStreaming = true

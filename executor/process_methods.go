@@ -18,6 +18,7 @@ func init() {
 	register(protocol.MethodProcessCloseStdin, bind(familyExec, jsonrpc.LaneOrdinary, processCloseStdin))
 	register(protocol.MethodProcessResizePty, bind(familyExec, jsonrpc.LaneControl, processResizePty))
 	register(protocol.MethodProcessSendSignal, bind(familyExec, jsonrpc.LaneControl, processSendSignal))
+	register(protocol.MethodProcessExitStatus, bind(familyExec, jsonrpc.LaneControl, processExitStatus))
 }
 
 func processStart(ctx context.Context, c *conn, p *protocol.ProcessStartParams) (any, error) {
@@ -57,4 +58,8 @@ func processResizePty(ctx context.Context, c *conn, p *protocol.ProcessResizePty
 
 func processSendSignal(ctx context.Context, c *conn, p *protocol.ProcessSendSignalParams) (any, error) {
 	return c.session().State.procs.SendSignal(ctx, p)
+}
+
+func processExitStatus(ctx context.Context, c *conn, p *protocol.ProcessExitStatusParams) (any, error) {
+	return c.session().State.procs.ExitStatus(ctx, p)
 }

@@ -9,9 +9,10 @@ import (
 )
 
 // Protocol extensions (docs/protocol-extensions.md): process/closeStdin,
-// process/resizePty, process/sendSignal and process/start's ptySize. Only executors of
-// this project advertise them (capabilities processCloseStdin, processResizePty,
-// processSendSignal, processStartPtySize); released codex exec-servers have none. The
+// process/resizePty, process/sendSignal, process/exitStatus and process/start's ptySize.
+// Only executors of this project advertise them (capabilities processCloseStdin,
+// processResizePty, processSendSignal, processExitStatus, processStartPtySize); released
+// codex exec-servers have none. The
 // helpers below use an extension only when the executor advertised it in the result of
 // this Client's Initialize; otherwise they return an error wrapping ErrNotSupported
 // without sending anything.
@@ -63,6 +64,20 @@ func (c *Client) SendSignal(ctx context.Context, processID string, sig protocol.
 	}
 	err := c.Call(ctx, protocol.MethodProcessSendSignal, protocol.ProcessSendSignalParams{ProcessID: processID, Signal: sig}, nil)
 	return extensionErr(protocol.MethodProcessSendSignal, err)
+}
+
+// ExitStatus calls process/exitStatus: how the process ended, with the number of the
+// signal that killed it (which the wire exitCode of a PTY child hides). Statuses other
+// than "exited" are successful results. Read-only, so a session recovery re-sends it.
+func (c *Client) ExitStatus(ctx context.Context, processID string) (*protocol.ProcessExitStatusResult, error) {
+	if !c.Capabilities().ProcessExitStatus {
+		return nil, notSupported(protocol.MethodProcessExitStatus)
+	}
+	var res protocol.ProcessExitStatusResult
+	if err := c.Call(ctx, protocol.MethodProcessExitStatus, protocol.ProcessExitStatusParams{ProcessID: processID}, &res); err != nil {
+		return nil, extensionErr(protocol.MethodProcessExitStatus, err)
+	}
+	return &res, nil
 }
 
 func notSupported(what string) error { return fmt.Errorf("%s: %w", what, ErrNotSupported) }

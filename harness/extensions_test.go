@@ -19,7 +19,7 @@ func TestExtensions_PerServer(t *testing.T) {
 		c, _ := dial(t, url, true)
 		ctx := testCtx(t)
 		caps := c.Capabilities()
-		if got := caps.ProcessCloseStdin && caps.ProcessResizePty && caps.ProcessStartPtySize && caps.ProcessSendSignal; got != ours {
+		if got := caps.ProcessCloseStdin && caps.ProcessResizePty && caps.ProcessStartPtySize && caps.ProcessSendSignal && caps.ProcessExitStatus; got != ours {
 			t.Fatalf("capabilities %+v: extensions advertised = %v, want %v", caps, got, ours)
 		}
 
@@ -92,9 +92,18 @@ func TestExtensions_PerServer(t *testing.T) {
 			t.Errorf("SendSignal = %v, want nil for ours, ErrNotSupported otherwise", err)
 		}
 
+		// The exit status names the signal the PTY's wire exit code (1) hides.
+		xs, err := c.ExitStatus(ctx, "cat")
+		switch {
+		case ours && (err != nil || xs.Status != protocol.ExitStatusExited || xs.ExitCode == nil || *xs.ExitCode != 0 || xs.Signal != nil):
+			t.Errorf("ExitStatus(cat) = %+v, %v; want exited 0 without a signal", xs, err)
+		case !ours && !errors.Is(err, harness.ErrNotSupported):
+			t.Errorf("ExitStatus = %+v, %v; want ErrNotSupported", xs, err)
+		}
+
 		// A released executor really does not have the methods.
 		if !ours {
-			for _, m := range []string{protocol.MethodProcessCloseStdin, protocol.MethodProcessResizePty, protocol.MethodProcessSendSignal} {
+			for _, m := range []string{protocol.MethodProcessCloseStdin, protocol.MethodProcessResizePty, protocol.MethodProcessSendSignal, protocol.MethodProcessExitStatus} {
 				var re *harness.RPCError
 				if err := c.Call(ctx, m, map[string]any{"processId": "tty"}, nil); !errors.As(err, &re) || re.Code != harness.CodeMethodNotFound {
 					t.Errorf("%s on the reference = %v, want -32601", m, err)

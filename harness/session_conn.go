@@ -39,17 +39,18 @@ var errSessionLost = errors.New("harness: executor session could not be resumed"
 // retrySafe lists the methods a recovery re-sends as they were: repeating them cannot apply
 // anything twice (process/write dedupes by writeId; the rest only read or are idempotent).
 var retrySafe = map[string]bool{
-	protocol.MethodProcessWrite:     true,
-	protocol.MethodProcessRead:      true,
-	protocol.MethodProcessTerminate: true,
-	protocol.MethodProcessResizePty: true, // extension; sets an absolute size
-	protocol.MethodEnvironmentInfo:  true,
-	"environment/status":            true,
-	"fs/readFile":                   true,
-	"fs/getMetadata":                true,
-	"fs/readDirectory":              true,
-	"fs/canonicalize":               true,
-	"fs/walk":                       true,
+	protocol.MethodProcessWrite:      true,
+	protocol.MethodProcessRead:       true,
+	protocol.MethodProcessTerminate:  true,
+	protocol.MethodProcessResizePty:  true, // extension; sets an absolute size
+	protocol.MethodProcessExitStatus: true, // extension; read-only
+	protocol.MethodEnvironmentInfo:   true,
+	"environment/status":             true,
+	"fs/readFile":                    true,
+	"fs/getMetadata":                 true,
+	"fs/readDirectory":               true,
+	"fs/canonicalize":                true,
+	"fs/walk":                        true,
 }
 
 type inflightReq struct {

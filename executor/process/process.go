@@ -31,6 +31,7 @@ type proc struct {
 	nextSeq     uint64        // next unassigned seq; starts at 1, shared by output, exit, close
 	exited      bool          // the exit event has been assigned its seq
 	exitCode    int32         // valid when exited
+	exitSignal  int32         // the signal that killed the child, 0 if none; set when reaped
 	reaped      bool          // exit status collected: the pid may be reused, never signal it again
 	openStreams int           // output streams not yet at EOF
 	closed      bool          // the close event has been assigned its seq

@@ -67,12 +67,17 @@ func (m *Manager) routineRead(p *proc, f *os.File, stream protocol.ExecOutputStr
 // routineWait reaps the child and records its exit.
 func (m *Manager) routineWait(p *proc, child *os.Process) {
 	defer m.wg.Done()
-	code := int32(-1)
+	code, sig := int32(-1), int32(0)
 	if st, err := child.Wait(); err == nil {
-		code = exitCode(st.Sys().(syscall.WaitStatus), p.tty)
+		ws := st.Sys().(syscall.WaitStatus)
+		code = exitCode(ws, p.tty)
+		if ws.Signaled() {
+			sig = int32(ws.Signal())
+		}
 	}
 	p.mu.Lock()
 	p.reaped = true
+	p.exitSignal = sig
 	killed := p.killed
 	drained := p.requestExitDrainLocked()
 	p.mu.Unlock()

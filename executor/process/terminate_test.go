@@ -61,13 +61,14 @@ func TestExitCodes_SignalDeaths(t *testing.T) {
 		script string
 		tty    bool
 		want   int32
+		signal int32
 	}{
-		{"kill -TERM $$", false, 143},
-		{"kill -SEGV $$", false, 139},
-		{"kill -INT $$", false, 130},
-		{"kill -TERM $$", true, 1},
-		{"exit 42", false, 42},
-		{"exit 42", true, 42},
+		{"kill -TERM $$", false, 143, 15},
+		{"kill -SEGV $$", false, 139, 11},
+		{"kill -INT $$", false, 130, 2},
+		{"kill -TERM $$", true, 1, 15},
+		{"exit 42", false, 42, 0},
+		{"exit 42", true, 42, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.script+" tty="+strconv.FormatBool(tt.tty), func(t *testing.T) {
@@ -79,6 +80,38 @@ func TestExitCodes_SignalDeaths(t *testing.T) {
 			if *res.ExitCode != tt.want {
 				t.Fatalf("exit code = %d, want %d", *res.ExitCode, tt.want)
 			}
+			// process/exitStatus (extension) names the signal the exit code may hide.
+			st, err := m.ExitStatus(context.Background(), &protocol.ProcessExitStatusParams{ProcessID: "p"})
+			if err != nil || st.Status != protocol.ExitStatusExited || st.ExitCode == nil || *st.ExitCode != tt.want {
+				t.Fatalf("ExitStatus = %+v, %v; want exited with code %d", st, err, tt.want)
+			}
+			if got := signalOf(st); got != tt.signal {
+				t.Fatalf("ExitStatus signal = %d, want %d", got, tt.signal)
+			}
 		})
 	}
+}
+
+func signalOf(st *protocol.ProcessExitStatusResult) int32 {
+	if st.Signal == nil {
+		return 0
+	}
+	return *st.Signal
+}
+
+func TestExitStatus_NotExited(t *testing.T) {
+	m := newManager(t, nil)
+	st, err := m.ExitStatus(context.Background(), &protocol.ProcessExitStatusParams{ProcessID: "nope"})
+	if err != nil || st.Status != protocol.ExitStatusUnknownProcess {
+		t.Fatalf("unknown: %+v, %v", st, err)
+	}
+	mustStart(t, m, startParams("p", tmpURI(t), "sleep", "5"))
+	st, err = m.ExitStatus(context.Background(), &protocol.ProcessExitStatusParams{ProcessID: "p"})
+	if err != nil || st.Status != protocol.ExitStatusRunning || st.ExitCode != nil || st.Signal != nil {
+		t.Fatalf("running: %+v, %v", st, err)
+	}
+	if _, err := m.Terminate(context.Background(), &protocol.ProcessTerminateParams{ProcessID: "p"}); err != nil {
+		t.Fatal(err)
+	}
+	readUntilClosed(t, m, "p")
 }

@@ -30,6 +30,8 @@ type Capabilities struct {
 	ProcessStartPtySize bool `json:"processStartPtySize,omitempty"`
 	// ProcessSendSignal: process/sendSignal exists.
 	ProcessSendSignal bool `json:"processSendSignal,omitempty"`
+	// ProcessExitStatus: process/exitStatus exists (the signal that killed a process).
+	ProcessExitStatus bool `json:"processExitStatus,omitempty"`
 }
 
 // EnvironmentInfo is the result of environment/info and part of the initialize result.

@@ -12,6 +12,8 @@ package protocol
 //	← {"id":8,"result":{"status":"resized"}}
 //	→ {"id":9,"method":"process/sendSignal","params":{"processId":"p","signal":"TERM"}}
 //	← {"id":9,"result":{}}
+//	→ {"id":10,"method":"process/exitStatus","params":{"processId":"p"}}
+//	← {"id":10,"result":{"status":"exited","exitCode":1,"signal":15}}
 //
 // Names: `process/resize` is deliberately not used (spec/jsonrpc.md §3 pins it as an
 // unknown method of the reference, and a future upstream method of that name may differ).
@@ -21,7 +23,36 @@ const (
 	MethodProcessCloseStdin = "process/closeStdin"
 	MethodProcessResizePty  = "process/resizePty"
 	MethodProcessSendSignal = "process/sendSignal"
+	MethodProcessExitStatus = "process/exitStatus"
 )
+
+// ProcessExitStatusParams are the params of process/exitStatus.
+type ProcessExitStatusParams struct {
+	ProcessID string `json:"processId"`
+}
+
+// ExitStatusStatus is the outcome of process/exitStatus; every value is a successful
+// result.
+type ExitStatusStatus string
+
+const (
+	// ExitStatusExited: the process has exited; ExitCode is the code process/exited
+	// carried and Signal, when the child died by a signal, its number.
+	ExitStatusExited         ExitStatusStatus = "exited"
+	ExitStatusRunning        ExitStatusStatus = "running"
+	ExitStatusStarting       ExitStatusStatus = "starting"
+	ExitStatusUnknownProcess ExitStatusStatus = "unknownProcess"
+)
+
+// ProcessExitStatusResult is the result of process/exitStatus. ExitCode and Signal are
+// set only with status exited; Signal only when the child was killed by a signal (the
+// wire exitCode is then 128+N with pipes and 1 with a PTY, which hides N; spec/jsonrpc.md
+// §5.4).
+type ProcessExitStatusResult struct {
+	Status   ExitStatusStatus `json:"status"`
+	ExitCode *int32           `json:"exitCode,omitempty"`
+	Signal   *int32           `json:"signal,omitempty"`
+}
 
 // PtySize is a terminal size: Rows and Cols in character cells (each 1…65535), the pixel
 // sizes optional (0 = unknown), as struct winsize of TIOCSWINSZ.

@@ -115,6 +115,12 @@ func TestExecCLI_SignalDeathExitStatus(t *testing.T) {
 		if res.code != tt.want {
 			t.Errorf("exec -- sh -c %q: exit %d (stderr %q), want %d", tt.script, res.code, res.stderr, tt.want)
 		}
+		// With -t the wire exitCode of a signal death is 1 (the reference's PTY rule);
+		// process/exitStatus names the signal, so exec still exits 128+N as ssh -t does.
+		res = runExec(t, 10*time.Second, "", "--url", url, "-t", "--", "sh", "-c", tt.script)
+		if res.code != tt.want {
+			t.Errorf("exec -t -- sh -c %q: exit %d (stderr %q), want %d", tt.script, res.code, res.stderr, tt.want)
+		}
 	}
 }
 

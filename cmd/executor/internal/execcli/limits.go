@@ -8,6 +8,10 @@ const (
 	// process/closeStdin (released codex exec-servers): ^D, the default VEOF of
 	// termios(3); the remote PTY's line discipline turns it into EOF at a line start.
 	veof = 0x04
+	// ptySignalExitCode is the exitCode an executor reports for a PTY child killed by a
+	// signal (spec/jsonrpc.md §5.4, as the reference): the signal itself is only known
+	// through process/exitStatus.
+	ptySignalExitCode = 1
 )
 
 // Implementation limits, our choice.

@@ -65,12 +65,28 @@ func stream(ctx context.Context, c *harness.Client, pid string, stdout, stderr i
 						return &ExitError{Code: 1}
 					}
 					// A signal death is already 128+N on the wire with pipes (SIGTERM →
-					// 143), as ssh reports it; with a PTY the executor reports 1.
+					// 143), as ssh reports it; with a PTY the executor reports 1, and
+					// process/exitStatus (when advertised) names the signal.
+					if exit == ptySignalExitCode {
+						if sig := exitSignal(ctx, c, pid); sig > 0 {
+							return &ExitError{Code: 128 + sig}
+						}
+					}
 					return &ExitError{Code: exit}
 				}
 			}
 		}
 	}
+}
+
+// exitSignal returns the signal that killed pid, or 0 when it exited normally, the
+// executor does not offer process/exitStatus (a released one), or asking failed.
+func exitSignal(ctx context.Context, c *harness.Client, pid string) int {
+	res, err := c.ExitStatus(ctx, pid)
+	if err != nil || res.Status != protocol.ExitStatusExited || res.Signal == nil {
+		return 0
+	}
+	return int(*res.Signal)
 }
 
 // event is one decoded process notification.
