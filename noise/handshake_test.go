@@ -20,10 +20,8 @@ func mustIdentity(t testing.TB) *noise.Identity {
 }
 
 type pair struct {
-	init, resp       *noise.HandshakeState
-	initID, respID   *noise.Identity
-	msg1, msg2       []byte
-	gotAuth, gotResp []byte
+	init, resp     *noise.HandshakeState
+	initID, respID *noise.Identity
 }
 
 func newPair(t testing.TB, prologueI, prologueR []byte) *pair {

@@ -142,7 +142,7 @@ func TestRegister_ErrorMappingNoBodies(t *testing.T) {
 				if r.URL.Path == "/elsewhere" {
 					t.Errorf("redirect target was requested")
 				}
-				http.Redirect(w, r, "/elsewhere", 302)
+				http.Redirect(w, r, "/elsewhere", http.StatusFound)
 				return
 			}
 			w.WriteHeader(tt.status)

@@ -183,7 +183,6 @@ type events struct {
 	seqs     []uint64
 	closed   bool
 	exitCode int32
-	changed  chan struct{}
 }
 
 func (e *events) add(n harness.Notification) {
