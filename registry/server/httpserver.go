@@ -6,13 +6,15 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/execlab/executor/internal/connlimit"
 )
 
 // HTTPOptions tune the HTTP layer that serves a Server (NewHTTPServer). Nil means
 // defaults; the struct is never mutated.
 type HTTPOptions struct {
 	// MaxConns bounds the open connections, HTTP and rendezvous websockets alike (see
-	// connLimiter for the eviction policy). Default MaxConns; callers that know the
+	// internal/connlimit for the eviction policy). Default MaxConns; callers that know the
 	// process's file-descriptor limit pass less (registrycmd does).
 	MaxConns int
 	// ReadHeaderTimeout, ReadTimeout, WriteTimeout and IdleTimeout override the defaults
@@ -31,7 +33,7 @@ type HTTPOptions struct {
 // Serve runs on the caller's goroutine; Close stops it. Safe for concurrent use.
 type HTTPServer struct {
 	srv *http.Server
-	lim *connLimiter
+	lim *connlimit.Limiter
 	tls *tls.Config
 }
 
@@ -56,7 +58,7 @@ func NewHTTPServer(h http.Handler, opts *HTTPOptions) *HTTPServer {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	lim := newConnLimiter(o.MaxConns)
+	lim := connlimit.New(o.MaxConns)
 	s := &HTTPServer{lim: lim, srv: &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: o.ReadHeaderTimeout,
@@ -64,7 +66,7 @@ func NewHTTPServer(h http.Handler, opts *HTTPOptions) *HTTPServer {
 		WriteTimeout:      o.WriteTimeout,
 		IdleTimeout:       o.IdleTimeout,
 		MaxHeaderBytes:    MaxHeaderBytes,
-		ConnState:         lim.connState,
+		ConnState:         lim.ConnState,
 		ErrorLog:          slog.NewLogLogger(o.Logger.Handler(), slog.LevelDebug),
 		// No HTTP/2: the rendezvous upgrades are HTTP/1.1 websockets, and the registry's
 		// clients speak HTTP/1.1 (spec/registry-auth.md §2.2).
@@ -83,7 +85,7 @@ func NewHTTPServer(h http.Handler, opts *HTTPOptions) *HTTPServer {
 
 // Serve accepts connections on ln until Close; it returns http.ErrServerClosed then.
 func (s *HTTPServer) Serve(ln net.Listener) error {
-	var l net.Listener = &limitListener{Listener: ln, l: s.lim}
+	l := s.lim.Listener(ln)
 	if s.tls != nil {
 		l = tls.NewListener(l, s.tls)
 	}
@@ -93,9 +95,8 @@ func (s *HTTPServer) Serve(ln net.Listener) error {
 // Close closes the listener and every connection net/http still owns; hijacked ones
 // (rendezvous sockets) belong to the Hub.
 func (s *HTTPServer) Close() error {
-	s.lim.stop()
-	return s.srv.Close()
+	return s.srv.Close() // closes the limiter's listener, which stops waiting Accepts
 }
 
 // OpenConns returns the connections currently counted against MaxConns.
-func (s *HTTPServer) OpenConns() int { return s.lim.openConns() }
+func (s *HTTPServer) OpenConns() int { return s.lim.Open() }

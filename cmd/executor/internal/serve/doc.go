@@ -13,8 +13,8 @@
 // every process; --ws-auth is refused with it (ErrAuthWithStdio).
 //
 // Hardening (limits.go): header, request and idle timeouts for non-upgrade requests, a
-// header-size cap, a connection cap (connlimit.go: at the cap the oldest connection not
-// inside a handler is evicted, so idle sockets cannot starve a legitimate request) and a
+// header-size cap, a connection cap (internal/connlimit: at the cap the oldest new or idle
+// connection is evicted, so idle sockets cannot starve a legitimate request) and a
 // bound on upgrades in progress (503 beyond it). On a listener without auth, an upgrade
 // whose client socket is held by a sandboxed descendant of the executor gets 403
 // (peer_linux.go, best effort through /proc), and the first sandboxed process/start with
@@ -23,6 +23,6 @@
 //
 // Run owns every goroutine it starts (listener, per-connection serve and ping loops)
 // and returns after they exit. Cancelling its ctx (SIGTERM/SIGINT in main) stops
-// accepting, closes connections and kills every process of every session. Locks:
-// connLimiter.mu only (a leaf; never held while closing a connection).
+// accepting, closes connections and kills every process of every session. Locks: none
+// of its own beyond connlimit's leaf lock.
 package serve

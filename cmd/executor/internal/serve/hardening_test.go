@@ -185,34 +185,6 @@ func TestWebSocket_WarnsOnceWithoutAuth(t *testing.T) {
 	}
 }
 
-func TestConnLimiter_EvictsOldestIdle(t *testing.T) {
-	l := serve.NewConnLimiterForTest(2)
-	pipe := func() net.Conn { a, b := net.Pipe(); t.Cleanup(func() { a.Close(); b.Close() }); return a }
-	c1, busy1, v := l.AdmitForTest(pipe())
-	c2, _, _ := l.AdmitForTest(pipe())
-	if c1 == nil || c2 == nil || v != nil {
-		t.Fatal("below the cap: want admitted, no eviction")
-	}
-	busy1(true) // c1 is inside a handler: c2 (idle) is the one to go
-	c3, busy3, v := l.AdmitForTest(pipe())
-	if c3 == nil || v != c2 {
-		t.Fatalf("at the cap: evicted %v, want the idle c2", v)
-	}
-	v.Close()
-	busy3(true)
-	if c4, _, v := l.AdmitForTest(pipe()); c4 != nil || v != nil {
-		t.Fatal("every slot busy: want the new connection refused")
-	}
-	busy1(false)
-	c1.Close()
-	if l.OpenForTest() != 1 {
-		t.Fatalf("open = %d after closing c1, want 1", l.OpenForTest())
-	}
-	if c5, _, v := l.AdmitForTest(pipe()); c5 == nil || v != nil {
-		t.Fatal("a freed slot: want admitted without eviction")
-	}
-}
-
 func TestMaxConnsFor(t *testing.T) {
 	for _, tt := range []struct {
 		nofile uint64

@@ -18,6 +18,7 @@ import (
 
 	"github.com/execlab/executor/executor"
 	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/internal/connlimit"
 	"github.com/execlab/executor/internal/wsauth"
 	"github.com/execlab/executor/internal/wsmsg"
 )
@@ -37,8 +38,8 @@ func serveWebSocket(ctx context.Context, srv *executor.Server, cfg Config, log *
 	if maxConns <= 0 {
 		maxConns = maxConnsFor(softNoFile())
 	}
-	lim := newConnLimiter(maxConns)
-	ln = &limitListener{Listener: ln, l: lim}
+	lim := connlimit.New(maxConns)
+	ln = lim.Listener(ln)
 	if _, err := fmt.Fprintf(cfg.Stdout, "ws://%s\n", ln.Addr().String()); err != nil {
 		ln.Close()
 		return fmt.Errorf("printing listen URL: %w", err)
@@ -57,7 +58,7 @@ func serveWebSocket(ctx context.Context, srv *executor.Server, cfg Config, log *
 		WriteTimeout:      RequestWriteTimeout,
 		IdleTimeout:       IdleTimeout,
 		MaxHeaderBytes:    MaxHeaderBytes,
-		ConnContext:       withConn,
+		ConnState:         lim.ConnState, // busy (active, hijacked) connections are never evicted
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 	}
 	serveErr := make(chan error, 1)
@@ -72,8 +73,8 @@ func serveWebSocket(ctx context.Context, srv *executor.Server, cfg Config, log *
 	if err == nil {
 		<-serveErr
 	}
-	if n := lim.evicted.Load() + lim.refused.Load(); n > 0 {
-		log.Info("connection cap reached", "component", "serve", "evicted_idle", lim.evicted.Load(), "refused", lim.refused.Load())
+	if n := lim.Evicted(); n > 0 {
+		log.Info("connection cap reached", "component", "serve", "evicted_idle", n)
 	}
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serving websocket: %w", err)
@@ -115,10 +116,6 @@ func plain(w http.ResponseWriter, status int, msg string) {
 // order: Origin → 403; /readyz; other paths → 404; then the upgrade checks of its
 // WebSocket extractor (405, 400s); then listener auth (401); then the upgrade.
 func (h *wsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if lc := connOf(r.Context()); lc != nil {
-		lc.enter() // a connection inside a handler is never evicted
-		defer lc.exit()
-	}
 	if _, browser := r.Header["Origin"]; browser {
 		plain(w, http.StatusForbidden, "")
 		return
