@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/executor/session"
 )
 
@@ -106,6 +107,29 @@ func (c *conn) HandleNotification(_ context.Context, n *jsonrpc.Message) error {
 	}
 	c.initialized = true
 	return nil
+}
+
+// HandleInline implements jsonrpc.InlineHandler: process/ack (docs/reliability.md) is
+// applied on the read loop, so a request blocked in the dispatcher (a process/write
+// waiting for a child that waits for the window) cannot hold back the ack that opens
+// the window. Before initialize, or with params that do not decode, it is left to
+// HandleNotification, which closes the connection as for any unexpected notification.
+func (c *conn) HandleInline(n *jsonrpc.Message) bool {
+	if n.Method != protocol.MethodProcessAck {
+		return false
+	}
+	c.mu.Lock()
+	sess := c.sess
+	c.mu.Unlock()
+	if sess == nil {
+		return false
+	}
+	var p protocol.ProcessAckParams
+	if err := jsonrpc.UnmarshalParams(n.Params, &p); err != nil {
+		return false
+	}
+	sess.State.procs.Ack(&p)
+	return true
 }
 
 // method describes one registered request method.

@@ -144,6 +144,7 @@ func capabilities(l *sandbox.Launcher) protocol.Capabilities {
 		ProcessStartPtySize: true,
 		ProcessSendSignal:   true,
 		ProcessExitStatus:   true,
+		ProcessOutputAck:    true,
 	}
 	if l != nil && l.Report().Backend != sandbox.BackendNone {
 		c.SandboxedFileStreaming = true

@@ -24,6 +24,11 @@ type Options struct {
 	// Defaults 1 MiB and 50,000 chunks.
 	MaxRetainedBytes  int
 	MaxRetainedChunks int
+	// MaxUnackedBytes and OutputWindow bound each outputAck process (docs/reliability.md):
+	// retained unacknowledged output (default 64 MiB, then the child blocks) and output
+	// pushed but not acknowledged (default 1 MiB).
+	MaxUnackedBytes int
+	OutputWindow    int
 	// Logger receives structured logs; nil discards them.
 	Logger *slog.Logger
 	// Sandbox enforces sandbox intent (process/start and fs/* `sandbox`,

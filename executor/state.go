@@ -22,6 +22,8 @@ func newSessionState(s *Server) *sessionState {
 	return &sessionState{procs: process.NewManager(&process.Options{
 		MaxRetainedBytes:     s.opts.MaxRetainedBytes,
 		MaxRetainedChunks:    s.opts.MaxRetainedChunks,
+		MaxUnackedBytes:      s.opts.MaxUnackedBytes,
+		OutputWindow:         s.opts.OutputWindow,
 		Logger:               s.opts.Logger,
 		Sandbox:              s.opts.Sandbox,
 		RuntimeReadGrants:    s.runtimeGrants,

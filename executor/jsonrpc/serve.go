@@ -42,6 +42,14 @@ type Handler interface {
 	HandleNotification(ctx context.Context, n *Message) error
 }
 
+// InlineHandler is implemented by a Handler that takes some notifications on the read
+// loop, before the dispatch queue, so that they are never held behind a blocked request
+// (flow-control acknowledgements, docs/reliability.md). HandleInline must not block; it
+// reports whether it took the notification (false: it is dispatched as usual).
+type InlineHandler interface {
+	HandleInline(n *Message) bool
+}
+
 // Options configures a connection. Nil means defaults; it is never mutated.
 type Options struct {
 	// ConcurrentRequests ≤ 1 means strictly serial handling (default). N ≥ 2 enables
@@ -125,7 +133,7 @@ func (c *Conn) Run(ctx context.Context, h Handler) error {
 	go func() { // readLoop
 		defer wg.Done()
 		defer close(inbound)
-		c.readLoop(ctx, cancel, inbound)
+		c.readLoop(ctx, cancel, h, inbound)
 	}()
 	c.dispatchLoop(ctx, cancel, h, inbound)
 	c.shutdown()
@@ -149,7 +157,8 @@ func (c *Conn) shutdown() { c.closeOnce.Do(func() { close(c.done) }) }
 // Done is closed once the connection has begun shutting down.
 func (c *Conn) Done() <-chan struct{} { return c.done }
 
-func (c *Conn) readLoop(ctx context.Context, cancel context.CancelCauseFunc, inbound chan<- *Message) {
+func (c *Conn) readLoop(ctx context.Context, cancel context.CancelCauseFunc, h Handler, inbound chan<- *Message) {
+	inline, _ := h.(InlineHandler)
 	for {
 		data, err := c.mc.ReadMessage(ctx)
 		if err != nil {
@@ -168,6 +177,9 @@ func (c *Conn) readLoop(ctx context.Context, cancel context.CancelCauseFunc, inb
 			// The server issues no requests of its own, so every reply is unexpected.
 			cancel(ErrClose)
 			return
+		}
+		if inline != nil && msg.Kind == KindNotification && inline.HandleInline(msg) {
+			continue
 		}
 		msg.size = len(data)
 		if !c.admitInbound(ctx, msg.size) {

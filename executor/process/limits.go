@@ -42,6 +42,21 @@ const (
 	defaultVEOF = 0x04
 )
 
+// Lossless output (docs/reliability.md §4), our choice.
+const (
+	// DefaultMaxUnackedBytes is the output, in bytes, retained per outputAck process
+	// until acknowledged; at the bound the reader stops reading (the child blocks).
+	DefaultMaxUnackedBytes = 64 << 20
+	// DefaultOutputWindow is the output, in decoded bytes, pushed and not yet
+	// acknowledged per outputAck process: 1 MiB, about 1.4 MiB as base64 JSON, well
+	// under the rendezvous's 4 MiB per-socket queue (registry/rendezvous QueueBytes)
+	// that closes a harness socket left full for 5 s.
+	DefaultOutputWindow = 1 << 20
+	// outputWindowEvents bounds the events pushed and not yet acknowledged per outputAck
+	// process, so tiny chunks cannot flood a slow client either.
+	outputWindowEvents = 1024
+)
+
 // Implementation limits, our choice.
 const (
 	// readBufferSize is the largest single read from a child's output, in bytes; one

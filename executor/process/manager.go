@@ -21,8 +21,16 @@ type Options struct {
 	// MaxRetainedChunks is the number of output chunks retained per process.
 	// Default 50,000.
 	MaxRetainedChunks int
-	// ClosedRetention is how long a closed process stays readable. Default 30 s.
+	// ClosedRetention is how long a closed process stays readable. Default 30 s. For a
+	// process started with outputAck it counts from the close's acknowledgement.
 	ClosedRetention time.Duration
+	// MaxUnackedBytes bounds the output retained per process started with outputAck
+	// (docs/reliability.md), in bytes: at the bound the reader stops reading the child's
+	// output until the client acknowledges. Default DefaultMaxUnackedBytes (64 MiB).
+	MaxUnackedBytes int
+	// OutputWindow bounds the output bytes pushed and not yet acknowledged per process
+	// started with outputAck. Default DefaultOutputWindow (1 MiB).
+	OutputWindow int
 	// Logger receives debug logs; nil discards them. Output bytes are never logged.
 	Logger *slog.Logger
 	// Sandbox launches commands that carry sandbox intent (spec/sandbox.md §2.9). Nil:
@@ -53,6 +61,12 @@ func (o *Options) withDefaults() Options {
 	}
 	if c.MaxRetainedChunks <= 0 {
 		c.MaxRetainedChunks = DefaultMaxRetainedChunks
+	}
+	if c.MaxUnackedBytes <= 0 {
+		c.MaxUnackedBytes = DefaultMaxUnackedBytes
+	}
+	if c.OutputWindow <= 0 {
+		c.OutputWindow = DefaultOutputWindow
 	}
 	if c.ClosedRetention <= 0 {
 		c.ClosedRetention = DefaultClosedRetention
@@ -129,6 +143,7 @@ func (m *Manager) Attach(n jsonrpc.Notifier) {
 	if old := m.attached.Swap(next); old != nil {
 		old.cancel()
 	}
+	m.resetAcks(false)
 }
 
 // notify pushes one notification to the attached notifier, if any. It blocks while the
@@ -168,6 +183,7 @@ func (m *Manager) Close() {
 			}
 			p.stopOutputs(0)
 		}
+		m.resetAcks(true)
 	}
 	m.wg.Wait()
 }

@@ -12,9 +12,14 @@ type retainedChunk struct {
 // outputLog is a per-process FIFO of retained chunks bounded by bytes and count; the
 // oldest chunks are evicted silently (spec/jsonrpc.md §5.4). It is a pure data
 // structure, guarded by its owner's mutex.
+//
+// A lossless log (outputAck processes, docs/reliability.md) never evicts on push: its
+// owner stops reading before the bounds are passed, and acknowledged chunks leave
+// through trimThrough.
 type outputLog struct {
 	maxBytes  int
 	maxChunks int
+	lossless  bool
 
 	buf   []retainedChunk // ring storage; grows up to maxChunks
 	head  int             // index of the oldest chunk in buf
@@ -34,7 +39,7 @@ func (l *outputLog) push(c retainedChunk) {
 	l.buf[(l.head+l.n)%len(l.buf)] = c
 	l.n++
 	l.bytes += len(c.data)
-	for l.n > 0 && (l.bytes > l.maxBytes || l.n > l.maxChunks) {
+	for !l.lossless && l.n > 0 && (l.bytes > l.maxBytes || l.n > l.maxChunks) {
 		old := &l.buf[l.head]
 		l.bytes -= len(old.data)
 		*old = retainedChunk{}
@@ -48,7 +53,7 @@ func (l *outputLog) grow() {
 	if size < 16 {
 		size = 16
 	}
-	if size > l.maxChunks+1 {
+	if !l.lossless && size > l.maxChunks+1 {
 		size = l.maxChunks + 1 // push evicts down to maxChunks right after growing
 	}
 	nb := make([]retainedChunk, size)
@@ -56,6 +61,39 @@ func (l *outputLog) grow() {
 		nb[i] = l.buf[(l.head+i)%len(l.buf)]
 	}
 	l.buf, l.head = nb, 0
+}
+
+// trimThrough drops every retained chunk with seq ≤ seq (acknowledged) and returns the
+// bytes freed.
+func (l *outputLog) trimThrough(seq uint64) int {
+	freed := 0
+	for l.n > 0 && l.buf[l.head].seq <= seq {
+		old := &l.buf[l.head]
+		freed += len(old.data)
+		*old = retainedChunk{}
+		l.head = (l.head + 1) % len(l.buf)
+		l.n--
+	}
+	l.bytes -= freed
+	return freed
+}
+
+// find returns the retained chunk with exactly seq, or nil.
+func (l *outputLog) find(seq uint64) *retainedChunk {
+	i := l.firstAfter(seq - 1)
+	if i < l.n && l.at(i).seq == seq {
+		return l.at(i)
+	}
+	return nil
+}
+
+// bytesThrough returns the bytes of the retained chunks with seq ≤ seq.
+func (l *outputLog) bytesThrough(seq uint64) int {
+	total := 0
+	for i := 0; i < l.n && l.at(i).seq <= seq; i++ {
+		total += len(l.at(i).data)
+	}
+	return total
 }
 
 // at returns the i-th oldest retained chunk.

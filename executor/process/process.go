@@ -47,10 +47,16 @@ type proc struct {
 	stdin       *stdinQueue   // nil unless tty or pipeStdin
 	sandboxed   bool          // launched through the sandbox launcher (sandboxType linuxSeccomp); set before spawn
 	denied      bool          // sandboxDenied, valid when exited
+
+	// Lossless mode (outputAck, ack.go); ack is nil for released-mode processes.
+	ack        *ackState
+	room       chan struct{} // closed when the lossless log frees room or stopping; nil until a reader waits
+	sendWake   chan struct{} // closed when the sender may have work; nil until the sender waits
+	senderStop bool          // the sender must return (Manager.Close)
 }
 
-func newProc(id string, tty, pipeStdin bool, opts *Options) *proc {
-	return &proc{
+func newProc(id string, tty, pipeStdin, outputAck bool, opts *Options) *proc {
+	p := &proc{
 		id:        id,
 		tty:       tty,
 		pipeStdin: pipeStdin,
@@ -58,6 +64,16 @@ func newProc(id string, tty, pipeStdin bool, opts *Options) *proc {
 		nextSeq:   1,
 		out:       newOutputLog(opts.MaxRetainedBytes, opts.MaxRetainedChunks),
 	}
+	if outputAck {
+		p.out.lossless = true
+		p.ack = newAckState(ackLimits{
+			maxUnackedBytes:  opts.MaxUnackedBytes,
+			maxUnackedChunks: opts.MaxRetainedChunks,
+			windowBytes:      opts.OutputWindow,
+			windowEvents:     outputWindowEvents,
+		})
+	}
+	return p
 }
 
 // wakeLocked wakes every process/read waiting on p.
@@ -101,6 +117,7 @@ func (p *proc) stopOutputs(d time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.stopping = true
+	p.wakeRoomLocked()
 	deadline := time.Now().Add(d)
 	for _, f := range p.outputs {
 		_ = f.SetReadDeadline(deadline)

@@ -25,6 +25,9 @@ func (m *Manager) routineRead(p *proc, f *os.File, stream protocol.ExecOutputStr
 	size := initialReadSize
 	buf := make([]byte, size)
 	for {
+		if !m.waitRoom(p) {
+			break // stopping while the lossless log was full
+		}
 		n, err := f.Read(buf)
 		if n > 0 {
 			var data []byte
@@ -119,6 +122,11 @@ func (m *Manager) emitOutput(p *proc, stream protocol.ExecOutputStream, data []b
 	p.nextSeq++
 	p.out.push(retainedChunk{seq: seq, stream: stream, data: data})
 	p.wakeLocked()
+	if p.ack != nil {
+		p.wakeSenderLocked() // the sender pushes it (ack.go)
+		p.mu.Unlock()
+		return
+	}
 	p.mu.Unlock()
 	m.notify(protocol.MethodProcessOutput, &protocol.ProcessOutputNotification{
 		ProcessID: p.id, Seq: seq, Stream: stream, Chunk: data,
@@ -135,6 +143,13 @@ func (m *Manager) emitExit(p *proc, code int32, denied bool) {
 	p.exitCode = code
 	p.denied = denied
 	p.wakeLocked()
+	if p.ack != nil {
+		p.ack.setExit(seq)
+		p.wakeSenderLocked()
+		p.mu.Unlock()
+		m.maybeEmitCloseEmitLocked(p)
+		return
+	}
 	p.mu.Unlock()
 	m.notify(protocol.MethodProcessExited, &protocol.ProcessExitedNotification{
 		ProcessID: p.id, Seq: seq, ExitCode: code, SandboxDenied: denied,
@@ -166,9 +181,17 @@ func (m *Manager) maybeEmitCloseEmitLocked(p *proc) {
 	p.closedAt = now
 	p.wakeLocked()
 	q := p.stdin
+	lossless := p.ack != nil
+	if lossless {
+		p.ack.setClose(seq)
+		p.wakeSenderLocked()
+	}
 	p.mu.Unlock()
 	if q != nil {
 		q.stop() // nothing can read stdin meaningfully any more; frees the writer goroutine
+	}
+	if lossless {
+		return // retention starts when the close is acknowledged (Manager.Ack)
 	}
 	m.noteClosed(p, now)
 	m.notify(protocol.MethodProcessClosed, &protocol.ProcessClosedNotification{ProcessID: p.id, Seq: seq})

@@ -71,7 +71,7 @@ func (m *Manager) start(ctx context.Context, params *protocol.ProcessStartParams
 	}
 
 	id := params.ProcessID
-	p := newProc(id, params.Tty, params.PipeStdin, &m.opts)
+	p := newProc(id, params.Tty, params.PipeStdin, params.OutputAck, &m.opts)
 	p.sandboxed = wrapped != nil
 	m.mu.Lock()
 	if m.closing {
@@ -136,6 +136,10 @@ func (m *Manager) start(ctx context.Context, params *protocol.ProcessStartParams
 	} else {
 		go m.routineRead(p, sp.outputs[0], protocol.StreamStdout)
 		go m.routineRead(p, sp.outputs[1], protocol.StreamStderr)
+	}
+	if p.ack != nil {
+		m.wg.Add(1)
+		go m.routineSend(p)
 	}
 	if p.stdin != nil {
 		m.wg.Add(1)

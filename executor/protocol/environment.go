@@ -32,6 +32,9 @@ type Capabilities struct {
 	ProcessSendSignal bool `json:"processSendSignal,omitempty"`
 	// ProcessExitStatus: process/exitStatus exists (the signal that killed a process).
 	ProcessExitStatus bool `json:"processExitStatus,omitempty"`
+	// ProcessOutputAck: process/start honours outputAck and process/ack exists
+	// (docs/reliability.md).
+	ProcessOutputAck bool `json:"processOutputAck,omitempty"`
 }
 
 // EnvironmentInfo is the result of environment/info and part of the initialize result.

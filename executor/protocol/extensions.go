@@ -24,7 +24,18 @@ const (
 	MethodProcessResizePty  = "process/resizePty"
 	MethodProcessSendSignal = "process/sendSignal"
 	MethodProcessExitStatus = "process/exitStatus"
+	// MethodProcessAck is a client→server notification (docs/reliability.md):
+	//
+	//	→ {"method":"process/ack","params":{"processId":"p","seq":42}}
+	MethodProcessAck = "process/ack"
 )
+
+// ProcessAckParams are the params of the process/ack notification: every event of the
+// process with a seq ≤ Seq was consumed by the client.
+type ProcessAckParams struct {
+	ProcessID string `json:"processId"`
+	Seq       uint64 `json:"seq"`
+}
 
 // ProcessExitStatusParams are the params of process/exitStatus.
 type ProcessExitStatusParams struct {

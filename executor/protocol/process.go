@@ -77,6 +77,11 @@ type ProcessStartParams struct {
 	// processStartPtySize): the PTY's initial size; nil = absent or null = 24×80. Ignored
 	// with pipes. Released executors ignore the member (observed from 0.169.0, 0.171.0).
 	PtySize *PtySize `json:"ptySize,omitempty"`
+	// OutputAck is an extension (docs/reliability.md, capability processOutputAck): the
+	// client acknowledges this process's events with process/ack, and the executor keeps
+	// every unacknowledged event instead of the 1 MiB ring. Released executors ignore the
+	// member; clients send it only when the flag is advertised.
+	OutputAck bool `json:"outputAck,omitempty"`
 }
 
 // Sandbox types reported by process/start.

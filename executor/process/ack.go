@@ -1,0 +1,161 @@
+package process
+
+import (
+	"time"
+
+	"github.com/execlab/executor/executor/protocol"
+)
+
+// Lossless output (docs/reliability.md §4): the I/O around the pure ackState.
+//
+// A process started with outputAck differs from a released-mode one in three places only:
+//
+//	routineRead   waits in waitRoom before each read while the unacknowledged output is at
+//	              its bound (back-pressure: the child blocks in write(2)); emitOutput,
+//	              emitExit and the close only assign a seq, retain, and wake the sender.
+//	routineSend   (one per such process) pushes retained events in seq order while attached
+//	              and inside the window; it is the only notifier of the process.
+//	Ack           (the process/ack notification) frees acknowledged events and reopens
+//	              the window; the close's acknowledgement starts the closed retention.
+//
+// Attach resets every such process's send position to its acknowledged one.
+
+// waitRoom blocks a reader of a lossless process while its log is full. It reports false
+// when the pumps are stopping (terminate, Close): the reader then ends its stream.
+func (m *Manager) waitRoom(p *proc) bool {
+	for {
+		p.mu.Lock()
+		if p.ack == nil || p.ack.readAllowed(&p.out) {
+			p.mu.Unlock()
+			return true
+		}
+		if p.stopping {
+			p.mu.Unlock()
+			return false
+		}
+		if p.room == nil {
+			p.room = make(chan struct{})
+		}
+		ch := p.room
+		p.mu.Unlock()
+		<-ch
+	}
+}
+
+// wakeRoomLocked wakes a reader waiting in waitRoom.
+func (p *proc) wakeRoomLocked() {
+	if p.room != nil {
+		close(p.room)
+		p.room = nil
+	}
+}
+
+// wakeSenderLocked wakes routineSend.
+func (p *proc) wakeSenderLocked() {
+	if p.sendWake != nil {
+		close(p.sendWake)
+		p.sendWake = nil
+	}
+}
+
+// routineSend pushes a lossless process's events. Owner: the Manager (m.wg); it returns
+// once the close event is acknowledged or Close stops it.
+func (m *Manager) routineSend(p *proc) {
+	defer m.wg.Done()
+	for {
+		p.mu.Lock()
+		var (
+			ev ackEvent
+			a  *attachment
+		)
+		for {
+			if p.senderStop || p.ack.closeAckedState() {
+				p.mu.Unlock()
+				return
+			}
+			// The attachment is loaded under p.mu: Attach resets the send position under
+			// p.mu after swapping it, so an event picked for an old attachment is pushed
+			// again on the new one.
+			if a = m.attached.Load(); a != nil {
+				var ok bool
+				if ev, ok = p.ack.next(&p.out, p.nextSeq); ok {
+					p.ack.markSent(ev)
+					break
+				}
+			}
+			if p.sendWake == nil {
+				p.sendWake = make(chan struct{})
+			}
+			ch := p.sendWake
+			p.mu.Unlock()
+			<-ch
+			p.mu.Lock()
+		}
+		method, params := p.ackEventMessageLocked(ev)
+		p.mu.Unlock()
+		if err := a.n.Notify(a.ctx, method, params); err != nil {
+			m.log.Debug("notification dropped; resent after the next attach", "method", method, "err", err)
+		}
+	}
+}
+
+// ackEventMessageLocked builds the notification of ev.
+func (p *proc) ackEventMessageLocked(ev ackEvent) (string, any) {
+	switch ev.kind {
+	case ackEventExit:
+		return protocol.MethodProcessExited, &protocol.ProcessExitedNotification{
+			ProcessID: p.id, Seq: ev.seq, ExitCode: p.exitCode, SandboxDenied: p.denied,
+		}
+	case ackEventClose:
+		return protocol.MethodProcessClosed, &protocol.ProcessClosedNotification{ProcessID: p.id, Seq: ev.seq}
+	}
+	return protocol.MethodProcessOutput, &protocol.ProcessOutputNotification{
+		ProcessID: p.id, Seq: ev.seq, Stream: ev.chunk.stream, Chunk: ev.chunk.data,
+	}
+}
+
+// Ack applies a process/ack notification (docs/reliability.md): every event of the
+// process with a seq ≤ params.Seq was consumed. Unknown ids and released-mode processes
+// are ignored, as are stale acks. It never blocks on I/O: it runs on the connection's
+// read loop.
+func (m *Manager) Ack(params *protocol.ProcessAckParams) {
+	p := m.lookup(params.ProcessID)
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	if p.ack == nil || p.starting {
+		p.mu.Unlock()
+		return
+	}
+	closeAcked := p.ack.ack(&p.out, params.Seq, p.nextSeq)
+	p.wakeRoomLocked()
+	p.wakeSenderLocked()
+	p.mu.Unlock()
+	if closeAcked {
+		m.noteClosed(p, time.Now())
+	}
+}
+
+// resetAcks is Attach's part for lossless processes: resend from the acknowledged
+// position on the new attachment (called after the swap). With stop (Close) every sender
+// returns.
+func (m *Manager) resetAcks(stop bool) {
+	m.mu.Lock()
+	procs := make([]*proc, 0, len(m.procs))
+	for _, p := range m.procs {
+		procs = append(procs, p)
+	}
+	m.mu.Unlock()
+	for _, p := range procs {
+		p.mu.Lock()
+		if p.ack != nil {
+			p.ack.attached()
+			if stop {
+				p.senderStop = true
+			}
+			p.wakeSenderLocked()
+		}
+		p.mu.Unlock()
+	}
+}

@@ -1,0 +1,135 @@
+package process
+
+// Lossless output for processes started with outputAck (docs/reliability.md §4).
+//
+// ackState is a pure state machine: no locks (its owner, proc, guards it with proc.mu), no
+// goroutines, no clock, no I/O. Its inputs are "an event was assigned a seq" (the chunk
+// itself goes into the proc's outputLog, which ackState reads but does not own), "the
+// client acknowledged seq", "the attachment changed" and "this event was pushed"; its
+// outputs are "may the reader read more" and "which event to push next".
+//
+// Seq space, for one process (spec/jsonrpc.md §5.3: one counter for output, exit, close):
+//
+//	 1 … acked           acknowledged: freed (trimmed from the log)
+//	 acked+1 … sent      pushed on the current attachment, not yet acknowledged (in flight)
+//	 sent+1 … next−1     assigned, retained, not yet pushed
+//	 next …              not yet assigned
+//
+// Invariants: acked ≤ sent ≤ next−1; inflightBytes = bytes of the log's chunks in
+// (acked, sent]; the log holds exactly the chunks with seq > acked.
+
+// ackLimits bound one process in lossless mode. All are positive.
+type ackLimits struct {
+	maxUnackedBytes  int // retained bytes at which the reader stops reading
+	maxUnackedChunks int // retained chunks at which the reader stops reading
+	windowBytes      int // output bytes pushed and not yet acknowledged
+	windowEvents     int // events pushed and not yet acknowledged
+}
+
+// ackState is the lossless-mode state of one process.
+type ackState struct {
+	lim ackLimits
+
+	acked         uint64 // every seq ≤ acked was acknowledged
+	sent          uint64 // every seq ≤ sent was pushed on the current attachment
+	inflightBytes int    // output bytes in (acked, sent]
+
+	exitSeq  uint64 // seq of the exit event, 0 until assigned
+	closeSeq uint64 // seq of the close event, 0 until assigned
+}
+
+// ackEventKind says what a pending event is.
+type ackEventKind uint8
+
+const (
+	ackEventOutput ackEventKind = iota + 1
+	ackEventExit
+	ackEventClose
+)
+
+// ackEvent is the next event to push: its seq and kind; chunk is set for output (shared
+// with the log, never modified).
+type ackEvent struct {
+	seq   uint64
+	kind  ackEventKind
+	chunk *retainedChunk
+}
+
+func newAckState(lim ackLimits) *ackState { return &ackState{lim: lim} }
+
+// readAllowed reports whether the reader may read another chunk from the child: the
+// retained (unacknowledged) output is under both bounds.
+func (a *ackState) readAllowed(log *outputLog) bool {
+	return log.bytes < a.lim.maxUnackedBytes && log.n < a.lim.maxUnackedChunks
+}
+
+// setExit and setClose record the seqs of the terminal events when they are assigned.
+func (a *ackState) setExit(seq uint64)  { a.exitSeq = seq }
+func (a *ackState) setClose(seq uint64) { a.closeSeq = seq }
+
+// next returns the event to push after sent, if one is assigned (seq < nextSeq) and the
+// window has room for it. The window always admits one event when nothing is in flight,
+// so a chunk larger than the window still moves.
+func (a *ackState) next(log *outputLog, nextSeq uint64) (ackEvent, bool) {
+	seq := a.sent + 1
+	if seq >= nextSeq {
+		return ackEvent{}, false
+	}
+	inflightEvents := int(a.sent - a.acked)
+	if inflightEvents >= a.lim.windowEvents {
+		return ackEvent{}, false
+	}
+	switch seq {
+	case a.exitSeq:
+		return ackEvent{seq: seq, kind: ackEventExit}, true
+	case a.closeSeq:
+		return ackEvent{seq: seq, kind: ackEventClose}, true
+	}
+	c := log.find(seq)
+	if c == nil {
+		// Cannot happen: a lossless log keeps every unacknowledged chunk, and seqs other
+		// than exit and close are chunks. Push nothing rather than skip a seq.
+		return ackEvent{}, false
+	}
+	if inflightEvents > 0 && a.inflightBytes+len(c.data) > a.lim.windowBytes {
+		return ackEvent{}, false
+	}
+	return ackEvent{seq: seq, kind: ackEventOutput, chunk: c}, true
+}
+
+// markSent records that ev (returned by next) was handed to the connection.
+func (a *ackState) markSent(ev ackEvent) {
+	a.sent = ev.seq
+	if ev.chunk != nil {
+		a.inflightBytes += len(ev.chunk.data)
+	}
+}
+
+// ack applies an acknowledgement of every seq ≤ seq. A seq beyond the last assigned one
+// (nextSeq−1) is clamped; a stale or repeated one changes nothing. It trims the log and
+// reports whether the close event is now acknowledged for the first time.
+func (a *ackState) ack(log *outputLog, seq, nextSeq uint64) (closeAcked bool) {
+	seq = min(seq, nextSeq-1)
+	if seq <= a.acked {
+		return false
+	}
+	wasClosed := a.closeAckedState()
+	log.trimThrough(seq)
+	a.acked = seq
+	if a.sent < a.acked {
+		a.sent = a.acked // the client got them another way (process/read)
+	}
+	a.inflightBytes = log.bytesThrough(a.sent)
+	return !wasClosed && a.closeAckedState()
+}
+
+// attached resets the send position to the acknowledged one: whatever was pushed on an
+// earlier attachment and not acknowledged is pushed again.
+func (a *ackState) attached() {
+	a.sent = a.acked
+	a.inflightBytes = 0
+}
+
+// closeAckedState reports whether the close event has been acknowledged: nothing is
+// left to push or retain.
+func (a *ackState) closeAckedState() bool { return a.closeSeq != 0 && a.acked >= a.closeSeq }
