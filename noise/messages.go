@@ -24,7 +24,8 @@ package noise
 //	0      1088  ekem  ML-KEM ct to initiator ephemeral (clear)
 //	1088   1104  skem  ML-KEM ct to initiator static, encrypted
 //	2192   32    e     responder ephemeral X25519 public (clear)
-//	2224   1184  e     responder ephemeral ML-KEM public (clear; never used by KEM)
+//	2224   1184  e     responder ephemeral ML-KEM public (clear; never used by KEM, so a
+//	                   random valid key encoding, ephemeral.go)
 //	3408   p+16  payload
 
 const (
@@ -157,14 +158,15 @@ func (hs *HandshakeState) writeMessage2(out, payload []byte) ([]byte, error) {
 	if err := hs.ss.mixKeyAndHash(shared2); err != nil {
 		return out, err
 	}
-	// e
-	if err := hs.generateEphemeral(); err != nil {
+	// e: the ML-KEM half is a random key encoding, never a key pair (ephemeral.go).
+	var ek [KEMPublicKeyLen]byte
+	if err := hs.generateResponderEphemeral(&ek); err != nil {
 		return out, err
 	}
-	ex, ek := hs.ex.PublicKey().Bytes(), hs.ekem.EncapsulationKey().Bytes()
+	ex := hs.ex.PublicKey().Bytes()
 	hs.ss.mixHash(ex)
-	hs.ss.mixHash(ek)
-	out = append(append(out, ex...), ek...)
+	hs.ss.mixHash(ek[:])
+	out = append(append(out, ex...), ek[:]...)
 	// ee
 	if err := hs.mixDH(hs.ex, hs.reX); err != nil {
 		return out, err

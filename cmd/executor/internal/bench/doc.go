@@ -14,11 +14,13 @@
 //
 // # Rows
 //
-// Each row is one file (row_*.go) that registers a Row in init: a name, a unit, a goal and
-// a Measure function returning one sample for one side. Rows whose Measure is nil are
-// listed as "not yet available" with no numbers (a measured row replaces such a
-// placeholder). OursOnly rows (handshakes, idle_stream_memory, rendezvous_idle_memory)
-// measure code inside the bench process and have no reference column. Row names are
+// The rows are one ordered list, rows in rows.go: a name, a unit, a goal and a Measure
+// function returning one sample for one side; each Measure lives in its own row_*.go.
+// OursOnly rows (handshakes, handshakes_responder, idle_stream_memory,
+// rendezvous_idle_memory) measure code inside the bench process and have no reference
+// column. The CPU rows (stdout_cpu, relay_cpu) read the executor's utime + stime from
+// /proc/PID/stat around a stream; stdout_parallel streams on several connections at once
+// and checks chunks without decoding them, so the client is not the limit. Row names are
 // stable: they are the keys of the JSON report.
 //
 // Rows reach the executors three ways: over a local WebSocket (serve / exec-server

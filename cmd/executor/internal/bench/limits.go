@@ -67,6 +67,16 @@ const (
 	relayStreamBytes      = 256 << 20
 	relayStreamBytesQuick = 16 << 20
 
+	// parallelStreams is how many connections stdout_parallel streams on at once, each
+	// running `head -c parallelBytes` (issue 16: 8 × 64 MiB; --quick: 8 × 4 MiB).
+	parallelStreams    = 8
+	parallelBytes      = 64 << 20
+	parallelBytesQuick = 4 << 20
+
+	// clockTick is the unit of utime and stime in /proc/PID/stat: USER_HZ, which is 100
+	// on every Linux architecture Go supports (proc(5), sysconf(_SC_CLK_TCK)).
+	clockTick = 10 * time.Millisecond
+
 	// oneshotRemotePerSample is how many fresh connections one oneshot_remote sample makes
 	// (each: connect, websocket, handshake, initialize, /bin/true); the sample is their
 	// median.
@@ -113,6 +123,7 @@ const (
 
 	// mebibyte converts bytes to MiB, kibibyte to KiB, kilobyte to KB.
 	mebibyte = 1 << 20
+	gibibyte = 1 << 30
 	kibibyte = 1 << 10
 	kilobyte = 1000
 )

@@ -3,10 +3,10 @@ package bench
 import (
 	"context"
 	"fmt"
-	"sort"
 )
 
-// Row is one figure of the scoreboard. Rows register themselves in init, one file each.
+// Row is one figure of the scoreboard. Every row is listed in rows (rows.go), in table
+// order; its Measure lives in its own row_<name>.go.
 type Row struct {
 	// Name is the stable key of the row in reports, e.g. "oneshot_local".
 	Name string
@@ -97,51 +97,15 @@ func (g Goal) met(ours Stats, ratio *float64) (met, ok bool) {
 	return false, false
 }
 
-// registry holds every row by name; filled by init functions, read-only afterwards.
-var registry = map[string]Row{}
+// Rows returns every row in table order (rows.go). The slice is fresh: callers may keep it.
+func Rows() []Row { return append([]Row(nil), rows...) }
 
-// register adds a row. A placeholder (nil Measure) and a measured row of the same name may
-// both register, in any order: the measured one wins, so a row can land in its own file
-// before its placeholder is removed. Any other duplicate is a programming error.
-func register(r Row) {
-	if old, dup := registry[r.Name]; dup {
-		switch {
-		case old.Measure == nil && r.Measure != nil:
-		case old.Measure != nil && r.Measure == nil:
-			return
-		default:
-			panic("bench: duplicate row " + r.Name)
+// rowByName returns the row called name.
+func rowByName(name string) (Row, bool) {
+	for _, r := range rows {
+		if r.Name == name {
+			return r, true
 		}
 	}
-	registry[r.Name] = r
-}
-
-// rowOrder is the order of the table: the order, then any other row by name.
-var rowOrder = []string{
-	"oneshot_local", "stdout_local", "readblock_local", "walk_local", "http_stream_local",
-	"http_stream_rss", "handshakes", "relay_stream", "oneshot_remote", "rss_idle", "idle_stream_memory",
-	"rendezvous_idle_memory", "sandboxed_oneshot",
-}
-
-// Rows returns every registered row in table order.
-func Rows() []Row {
-	seen := map[string]bool{}
-	var out []Row
-	for _, n := range rowOrder {
-		if r, ok := registry[n]; ok {
-			out = append(out, r)
-			seen[n] = true
-		}
-	}
-	var rest []string
-	for n := range registry {
-		if !seen[n] {
-			rest = append(rest, n)
-		}
-	}
-	sort.Strings(rest)
-	for _, n := range rest {
-		out = append(out, registry[n])
-	}
-	return out
+	return Row{}, false
 }

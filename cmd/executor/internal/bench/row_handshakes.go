@@ -20,16 +20,6 @@ import (
 // handshakes per CPU-second of the bench process (getrusage user + system time), i.e. per
 // core, so other load on a shared machine does not lower it. No reference column: the
 // reference's handshake is not reachable in process. Goal (issue 7): ≥ 2,000.
-func init() {
-	register(Row{
-		Name:     "handshakes",
-		Unit:     "hs/s/core",
-		Goal:     Goal{Kind: OursAtLeast, Value: 2000},
-		Describe: "hybrid IK handshakes (both roles, Split, one record) per CPU-second, in process",
-		Measure:  measureHandshakes,
-		OursOnly: true,
-	})
-}
 
 // handshakePeers are the static identities of one run of the row: generated once, as an
 // executor's identity is per process.

@@ -20,22 +20,6 @@ import (
 // request: VmHWM after the stream minus VmRSS before it, with the high-water mark reset
 // first (`5` to /proc/PID/clear_refs), in MiB. Goal (issue 7): ours ≤ 32 MiB; the
 // reference is shown for comparison.
-func init() {
-	register(Row{
-		Name:     "http_stream_local",
-		Unit:     "MiB/s",
-		Goal:     Goal{Kind: RatioAtLeast, Value: 2},
-		Describe: "http/request streamResponse of a 256 MiB loopback body, every byte checked",
-		Measure:  measureHTTPStreamLocal,
-	})
-	register(Row{
-		Name:     "http_stream_rss",
-		Unit:     "MiB",
-		Goal:     Goal{Kind: OursAtMost, Value: 32},
-		Describe: "peak RSS growth of the executor during the http_stream_local stream (VmHWM after − VmRSS before)",
-		Measure:  measureHTTPStreamRSS,
-	})
-}
 
 func measureHTTPStreamLocal(ctx context.Context, e *Env, side *Side) (float64, error) {
 	sess, err := side.shared(ctx)

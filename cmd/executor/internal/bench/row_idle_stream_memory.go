@@ -29,16 +29,6 @@ import (
 // memorySettle", divided by the stream count. No reference column (the reference is not
 // reachable in process and its per-stream share of RSS is not separable). Goal (issue 7):
 // ≤ 32 KiB.
-func init() {
-	register(Row{
-		Name:     "idle_stream_memory",
-		Unit:     "KiB",
-		Goal:     Goal{Kind: OursAtMost, Value: 32},
-		Describe: "heap + stacks per idle authenticated stream of our remote executor at 1,000 streams",
-		Measure:  measureIdleStreamMemory,
-		OursOnly: true,
-	})
-}
 
 // idleStreamEnvironment is the environment id of the measured executor.
 const idleStreamEnvironment = "bench-idle-streams"

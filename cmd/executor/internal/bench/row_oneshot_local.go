@@ -11,15 +11,6 @@ import (
 // oneshot_local: latency of /bin/true from process/start to process/closed over a local
 // WebSocket, one process at a time. A sample is the median of oneshotPerSample runs, in
 // milliseconds. Goal: ≤ 0.1× the reference.
-func init() {
-	register(Row{
-		Name:     "oneshot_local",
-		Unit:     "ms",
-		Goal:     Goal{Kind: RatioAtMost, Value: 0.1},
-		Describe: "p50 latency of /bin/true, process/start → process/closed, sequential, local ws",
-		Measure:  measureOneshotLocal,
-	})
-}
 
 func measureOneshotLocal(ctx context.Context, e *Env, side *Side) (float64, error) {
 	sess, err := side.shared(ctx)

@@ -15,15 +15,6 @@ import (
 // through initialize to process/closed. A sample is the median of oneshotRemotePerSample
 // runs, in milliseconds. Goal (issue 7): ours ≤ 20 ms; the reference is shown for
 // comparison.
-func init() {
-	register(Row{
-		Name:     "oneshot_remote",
-		Unit:     "ms",
-		Goal:     Goal{Kind: OursAtMost, Value: 20},
-		Describe: "p50 of fresh harness.Dial + initialize + /bin/true through registry + rendezvous",
-		Measure:  measureOneshotRemote,
-	})
-}
 
 func measureOneshotRemote(ctx context.Context, e *Env, side *Side) (float64, error) {
 	reg, ri, err := side.remoteExecutor(ctx, e)

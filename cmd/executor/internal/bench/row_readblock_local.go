@@ -19,15 +19,6 @@ import (
 // over a local WebSocket. MiB/s from fs/open to the fs/close response. The received bytes
 // are hashed and compared with the file's SHA-256, and the read past the end must return
 // no bytes with eof. Goal: ≥ 2× the reference.
-func init() {
-	register(Row{
-		Name:     "readblock_local",
-		Unit:     "MiB/s",
-		Goal:     Goal{Kind: RatioAtLeast, Value: 2},
-		Describe: "fs/open + sequential 1 MiB fs/readBlock of a 1 GiB file + fs/close, bytes checked by SHA-256",
-		Measure:  measureReadBlockLocal,
-	})
-}
 
 // blockFile is the random file readblock_local reads, created once per Run under /var/tmp
 // (the page cache keeps it hot for both sides).

@@ -9,15 +9,6 @@ import "context"
 // (harness.Dial) over one long-lived connection. Every byte is counted and checked to be
 // zero. MiB/s from process/start to the last event. Goal: ours ≥ 200 MiB/s and ≥ 2× the
 // reference.
-func init() {
-	register(Row{
-		Name:     "relay_stream",
-		Unit:     "MiB/s",
-		Goal:     Goal{Kind: OursAtLeast, Value: 200, Also: &Goal{Kind: RatioAtLeast, Value: 2}},
-		Describe: "head -c 256MiB /dev/zero through registry + rendezvous + Noise, every byte verified",
-		Measure:  measureRelayStream,
-	})
-}
 
 func measureRelayStream(ctx context.Context, e *Env, side *Side) (float64, error) {
 	sess, err := side.remoteShared(ctx, e)

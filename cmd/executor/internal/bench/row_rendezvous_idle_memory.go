@@ -20,16 +20,6 @@ import (
 // (after a forced GC and debug.FreeOSMemory) from before the first dial to every socket
 // attached (rendezvous Stats) plus memorySettle, divided by the socket count. No reference
 // column. Goal (issue 7): ≤ 25 KB.
-func init() {
-	register(Row{
-		Name:     "rendezvous_idle_memory",
-		Unit:     "KB",
-		Goal:     Goal{Kind: OursAtMost, Value: 25},
-		Describe: "heap + stacks per idle websocket on our rendezvous at 10,000 sockets (executors + harnesses)",
-		Measure:  measureRendezvousIdleMemory,
-		OursOnly: true,
-	})
-}
 
 func measureRendezvousIdleMemory(ctx context.Context, e *Env, side *Side) (float64, error) {
 	sockets := rendezvousSockets

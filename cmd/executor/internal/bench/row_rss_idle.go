@@ -13,15 +13,6 @@ import (
 // rss_idle: resident memory of a freshly started executor holding one initialized, idle
 // connection, from /proc/PID/status VmRSS, in MiB. Each sample starts its own executor.
 // Goal: ours ≤ 20 MiB (absolute; the reference is shown for comparison).
-func init() {
-	register(Row{
-		Name:     "rss_idle",
-		Unit:     "MiB",
-		Goal:     Goal{Kind: OursAtMost, Value: 20},
-		Describe: "VmRSS of a fresh executor with one initialized idle connection",
-		Measure:  measureRSSIdle,
-	})
-}
 
 func measureRSSIdle(ctx context.Context, e *Env, side *Side) (float64, error) {
 	inst, err := startInstance(ctx, side.Target)

@@ -16,15 +16,6 @@ import (
 // one workspace writable, network restricted): /bin/true through the sandbox launcher
 // (bubblewrap on both sides), from process/start to process/closed. A sample is the
 // median of oneshotPerSample runs, in milliseconds. Goal (issue 6): ≤ 0.5× the reference.
-func init() {
-	register(Row{
-		Name:     "sandboxed_oneshot",
-		Unit:     "ms",
-		Goal:     Goal{Kind: RatioAtMost, Value: 0.5},
-		Describe: "p50 latency of /bin/true under a workspace-write sandbox, process/start → process/closed, local ws",
-		Measure:  measureSandboxedOneshot,
-	})
-}
 
 // benchWorkspace returns the side's workspace directory (created on first use) inside
 // the instance's home under /var/tmp, outside its TMPDIR.

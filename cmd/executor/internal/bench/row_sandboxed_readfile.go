@@ -15,15 +15,6 @@ import (
 // platform roots and the workspace readable, nothing else), which runs in the sandboxed
 // filesystem helper on both sides (not fullRead). A sample is the median of
 // oneshotPerSample calls, in milliseconds. Goal (issue 6): ≤ 0.5× the reference.
-func init() {
-	register(Row{
-		Name:     "sandboxed_readfile",
-		Unit:     "ms",
-		Goal:     Goal{Kind: RatioAtMost, Value: 0.5},
-		Describe: "p50 latency of fs/readFile (1 KiB) through the sandboxed helper (read-list profile), local ws",
-		Measure:  measureSandboxedReadFile,
-	})
-}
 
 // readListJSON makes the platform roots and the workspace (both %s) readable.
 const readListJSON = `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[

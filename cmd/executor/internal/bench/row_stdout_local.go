@@ -13,15 +13,6 @@ import (
 // stdout_local: throughput of `head -c N /dev/zero` with pipes, every byte received as
 // process/output over a local WebSocket, counted and checked to be zero. MiB/s; N is
 // 256 MiB (16 MiB with --quick). Goal: ≥ 5× the reference.
-func init() {
-	register(Row{
-		Name:     "stdout_local",
-		Unit:     "MiB/s",
-		Goal:     Goal{Kind: RatioAtLeast, Value: 5},
-		Describe: "head -c 256MiB /dev/zero (pipes), every byte received via process/output and verified",
-		Measure:  measureStdoutLocal,
-	})
-}
 
 // zeros is compared against each chunk; chunks longer than it are compared piecewise.
 var zeros = make([]byte, 64<<10)

@@ -17,15 +17,6 @@ import (
 // so the tree is split into parts of at most walkEntriesPerCall entries and a sample walks
 // every part, one fs/walk each; it must return every entry (directories and files counted
 // separately), no errors and truncated false. Goal: ≤ 0.5× the reference.
-func init() {
-	register(Row{
-		Name:     "walk_local",
-		Unit:     "ms",
-		Goal:     Goal{Kind: RatioAtMost, Value: 0.5},
-		Describe: "fs/walk of a 50,000-entry tree (parts of 12,500 entries, one call each), entries counted",
-		Measure:  measureWalkLocal,
-	})
-}
 
 // walkTree is the tree walk_local walks, created once per Run under /var/tmp.
 type walkTree struct {

@@ -258,8 +258,8 @@ func measureRow(ctx context.Context, env *Env, row Row, sides []*Side, runs int,
 func selectRows(only []string) (map[string]bool, error) {
 	sel := map[string]bool{}
 	if len(only) == 0 {
-		for n := range registry {
-			sel[n] = true
+		for _, r := range rows {
+			sel[r.Name] = true
 		}
 		return sel, nil
 	}
@@ -269,7 +269,7 @@ func selectRows(only []string) (map[string]bool, error) {
 			if n == "" {
 				continue
 			}
-			if _, ok := registry[n]; !ok {
+			if _, ok := rowByName(n); !ok {
 				return nil, fmt.Errorf("unknown row %q (rows: %s)", n, strings.Join(RowNames(), ", "))
 			}
 			sel[n] = true

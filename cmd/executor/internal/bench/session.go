@@ -148,6 +148,31 @@ var errDataLoss = errors.New("lost or corrupted data")
 // must not block) sees each output chunk; an error from it fails the run. elapsed runs
 // from just before process/start is sent to the arrival of the last missing event.
 func (s *session) runProcess(ctx context.Context, p protocol.ProcessStartParams, onOutput func(protocol.ProcessOutputNotification) error) (processOutcome, error) {
+	return s.runProcessSink(ctx, p, decodedOutput(onOutput))
+}
+
+// outputSink consumes one process/output notification on the client's read loop (it must
+// not block) and returns its seq; an error fails the run (with seq 0 the event is not
+// counted either).
+type outputSink func(n harness.Notification) (seq uint64, err error)
+
+// decodedOutput is the sink of runProcess: the harness decodes each chunk and onOutput
+// (nil: ignore) sees it.
+func decodedOutput(onOutput func(protocol.ProcessOutputNotification) error) outputSink {
+	return func(n harness.Notification) (uint64, error) {
+		o, err := n.ProcessOutput()
+		if err != nil {
+			return 0, err
+		}
+		if onOutput != nil {
+			err = onOutput(o)
+		}
+		return o.Seq, err
+	}
+}
+
+// runProcessSink is runProcess with the output notifications handed to sink.
+func (s *session) runProcessSink(ctx context.Context, p protocol.ProcessStartParams, sink outputSink) (processOutcome, error) {
 	var (
 		out      processOutcome
 		firstErr error
@@ -176,15 +201,12 @@ func (s *session) runProcess(ctx context.Context, p protocol.ProcessStartParams,
 		var seq uint64
 		switch n.Method {
 		case protocol.MethodProcessOutput:
-			o, err := n.ProcessOutput()
+			var err error
+			seq, err = sink(n)
 			if err != nil {
 				fail(err)
-				return
-			}
-			seq = o.Seq
-			if onOutput != nil {
-				if err := onOutput(o); err != nil {
-					fail(err)
+				if seq == 0 {
+					return
 				}
 			}
 		case protocol.MethodProcessExited:

@@ -1,0 +1,139 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/execlab/executor/noise"
+)
+
+// handshakes_responder: what an executor pays per harness (issue 16): complete
+// responder-side hybrid IK handshakes (noise package, in the bench process, no I/O) per
+// CPU-second. The initiators' message 1 (64-byte authorization payload) are made before
+// the timer; timed is only the responder: NewHandshake, ReadMessage (message 1),
+// WriteMessage (message 2), Split. After the timer each initiator reads message 2, splits,
+// and a record sealed by the responder must open at the initiator, so every handshake is
+// checked end to end. One goroutine per CPU; the sample is handshakes per CPU-second of the
+// bench process (getrusage user + system) during the timed phase, i.e. per core. No
+// reference column. Goal: ≥ 3,000.
+
+// pendingResponder is one handshake whose message 1 is ready: the initiator waiting for
+// message 2, and what the timed phase produced.
+type pendingResponder struct {
+	in   *noise.HandshakeState
+	msg1 []byte
+	msg2 []byte
+	send *noise.CipherState // the responder's, toward the initiator
+}
+
+func measureHandshakesResponder(ctx context.Context, e *Env, side *Side) (float64, error) {
+	peers, err := newHandshakePeers()
+	if err != nil {
+		return 0, err
+	}
+	total := handshakesPerSample
+	if e.Quick {
+		total = handshakesPerSampleQuick
+	}
+	auth := bytes.Repeat([]byte{'a'}, 64)
+	hs := make([]pendingResponder, total)
+	for i := range hs {
+		in, err := noise.NewHandshake(&noise.Config{Initiator: true, Static: peers.initiator, RemoteStatic: &peers.responderPub, Prologue: peers.prologue})
+		if err != nil {
+			return 0, err
+		}
+		if hs[i].msg1, err = in.WriteMessage(nil, auth); err != nil {
+			return 0, err
+		}
+		hs[i].in = in
+	}
+	workers := runtime.GOMAXPROCS(0)
+	errs := make([]error, workers)
+	runtime.GC() // the initiators' garbage is not the responder's
+	cpu0, err := cpuTime()
+	if err != nil {
+		return 0, err
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() { // owner: measureHandshakesResponder, which waits below
+			defer wg.Done()
+			for i := w; i < total; i += workers {
+				if ctx.Err() != nil {
+					errs[w] = ctx.Err()
+					return
+				}
+				if err := peers.respond(&hs[i], auth); err != nil {
+					errs[w] = fmt.Errorf("handshake %d: %w", i, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	cpu1, err := cpuTime()
+	if err != nil {
+		return 0, err
+	}
+	if err := errors.Join(errs...); err != nil {
+		return 0, err
+	}
+	for i := range hs {
+		if err := hs[i].check(auth); err != nil {
+			return 0, fmt.Errorf("handshake %d: %w", i, err)
+		}
+	}
+	used := cpu1 - cpu0
+	if used <= 0 {
+		return 0, errors.New("handshakes_responder: no CPU time measured")
+	}
+	return float64(total) / used.Seconds(), nil
+}
+
+// respond is the executor's half of one handshake: what is timed.
+func (p *handshakePeers) respond(h *pendingResponder, auth []byte) error {
+	resp, err := noise.NewHandshake(&noise.Config{Static: p.responder, Prologue: p.prologue})
+	if err != nil {
+		return err
+	}
+	got, err := resp.ReadMessage(nil, h.msg1)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(got, auth) {
+		return fmt.Errorf("%w: message 1 payload differs", errDataLoss)
+	}
+	if h.msg2, err = resp.WriteMessage(nil, nil); err != nil {
+		return err
+	}
+	h.send, _, err = resp.Split()
+	return err
+}
+
+// check completes the initiator's half and opens one record from the responder.
+func (h *pendingResponder) check(auth []byte) error {
+	if _, err := h.in.ReadMessage(nil, h.msg2); err != nil {
+		return err
+	}
+	_, recv, err := h.in.Split()
+	if err != nil {
+		return err
+	}
+	ct, err := h.send.Encrypt(nil, nil, auth)
+	if err != nil {
+		return err
+	}
+	pt, err := recv.Decrypt(nil, nil, ct)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(pt, auth) {
+		return fmt.Errorf("%w: transport record differs", errDataLoss)
+	}
+	return nil
+}
