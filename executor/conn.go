@@ -8,6 +8,7 @@ import (
 	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/executor/session"
+	"github.com/execlab/executor/jsonwire"
 )
 
 // conn is the per-connection jsonrpc.Handler: handshake state, the attached session and
@@ -84,12 +85,12 @@ func (c *conn) Handle(ctx context.Context, req *jsonrpc.Message) (any, error) {
 	c.mu.Unlock()
 	if req.Method == "initialize" {
 		if initDone {
-			return nil, jsonrpc.InvalidRequest("initialize may only be sent once per connection")
+			return nil, jsonwire.InvalidRequest("initialize may only be sent once per connection")
 		}
 	} else if !initDone {
-		return nil, jsonrpc.InvalidRequest("client must call initialize before using %s methods", m.family)
+		return nil, jsonwire.InvalidRequest("client must call initialize before using %s methods", m.family)
 	} else if !initialized {
-		return nil, jsonrpc.InvalidRequest("client must send initialized before using %s methods", m.family)
+		return nil, jsonwire.InvalidRequest("client must send initialized before using %s methods", m.family)
 	}
 	return call(ctx, c)
 }
@@ -148,7 +149,7 @@ func bind[P any](family string, lane jsonrpc.Lane, fn func(ctx context.Context, 
 		lane:   lane,
 		prepare: func(raw json.RawMessage) (func(context.Context, *conn) (any, error), error) {
 			p := new(P)
-			if err := jsonrpc.UnmarshalParams(raw, p); err != nil {
+			if err := jsonwire.UnmarshalParams(raw, p); err != nil {
 				return nil, err
 			}
 			return func(ctx context.Context, c *conn) (any, error) { return fn(ctx, c, p) }, nil
@@ -162,7 +163,7 @@ func bindUnit(family string, lane jsonrpc.Lane, fn func(ctx context.Context, c *
 		family: family,
 		lane:   lane,
 		prepare: func(raw json.RawMessage) (func(context.Context, *conn) (any, error), error) {
-			if err := jsonrpc.UnmarshalParams(raw, &jsonrpc.Unit{}); err != nil {
+			if err := jsonwire.UnmarshalParams(raw, &jsonwire.Unit{}); err != nil {
 				return nil, err
 			}
 			return fn, nil

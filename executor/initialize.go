@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 
-	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/executor/session"
+	"github.com/execlab/executor/jsonwire"
 )
 
 // handleInitialize creates or resumes the connection's session (spec/jsonrpc.md §2).
@@ -16,7 +16,7 @@ func handleInitialize(_ context.Context, c *conn, p *protocol.InitializeParams) 
 		var err error
 		sess, err = c.srv.sessions.Create(c, newSessionState(c.srv))
 		if err != nil {
-			return nil, jsonrpc.Internal("creating session: %v", err)
+			return nil, jsonwire.Internal("creating session: %v", err)
 		}
 	} else {
 		id := *p.ResumeSessionID
@@ -24,10 +24,10 @@ func handleInitialize(_ context.Context, c *conn, p *protocol.InitializeParams) 
 		sess, err = c.srv.sessions.Resume(id, c)
 		switch {
 		case errors.Is(err, session.ErrAttached):
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeSessionAttached,
+			return nil, &jsonwire.Error{Code: jsonwire.CodeSessionAttached,
 				Message: "session " + id + " is already attached to another connection"}
 		case err != nil:
-			return nil, jsonrpc.InvalidRequest("unknown session id %s", id)
+			return nil, jsonwire.InvalidRequest("unknown session id %s", id)
 		}
 	}
 	// Notifications switch over before the response is written, so on resume they may

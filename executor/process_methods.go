@@ -5,6 +5,7 @@ import (
 
 	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/jsonwire"
 )
 
 func init() {
@@ -31,7 +32,7 @@ func processRead(ctx context.Context, c *conn, p *protocol.ProcessReadParams) (a
 	sess := c.session()
 	res, err := sess.State.procs.Read(ctx, p)
 	if !c.srv.sessions.AttachedTo(sess, c) {
-		return nil, jsonrpc.InvalidRequest("session has been resumed by another connection")
+		return nil, jsonwire.InvalidRequest("session has been resumed by another connection")
 	}
 	return res, err
 }

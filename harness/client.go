@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 
 	"github.com/execlab/executor/executor/protocol"
+
+	"github.com/execlab/executor/jsonwire"
 )
 
 // Client is a JSON-RPC client for one executor connection. All methods are safe for
@@ -223,7 +225,7 @@ func (c *Client) resolve(m message) {
 
 // refuseRequest answers a server→client request with -32601: this client handles none.
 func (c *Client) refuseRequest(m message) error {
-	msg := appendErrorResponse(nil, m.id, CodeMethodNotFound, "harness does not handle "+m.method)
+	msg := appendErrorResponse(nil, m.id, jsonwire.CodeMethodNotFound, "harness does not handle "+m.method)
 	if err := c.write(c.life, msg); err != nil {
 		if c.life.Err() != nil {
 			return ErrClosed

@@ -8,6 +8,8 @@ import (
 	"testing/synctest"
 
 	"github.com/execlab/executor/harness"
+
+	"github.com/execlab/executor/jsonwire"
 )
 
 // callResult is the outcome of a Call run in a goroutine.
@@ -141,7 +143,7 @@ func TestClient_ErrorResponseIsRPCError(t *testing.T) {
 		if !errors.As(r.err, &re) {
 			t.Fatalf("got error %v (%T), want *RPCError", r.err, r.err)
 		}
-		if re.Code != harness.CodeMethodNotFound || re.Message != "exec-server stub does not implement `nope` yet" {
+		if re.Code != jsonwire.CodeMethodNotFound || re.Message != "exec-server stub does not implement `nope` yet" {
 			t.Errorf("got %+v, want code -32601 and the server's message", re)
 		}
 	})

@@ -6,25 +6,9 @@ import (
 	"fmt"
 )
 
-// Wire error codes (spec/jsonrpc.md §7), for branching on RPCError.Code.
-const (
-	// CodeInvalidRequest: handshake order, unknown session, duplicate processId, reads of
-	// unknown processes, filesystem InvalidInput/PermissionDenied, and similar.
-	CodeInvalidRequest = -32600
-	// CodeMethodNotFound: the method is not registered (in any handshake state).
-	CodeMethodNotFound = -32601
-	// CodeInvalidParams: params that fail to decode or validate.
-	CodeInvalidParams = -32602
-	// CodeInternal: spawn failures, I/O errors, http transport failures.
-	CodeInternal = -32603
-	// CodeNotFound: filesystem NotFound; unknown fs/readBlock handle.
-	CodeNotFound = -32004
-	// CodeSessionAttached: resume of a session held by a live connection; retryable.
-	CodeSessionAttached = -32010
-)
-
-// RPCError is a JSON-RPC error response from the executor. Message is the server's text,
-// verbatim. Data is error.data, raw (nil when absent): codex 0.171.0 executors, and
+// RPCError is a JSON-RPC error response from the executor. Code is one of the wire codes
+// of package jsonwire (jsonwire.CodeInvalidRequest, jsonwire.CodeSessionAttached, …), the
+// one table the executor and the SDK share. Message is the server's text, verbatim. Data is error.data, raw (nil when absent): codex 0.171.0 executors, and
 // ours, send {"kind": K} on process/start failures; 0.169.0 executors never send it.
 type RPCError struct {
 	Code    int64           `json:"code"`

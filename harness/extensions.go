@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/execlab/executor/executor/protocol"
+
+	"github.com/execlab/executor/jsonwire"
 )
 
 // Protocol extensions (docs/protocol-extensions.md): process/closeStdin,
@@ -86,7 +88,7 @@ func notSupported(what string) error { return fmt.Errorf("%s: %w", what, ErrNotS
 // flag but lacks the method) and keeps every other error as it is.
 func extensionErr(method string, err error) error {
 	var re *RPCError
-	if errors.As(err, &re) && re.Code == CodeMethodNotFound {
+	if errors.As(err, &re) && re.Code == jsonwire.CodeMethodNotFound {
 		return fmt.Errorf("%s: %w (%w)", method, ErrNotSupported, err)
 	}
 	return err

@@ -7,6 +7,8 @@ import (
 
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/harness"
+
+	"github.com/execlab/executor/jsonwire"
 )
 
 // The extension helpers (docs/protocol-extensions.md) against ours, which advertises
@@ -105,7 +107,7 @@ func TestExtensions_PerServer(t *testing.T) {
 		if !ours {
 			for _, m := range []string{protocol.MethodProcessCloseStdin, protocol.MethodProcessResizePty, protocol.MethodProcessSendSignal, protocol.MethodProcessExitStatus} {
 				var re *harness.RPCError
-				if err := c.Call(ctx, m, map[string]any{"processId": "tty"}, nil); !errors.As(err, &re) || re.Code != harness.CodeMethodNotFound {
+				if err := c.Call(ctx, m, map[string]any{"processId": "tty"}, nil); !errors.As(err, &re) || re.Code != jsonwire.CodeMethodNotFound {
 					t.Errorf("%s on the reference = %v, want -32601", m, err)
 				}
 			}

@@ -15,6 +15,8 @@ import (
 
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/harness"
+
+	"github.com/execlab/executor/jsonwire"
 )
 
 var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
@@ -149,9 +151,9 @@ func TestLocal_ErrorsAreRPCErrors(t *testing.T) {
 		wantCode int64
 		wantMsg  string
 	}{
-		{"unknown method", false, "nope/nothing", harness.CodeMethodNotFound, "exec-server stub does not implement `nope/nothing` yet"},
-		{"before initialize", false, "environment/info", harness.CodeInvalidRequest, "client must call initialize before using environment info methods"},
-		{"unknown process", true, "process/read", harness.CodeInvalidRequest, "unknown process id ghost"},
+		{"unknown method", false, "nope/nothing", jsonwire.CodeMethodNotFound, "exec-server stub does not implement `nope/nothing` yet"},
+		{"before initialize", false, "environment/info", jsonwire.CodeInvalidRequest, "client must call initialize before using environment info methods"},
+		{"unknown process", true, "process/read", jsonwire.CodeInvalidRequest, "unknown process id ghost"},
 	}
 	forEachServer(t, func(t *testing.T, url string) {
 		for _, tc := range tests {
@@ -292,7 +294,7 @@ func TestLocal_ResumeOnNewConnection(t *testing.T) {
 			c2, _ = dial(t, url, false)
 			again, err = c2.Initialize(testCtx(t), "harness-test", first.SessionID)
 			var re *harness.RPCError
-			if err == nil || !errors.As(err, &re) || re.Code != harness.CodeSessionAttached || attempt == 40 {
+			if err == nil || !errors.As(err, &re) || re.Code != jsonwire.CodeSessionAttached || attempt == 40 {
 				break
 			}
 			c2.Close()
@@ -307,8 +309,8 @@ func TestLocal_ResumeOnNewConnection(t *testing.T) {
 		c3, _ := dial(t, url, false)
 		_, err = c3.Initialize(testCtx(t), "harness-test", first.SessionID)
 		var re *harness.RPCError
-		if !errors.As(err, &re) || re.Code != harness.CodeSessionAttached {
-			t.Errorf("got %v resuming an attached session, want code %d", err, harness.CodeSessionAttached)
+		if !errors.As(err, &re) || re.Code != jsonwire.CodeSessionAttached {
+			t.Errorf("got %v resuming an attached session, want code %d", err, jsonwire.CodeSessionAttached)
 		}
 	})
 }

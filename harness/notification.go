@@ -13,8 +13,8 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/jsonwire"
 )
 
 // Notification is one server→client notification. Params is the raw JSON (nil when
@@ -178,7 +178,7 @@ func decodeBase64Fast(raw []byte) ([]byte, bool) {
 	if bytes.IndexByte(body, '\\') >= 0 {
 		return nil, false
 	}
-	out, err := jsonrpc.DecodeBase64Into(nil, body)
+	out, err := jsonwire.DecodeBase64Into(nil, body)
 	if err != nil {
 		return nil, false
 	}

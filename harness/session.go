@@ -10,7 +10,7 @@ import (
 // Initialize performs the handshake (spec/jsonrpc.md §2.1): `initialize` with clientName
 // and, when resumeSessionID is non-empty, a resume of that session; then the `initialized`
 // notification. It returns the server's result (sessionId, environmentInfo). A failed
-// resume is returned as *RPCError (-32600 unknown session, CodeSessionAttached while the
+// resume is returned as *RPCError (-32600 unknown session, jsonwire.CodeSessionAttached while the
 // session is held elsewhere) and leaves the connection usable for another Initialize.
 func (c *Client) Initialize(ctx context.Context, clientName, resumeSessionID string) (protocol.InitializeResult, error) {
 	p := protocol.InitializeParams{ClientName: clientName}

@@ -31,6 +31,8 @@ import (
 
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/noise/channel"
+
+	"github.com/execlab/executor/jsonwire"
 )
 
 // errSessionLost: the executor no longer knows the session (expired or evicted).
@@ -410,7 +412,7 @@ func (s *sessionConn) reattach(ctx context.Context, conn MessageConn) error {
 			if rpcErr == nil {
 				break
 			}
-			if rpcErr.Code != CodeSessionAttached {
+			if rpcErr.Code != jsonwire.CodeSessionAttached {
 				return fmt.Errorf("%w: %s", errSessionLost, rpcErr.Message)
 			}
 			if !sleepCtx(ctx, resumeRetryInterval) {

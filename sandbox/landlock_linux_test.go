@@ -14,6 +14,8 @@ import (
 	"github.com/execlab/executor/sandbox"
 	"github.com/execlab/executor/sandbox/policy"
 	"github.com/execlab/executor/sandbox/sandboxtest"
+
+	"github.com/execlab/executor/jsonwire"
 )
 
 func TestDegraded_ReadOnlyFull(t *testing.T) {
@@ -75,7 +77,7 @@ func TestDegraded_Refusals(t *testing.T) {
 			}
 			_, err = l.Wrap(&sandbox.Request{Policy: p, EnforceManagedNetwork: tt.managed, Argv: []string{"true"}, Cwd: "/"})
 			var pe *policy.Error
-			if !errors.As(err, &pe) || pe.Code != policy.CodeInvalidParams ||
+			if !errors.As(err, &pe) || pe.Code != jsonwire.CodeInvalidParams ||
 				!strings.HasPrefix(pe.Message, "sandbox intent cannot be enforced on this executor: ") ||
 				tt.want != "" && pe.Message != "sandbox intent cannot be enforced on this executor: degraded Landlock backend cannot express "+tt.want {
 				t.Fatalf("got %v, want -32602 refusal %q", err, tt.want)
@@ -93,7 +95,7 @@ func TestDegraded_ABIGate(t *testing.T) {
 	p, _ := policy.Resolve(decodeCtx(t, managedCtx("restricted", entryJSON(specialJSON("root"), "read"))), &policy.ResolveOptions{CommandCwd: "/"})
 	_, err := l.Wrap(&sandbox.Request{Policy: p, Argv: []string{"true"}, Cwd: "/"})
 	var pe *policy.Error
-	if !errors.As(err, &pe) || pe.Code != policy.CodeInvalidParams {
+	if !errors.As(err, &pe) || pe.Code != jsonwire.CodeInvalidParams {
 		t.Fatalf("got %v, want -32602", err)
 	}
 }

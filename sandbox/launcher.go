@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/execlab/executor/sandbox/policy"
+
+	"github.com/execlab/executor/jsonwire"
 )
 
 // Launcher turns a resolved policy and a command into the command line that runs it
@@ -93,14 +95,14 @@ func (l *Launcher) Wrap(req *Request) (*Command, error) {
 		return nil, nil
 	}
 	if len(req.Argv) == 0 {
-		return nil, &policy.Error{Code: policy.CodeInvalidParams, Message: msgNoCommand}
+		return nil, &policy.Error{Code: jsonwire.CodeInvalidParams, Message: msgNoCommand}
 	}
 	if p == nil { // deviation: managed network without a sandbox is a disabled profile
 		p = &policy.Policy{Type: policy.ProfileDisabled, Network: policy.NetworkEnabled, Cwd: cleanCwd(req.Cwd)}
 	}
 	plan := p.Plan(req.EnforceManagedNetwork)
 	if _, err := os.Stat(l.exe); l.exe == "" || err != nil {
-		return nil, &policy.Error{Code: policy.CodeInternal, Message: msgRuntimeUnavailable}
+		return nil, &policy.Error{Code: jsonwire.CodeInternal, Message: msgRuntimeUnavailable}
 	}
 	p = withReadGrant(p, l.exe)
 
@@ -142,7 +144,7 @@ func (l *Launcher) Wrap(req *Request) (*Command, error) {
 	}
 	enc, err := p.Encode()
 	if err != nil {
-		return nil, &policy.Error{Code: policy.CodeInternal, Message: err.Error()}
+		return nil, &policy.Error{Code: jsonwire.CodeInternal, Message: err.Error()}
 	}
 	a.profile = enc
 	if argv := l.directBwrap(a, p, plan, req.Env); argv != nil {
@@ -166,7 +168,7 @@ func (l *Launcher) Wrap(req *Request) (*Command, error) {
 }
 
 func unenforceable(reason string) error {
-	return &policy.Error{Code: policy.CodeInvalidParams, Message: msgUnenforceable + reason, Class: policy.ClassUnavailable}
+	return &policy.Error{Code: jsonwire.CodeInvalidParams, Message: msgUnenforceable + reason, Class: policy.ClassUnavailable}
 }
 
 func cleanCwd(c string) string {

@@ -9,6 +9,8 @@ import (
 	"github.com/execlab/executor/sandbox"
 	"github.com/execlab/executor/sandbox/policy"
 	"github.com/execlab/executor/sandbox/sandboxtest"
+
+	"github.com/execlab/executor/jsonwire"
 )
 
 func TestProbe_ReportsLayers(t *testing.T) {
@@ -57,7 +59,7 @@ func TestWrap_NoIntentAndErrors(t *testing.T) {
 			ManagedNetwork: &sandbox.ManagedNetwork{LoopbackPorts: []uint16{3128}}, Argv: []string{"true"}, Cwd: "/"})
 		switch {
 		case tt.wantErr != "":
-			if !errors.As(err, &pe) || pe.Code != policy.CodeInvalidParams || pe.Message != tt.wantErr {
+			if !errors.As(err, &pe) || pe.Code != jsonwire.CodeInvalidParams || pe.Message != tt.wantErr {
 				t.Errorf("managed on %s: got (%v, %v), want -32602 %q", tt.report.Backend, cmd, err, tt.wantErr)
 			}
 		case err != nil || cmd == nil || cmd.Backend != tt.wantBackend || cmd.SandboxType != sandbox.SandboxTypeLinuxSeccomp:
@@ -68,7 +70,7 @@ func TestWrap_NoIntentAndErrors(t *testing.T) {
 	}
 	gone := sandbox.NewLauncher(sandboxtest.Report(""), &sandbox.Options{Executable: "/nonexistent/executor"})
 	_, err = gone.Wrap(&sandbox.Request{Policy: &policy.Policy{Cwd: "/"}, Argv: []string{"true"}, Cwd: "/"})
-	if !errors.As(err, &pe) || pe.Code != policy.CodeInternal || pe.Message != "sandbox runtime paths are not configured" {
+	if !errors.As(err, &pe) || pe.Code != jsonwire.CodeInternal || pe.Message != "sandbox runtime paths are not configured" {
 		t.Errorf("deleted executor: got %v, want -32603", err)
 	}
 }

@@ -63,6 +63,8 @@ func TestDependencyDirection(t *testing.T) {
 		{from: "", forbidden: []string{mod + "cmd", mod + "test"}, except: []string{"cmd", "test"}},
 		{from: "", forbidden: []string{mod + "relay/relaytest", mod + "executor/executortest"}, except: []string{"relay/relaytest", "executor/executortest"}},
 		{from: "", forbidden: []string{mod + "proto/relayv1"}, except: []string{"relay/frame", "proto/relayv1"}},
+		// jsonwire is the leaf under every JSON-RPC speaker (server, harness, sandbox policy).
+		{from: "jsonwire", forbidden: []string{strings.TrimSuffix(mod, "/")}},
 	}
 	pkgs := pkgDeps(t)
 	if len(pkgs) < 10 {
@@ -108,4 +110,25 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// TestHarnessLinksNoServer: the harness SDK and the wire types it shares with the server
+// (executor/protocol) link no server code. Of the executor tree only executor/protocol may
+// appear among their dependencies; the JSON vocabulary comes from jsonwire.
+func TestHarnessLinksNoServer(t *testing.T) {
+	pkgs := pkgDeps(t)
+	for _, name := range []string{"harness", "executor/protocol"} {
+		p, ok := pkgs[name]
+		if !ok {
+			t.Fatalf("go list did not report %s", name)
+		}
+		if !contains(p.deps, mod+"jsonwire") {
+			t.Errorf("%s does not depend on jsonwire; the dependency data looks wrong", name)
+		}
+		for _, d := range p.deps {
+			if (d == mod+"executor" || strings.HasPrefix(d, mod+"executor/")) && d != mod+"executor/protocol" {
+				t.Errorf("%s links %s: the SDK must not carry the server's dispatcher or methods", name, d)
+			}
+		}
+	}
 }

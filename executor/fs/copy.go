@@ -7,14 +7,14 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/jsonwire"
 )
 
 var (
-	errCopyNeedsRecursive = jsonrpc.InvalidRequest("fs/copy requires recursive: true when sourcePath is a directory")
-	errCopyIntoItself     = jsonrpc.InvalidRequest("fs/copy cannot copy a directory to itself or one of its descendants")
-	errCopySpecial        = jsonrpc.InvalidRequest("fs/copy only supports regular files, directories, and symlinks")
+	errCopyNeedsRecursive = jsonwire.InvalidRequest("fs/copy requires recursive: true when sourcePath is a directory")
+	errCopyIntoItself     = jsonwire.InvalidRequest("fs/copy cannot copy a directory to itself or one of its descendants")
+	errCopySpecial        = jsonwire.InvalidRequest("fs/copy only supports regular files, directories, and symlinks")
 )
 
 // Copy implements fs/copy: a file, a symlink (recreated with the same target text, also at top

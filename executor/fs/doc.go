@@ -7,7 +7,7 @@
 // package os and x/sys/unix. Paths arrive as protocol.PathURI and are converted with
 // PathURI.Native; a foreign-OS URI fails with -32600 `'<uri>' is invalid on 'linux'`.
 //
-// Errors: every method returns *jsonrpc.Error. OS errors carry the reference's musl text
+// Errors: every method returns *jsonwire.Error. OS errors carry the reference's musl text
 // and code mapping (executor/oserr): NotFound → -32004, PermissionDenied/InvalidInput →
 // -32600, else -32603.
 //

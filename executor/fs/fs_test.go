@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/execlab/executor/executor/fs"
-	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/jsonwire"
 	"github.com/execlab/executor/sandbox/policy"
 )
 
@@ -21,10 +21,10 @@ var ctx = context.Background()
 func uri(p string) protocol.PathURI { return protocol.FromNative(p) }
 func ptr[T any](v T) *T             { return &v }
 
-// wantErr checks a *jsonrpc.Error code and message (message "" = any; a leading "~" = substring).
+// wantErr checks a *jsonwire.Error code and message (message "" = any; a leading "~" = substring).
 func wantErr(t *testing.T, what string, err error, code int, msg string) {
 	t.Helper()
-	var rpc *jsonrpc.Error
+	var rpc *jsonwire.Error
 	if !errors.As(err, &rpc) {
 		t.Fatalf("%s: got error %v, want code %d %q", what, err, code, msg)
 	}
@@ -65,14 +65,14 @@ func TestWriteFile_Errors(t *testing.T) {
 	s, dir := fs.New(nil), t.TempDir()
 	missing := filepath.Join(dir, "nope", "f")
 	_, err := s.WriteFile(ctx, &protocol.FsWriteFileParams{Path: uri(missing), DataBase64: ""})
-	wantErr(t, "missing parent", err, jsonrpc.CodeNotFound, "No such file or directory (os error 2)")
+	wantErr(t, "missing parent", err, jsonwire.CodeNotFound, "No such file or directory (os error 2)")
 	if _, err := os.Stat(filepath.Dir(missing)); !os.IsNotExist(err) {
 		t.Fatalf("parent was created: %v", err)
 	}
 	_, err = s.WriteFile(ctx, &protocol.FsWriteFileParams{Path: uri(filepath.Join(dir, "x")), DataBase64: "YQ"})
-	wantErr(t, "unpadded", err, jsonrpc.CodeInvalidRequest, "fs/writeFile requires valid base64 dataBase64: Invalid padding")
+	wantErr(t, "unpadded", err, jsonwire.CodeInvalidRequest, "fs/writeFile requires valid base64 dataBase64: Invalid padding")
 	_, err = s.WriteFile(ctx, &protocol.FsWriteFileParams{Path: uri(filepath.Join(dir, "x")), DataBase64: "a=b="})
-	wantErr(t, "bad symbol", err, jsonrpc.CodeInvalidRequest, "fs/writeFile requires valid base64 dataBase64: Invalid symbol 61, offset 1.")
+	wantErr(t, "bad symbol", err, jsonwire.CodeInvalidRequest, "fs/writeFile requires valid base64 dataBase64: Invalid symbol 61, offset 1.")
 }
 
 func TestWriteFile_TruncatesInPlace(t *testing.T) {
@@ -91,17 +91,17 @@ func TestWriteFile_TruncatesInPlace(t *testing.T) {
 func TestReadFile_Directory(t *testing.T) {
 	s, dir := fs.New(nil), t.TempDir()
 	_, err := s.ReadFile(ctx, &protocol.FsReadFileParams{Path: uri(dir)})
-	wantErr(t, "follow", err, jsonrpc.CodeInvalidRequest, "path `"+dir+"` is not a file")
+	wantErr(t, "follow", err, jsonwire.CodeInvalidRequest, "path `"+dir+"` is not a file")
 	_, err = s.ReadFile(ctx, &protocol.FsReadFileParams{Path: uri(dir), FollowSymlinks: ptr(false)})
-	wantErr(t, "nofollow", err, jsonrpc.CodeInvalidRequest, "path is not a regular file")
+	wantErr(t, "nofollow", err, jsonwire.CodeInvalidRequest, "path is not a regular file")
 }
 
 func TestForeignURI(t *testing.T) {
 	s := fs.New(nil)
 	_, err := s.ReadFile(ctx, &protocol.FsReadFileParams{Path: "file://server/share/x"})
-	wantErr(t, "unc", err, jsonrpc.CodeInvalidRequest, "'file://server/share/x' is invalid on 'linux'")
+	wantErr(t, "unc", err, jsonwire.CodeInvalidRequest, "'file://server/share/x' is invalid on 'linux'")
 	_, err = s.GetMetadata(ctx, &protocol.FsGetMetadataParams{Path: "file:///C:/x"})
-	wantErr(t, "drive", err, jsonrpc.CodeInvalidRequest, "'file:///C:/x' is invalid on 'linux'")
+	wantErr(t, "drive", err, jsonwire.CodeInvalidRequest, "'file:///C:/x' is invalid on 'linux'")
 }
 
 // Without a Launcher, a sandbox that needs the helper fails closed; one that runs
@@ -110,7 +110,7 @@ func TestSandbox_NoLauncherFailsClosed(t *testing.T) {
 	s, dir := fs.New(nil), t.TempDir()
 	restricted := sandboxContext(t, `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[]}},"windowsSandboxLevel":"disabled"}`)
 	_, err := s.ReadDirectory(ctx, &protocol.FsReadDirectoryParams{Path: uri(dir), Sandbox: restricted})
-	wantErr(t, "restricted", err, jsonrpc.CodeInvalidParams, "sandbox intent cannot be enforced on this executor: sandbox support is not configured")
+	wantErr(t, "restricted", err, jsonwire.CodeInvalidParams, "sandbox intent cannot be enforced on this executor: sandbox support is not configured")
 	for _, sb := range []*policy.Context{nil, sandboxContext(t, `{"permissions":{"type":"disabled"},"windowsSandboxLevel":"disabled"}`)} {
 		if _, err := s.ReadDirectory(ctx, &protocol.FsReadDirectoryParams{Path: uri(dir), Sandbox: sb}); err != nil {
 			t.Fatalf("sandbox %v: got %v, want success", sb, err)
@@ -131,7 +131,7 @@ func TestCreateDirectory_Nested(t *testing.T) {
 		t.Fatalf("existing directory, recursive: got %v, want success", err)
 	}
 	_, err := s.CreateDirectory(ctx, &protocol.FsCreateDirectoryParams{Path: uri(p), Recursive: ptr(false)})
-	wantErr(t, "existing non-recursive", err, jsonrpc.CodeInternal, "File exists (os error 17)")
+	wantErr(t, "existing non-recursive", err, jsonwire.CodeInternal, "File exists (os error 17)")
 }
 
 func TestGetMetadata(t *testing.T) {
@@ -158,9 +158,9 @@ func TestGetMetadata(t *testing.T) {
 		}
 	}
 	_, err := s.GetMetadata(ctx, &protocol.FsGetMetadataParams{Path: uri(filepath.Join(dir, "dangling"))})
-	wantErr(t, "dangling", err, jsonrpc.CodeNotFound, "")
+	wantErr(t, "dangling", err, jsonwire.CodeNotFound, "")
 	_, err = s.GetMetadata(ctx, &protocol.FsGetMetadataParams{Path: uri(filepath.Join(dir, "loop"))})
-	wantErr(t, "loop", err, jsonrpc.CodeInternal, "Symbolic link loop (os error 40)")
+	wantErr(t, "loop", err, jsonwire.CodeInternal, "Symbolic link loop (os error 40)")
 }
 
 func TestFollowSymlinksFalse(t *testing.T) {
@@ -174,21 +174,21 @@ func TestFollowSymlinksFalse(t *testing.T) {
 	viaLink := uri(filepath.Join(dir, "ldir", "f"))
 	lfile := uri(filepath.Join(dir, "lfile"))
 	_, err := s.ReadFile(ctx, &protocol.FsReadFileParams{Path: viaLink, FollowSymlinks: no})
-	wantErr(t, "ancestor read", err, jsonrpc.CodeInternal, "Not a directory (os error 20)")
+	wantErr(t, "ancestor read", err, jsonwire.CodeInternal, "Not a directory (os error 20)")
 	_, err = s.GetMetadata(ctx, &protocol.FsGetMetadataParams{Path: lfile, FollowSymlinks: no})
-	wantErr(t, "final metadata", err, jsonrpc.CodeInvalidRequest, "path contains a symbolic link")
+	wantErr(t, "final metadata", err, jsonwire.CodeInvalidRequest, "path contains a symbolic link")
 	_, err = s.ReadFile(ctx, &protocol.FsReadFileParams{Path: lfile, FollowSymlinks: no})
-	wantErr(t, "final read", err, jsonrpc.CodeInternal, "Symbolic link loop (os error 40)")
+	wantErr(t, "final read", err, jsonwire.CodeInternal, "Symbolic link loop (os error 40)")
 	_, err = s.WriteFile(ctx, &protocol.FsWriteFileParams{Path: lfile, FollowSymlinks: no})
-	wantErr(t, "final write", err, jsonrpc.CodeInternal, "Symbolic link loop (os error 40)")
+	wantErr(t, "final write", err, jsonwire.CodeInternal, "Symbolic link loop (os error 40)")
 	_, err = s.CreateDirectory(ctx, &protocol.FsCreateDirectoryParams{Path: lfile, FollowSymlinks: no})
-	wantErr(t, "final mkdir", err, jsonrpc.CodeInternal, "Not a directory (os error 20)")
+	wantErr(t, "final mkdir", err, jsonwire.CodeInternal, "Not a directory (os error 20)")
 	_, err = s.CreateDirectory(ctx, &protocol.FsCreateDirectoryParams{Path: lfile, FollowSymlinks: no, Recursive: no})
-	wantErr(t, "final mkdir non-recursive", err, jsonrpc.CodeInternal, "File exists (os error 17)")
+	wantErr(t, "final mkdir non-recursive", err, jsonwire.CodeInternal, "File exists (os error 17)")
 	_, err = s.Remove(ctx, &protocol.FsRemoveParams{Path: lfile, FollowSymlinks: no})
-	wantErr(t, "recursive remove", err, jsonrpc.CodeInternal, "recursive no-follow removal is unsupported")
+	wantErr(t, "recursive remove", err, jsonwire.CodeInternal, "recursive no-follow removal is unsupported")
 	_, err = s.Remove(ctx, &protocol.FsRemoveParams{Path: lfile, FollowSymlinks: no, Recursive: no})
-	wantErr(t, "final remove", err, jsonrpc.CodeInvalidRequest, "path contains a symbolic link")
+	wantErr(t, "final remove", err, jsonwire.CodeInvalidRequest, "path contains a symbolic link")
 	m, err := s.GetMetadata(ctx, &protocol.FsGetMetadataParams{Path: uri(filepath.Join(real, "f")), FollowSymlinks: no})
 	if err != nil || !m.IsFile || m.Size != 1 {
 		t.Fatalf("plain metadata: got %+v %v", m, err)
@@ -220,7 +220,7 @@ func TestReadDirectory(t *testing.T) {
 		}
 	}
 	_, err = s.ReadDirectory(ctx, &protocol.FsReadDirectoryParams{Path: uri(filepath.Join(dir, "root.txt"))})
-	wantErr(t, "file", err, jsonrpc.CodeInternal, "Not a directory (os error 20)")
+	wantErr(t, "file", err, jsonwire.CodeInternal, "Not a directory (os error 20)")
 }
 
 func TestRemove(t *testing.T) {
@@ -231,7 +231,7 @@ func TestRemove(t *testing.T) {
 	if _, err := s.Remove(ctx, &protocol.FsRemoveParams{Path: uri(tree), Recursive: ptr(false)}); err == nil {
 		t.Fatal("non-recursive remove of a non-empty dir: got success")
 	} else {
-		wantErr(t, "non-empty", err, jsonrpc.CodeInternal, "Directory not empty (os error 39)")
+		wantErr(t, "non-empty", err, jsonwire.CodeInternal, "Directory not empty (os error 39)")
 	}
 	if _, err := s.Remove(ctx, &protocol.FsRemoveParams{Path: uri(tree)}); err != nil {
 		t.Fatal(err)
@@ -250,9 +250,9 @@ func TestRemove(t *testing.T) {
 	}
 	// A parent that is a file is an error even with force (observed from codex 0.169.0).
 	_, err0 := s.Remove(ctx, &protocol.FsRemoveParams{Path: uri(filepath.Join(target, "under-file"))})
-	wantErr(t, "force under a file", err0, jsonrpc.CodeInternal, "Not a directory (os error 20)")
+	wantErr(t, "force under a file", err0, jsonwire.CodeInternal, "Not a directory (os error 20)")
 	_, err := s.Remove(ctx, &protocol.FsRemoveParams{Path: uri(filepath.Join(dir, "missing")), Force: ptr(false)})
-	wantErr(t, "force false", err, jsonrpc.CodeNotFound, "No such file or directory (os error 2)")
+	wantErr(t, "force false", err, jsonwire.CodeNotFound, "No such file or directory (os error 2)")
 }
 
 func TestCopy(t *testing.T) {
@@ -263,11 +263,11 @@ func TestCopy(t *testing.T) {
 	os.Symlink("sub/f", filepath.Join(src, "link"))
 	syscall.Mkfifo(filepath.Join(src, "fifo"), 0o644)
 	_, err := s.Copy(ctx, &protocol.FsCopyParams{SourcePath: uri(src), DestinationPath: uri(filepath.Join(dir, "dst"))})
-	wantErr(t, "no recursive", err, jsonrpc.CodeInvalidRequest, "fs/copy requires recursive: true when sourcePath is a directory")
+	wantErr(t, "no recursive", err, jsonwire.CodeInvalidRequest, "fs/copy requires recursive: true when sourcePath is a directory")
 	_, err = s.Copy(ctx, &protocol.FsCopyParams{SourcePath: uri(src), DestinationPath: uri(filepath.Join(src, "sub", "x")), Recursive: true})
-	wantErr(t, "descendant", err, jsonrpc.CodeInvalidRequest, "fs/copy cannot copy a directory to itself or one of its descendants")
+	wantErr(t, "descendant", err, jsonwire.CodeInvalidRequest, "fs/copy cannot copy a directory to itself or one of its descendants")
 	_, err = s.Copy(ctx, &protocol.FsCopyParams{SourcePath: uri(filepath.Join(src, "fifo")), DestinationPath: uri(filepath.Join(dir, "f2"))})
-	wantErr(t, "fifo", err, jsonrpc.CodeInvalidRequest, "fs/copy only supports regular files, directories, and symlinks")
+	wantErr(t, "fifo", err, jsonwire.CodeInvalidRequest, "fs/copy only supports regular files, directories, and symlinks")
 	dst := filepath.Join(dir, "dst")
 	if _, err := s.Copy(ctx, &protocol.FsCopyParams{SourcePath: uri(src), DestinationPath: uri(dst), Recursive: true}); err != nil {
 		t.Fatal(err)
@@ -329,10 +329,10 @@ func TestWalk(t *testing.T) {
 	}
 	for _, o := range []protocol.FsWalkOptions{{MaxDepth: 65, MaxDirectories: 1, MaxEntries: 1}, {MaxDepth: 1, MaxDirectories: 10001, MaxEntries: 1}, {MaxDepth: 1, MaxDirectories: 1, MaxEntries: 50001}} {
 		_, err := s.Walk(ctx, &protocol.FsWalkParams{Path: uri(dir), Options: o})
-		wantErr(t, "over max", err, jsonrpc.CodeInvalidRequest, "filesystem walk limits exceed maximums: depth=64, directories=10000, entries=50000")
+		wantErr(t, "over max", err, jsonwire.CodeInvalidRequest, "filesystem walk limits exceed maximums: depth=64, directories=10000, entries=50000")
 	}
 	_, err = s.Walk(ctx, &protocol.FsWalkParams{Path: uri(dir), Options: protocol.FsWalkOptions{MaxDepth: 1, MaxEntries: 1}})
-	wantErr(t, "zero dirs", err, jsonrpc.CodeInvalidRequest, "")
+	wantErr(t, "zero dirs", err, jsonwire.CodeInvalidRequest, "")
 	res, err = s.Walk(ctx, &protocol.FsWalkParams{Path: uri(filepath.Join(dir, "z")), Options: opts})
 	if err != nil || len(res.Entries) != 0 {
 		t.Fatalf("file root: got %+v %v, want empty", res, err)

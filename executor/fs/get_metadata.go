@@ -5,13 +5,13 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/jsonwire"
 	"golang.org/x/sys/unix"
 )
 
 // errContainsSymlink is the no-follow refusal for a symlink final component.
-var errContainsSymlink = jsonrpc.InvalidRequest("path contains a symbolic link")
+var errContainsSymlink = jsonwire.InvalidRequest("path contains a symbolic link")
 
 // GetMetadata implements fs/getMetadata. Following (default): isDirectory/isFile describe
 // the target, isSymlink the path itself, createdAtMs is 0 (as the Linux reference build

@@ -2,24 +2,23 @@ package fs
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"io"
 	"os"
 	"sync"
 	"syscall"
 
-	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/jsonwire"
 	"github.com/execlab/executor/sandbox/policy"
 )
 
 var (
-	errSnapshotBudget  = jsonrpc.InvalidRequest("sandboxed file reads may hold at most %d MiB per connection", MaxSnapshotBytes>>20)
-	errSnapshotChanged = jsonrpc.Internal("file changed while it was read for a sandboxed file read")
-	errHandleIDTooLong = jsonrpc.InvalidRequest("file handle ID must not exceed %d bytes", MaxHandleIDLen)
-	errTooManyHandles  = jsonrpc.InvalidRequest("at most %d file handles may be open per connection", MaxOpenHandles)
-	errBlockLen        = jsonrpc.InvalidRequest("file read block length must be between 1 and %d", MaxReadBlockLen)
+	errSnapshotBudget  = jsonwire.InvalidRequest("sandboxed file reads may hold at most %d MiB per connection", MaxSnapshotBytes>>20)
+	errSnapshotChanged = jsonwire.Internal("file changed while it was read for a sandboxed file read")
+	errHandleIDTooLong = jsonwire.InvalidRequest("file handle ID must not exceed %d bytes", MaxHandleIDLen)
+	errTooManyHandles  = jsonwire.InvalidRequest("at most %d file handles may be open per connection", MaxOpenHandles)
+	errBlockLen        = jsonwire.InvalidRequest("file read block length must be between 1 and %d", MaxReadBlockLen)
 )
 
 // Handles is one connection's fs/open table (at most MaxOpenHandles). It is safe for
@@ -90,7 +89,7 @@ func (h *Handles) Open(ctx context.Context, p *protocol.FsOpenParams) (*protocol
 	if h.closed {
 		h.mu.Unlock()
 		hd.close()
-		return nil, jsonrpc.Internal("connection closed")
+		return nil, jsonwire.Internal("connection closed")
 	}
 	if hd.data != nil && h.snapshotBytes+int64(len(hd.data)) > MaxSnapshotBytes {
 		delete(h.files, p.HandleID)
@@ -113,12 +112,12 @@ func (h *Handles) openSnapshot(ctx context.Context, pol *policy.Policy, path pro
 	if err != nil {
 		return nil, err
 	}
-	data, err := base64.StdEncoding.DecodeString(res.DataBase64)
+	data, err := jsonwire.DecodeBase64(res.DataBase64)
 	if err != nil {
-		return nil, jsonrpc.Internal("failed to encode or decode fs sandbox helper message: %s", err.Error())
+		return nil, jsonwire.Internal("failed to encode or decode fs sandbox helper message: %s", err.Error())
 	}
 	if int64(len(data)) != res.Size {
-		return nil, jsonrpc.Internal("failed to encode or decode fs sandbox helper message: snapshot of %d bytes, file of %d", len(data), res.Size)
+		return nil, jsonwire.Internal("failed to encode or decode fs sandbox helper message: snapshot of %d bytes, file of %d", len(data), res.Size)
 	}
 	if data == nil {
 		data = []byte{}
@@ -130,7 +129,7 @@ func (h *Handles) reserve(id string) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if _, ok := h.files[id]; ok {
-		return jsonrpc.InvalidRequest("file handle `%s` already exists", id)
+		return jsonwire.InvalidRequest("file handle `%s` already exists", id)
 	}
 	if len(h.files) >= MaxOpenHandles {
 		return errTooManyHandles
@@ -157,7 +156,7 @@ func openRegular(native string) (*os.File, error) {
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, jsonrpc.InvalidRequest("path `%s` is not a file", native)
+		return nil, jsonwire.InvalidRequest("path `%s` is not a file", native)
 	}
 	return f, nil
 }
@@ -171,7 +170,7 @@ func (h *Handles) ReadBlock(ctx context.Context, p *protocol.FsReadBlockParams) 
 	hd := h.files[p.HandleID]
 	h.mu.Unlock()
 	if hd == nil {
-		return nil, jsonrpc.NotFound("unknown file handle `%s`", p.HandleID)
+		return nil, jsonwire.NotFound("unknown file handle `%s`", p.HandleID)
 	}
 	if hd.f == nil { // snapshot
 		var chunk []byte

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/execlab/executor/executor/fs"
-	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/jsonwire"
 )
 
 func readBlock(t testing.TB, h *fs.Handles, id string, off, n uint64) (string, bool) {
@@ -69,7 +69,7 @@ func TestOpen_Limits(t *testing.T) {
 	h := fs.New(nil).NewHandles()
 	defer h.CloseAll()
 	_, err := h.Open(ctx, &protocol.FsOpenParams{HandleID: strings.Repeat("a", 33), Path: uri(p)})
-	wantErr(t, "33-byte id", err, jsonrpc.CodeInvalidRequest, "file handle ID must not exceed 32 bytes")
+	wantErr(t, "33-byte id", err, jsonwire.CodeInvalidRequest, "file handle ID must not exceed 32 bytes")
 	if _, err := h.Open(ctx, &protocol.FsOpenParams{HandleID: strings.Repeat("a", 32), Path: uri(p)}); err != nil {
 		t.Fatalf("32-byte id: %v", err)
 	}
@@ -80,9 +80,9 @@ func TestOpen_Limits(t *testing.T) {
 		}
 	}
 	_, err = h.Open(ctx, &protocol.FsOpenParams{HandleID: "0", Path: uri(p)})
-	wantErr(t, "duplicate", err, jsonrpc.CodeInvalidRequest, "file handle `0` already exists")
+	wantErr(t, "duplicate", err, jsonwire.CodeInvalidRequest, "file handle `0` already exists")
 	_, err = h.Open(ctx, &protocol.FsOpenParams{HandleID: "129th", Path: uri(p)})
-	wantErr(t, "129th", err, jsonrpc.CodeInvalidRequest, "at most 128 file handles may be open per connection")
+	wantErr(t, "129th", err, jsonwire.CodeInvalidRequest, "at most 128 file handles may be open per connection")
 	h.Close(ctx, &protocol.FsCloseParams{HandleID: "5"})
 	h.Close(ctx, &protocol.FsCloseParams{HandleID: "5"}) // idempotent
 	if _, err := h.Open(ctx, &protocol.FsOpenParams{HandleID: "129th", Path: uri(p)}); err != nil {
@@ -90,10 +90,10 @@ func TestOpen_Limits(t *testing.T) {
 	}
 	for _, n := range []uint64{0, 1<<20 + 1} {
 		_, err = h.ReadBlock(ctx, &protocol.FsReadBlockParams{HandleID: "0", Len: n})
-		wantErr(t, fmt.Sprint("len ", n), err, jsonrpc.CodeInvalidRequest, "file read block length must be between 1 and 1048576")
+		wantErr(t, fmt.Sprint("len ", n), err, jsonwire.CodeInvalidRequest, "file read block length must be between 1 and 1048576")
 	}
 	_, err = h.ReadBlock(ctx, &protocol.FsReadBlockParams{HandleID: "nope", Len: 1})
-	wantErr(t, "unknown", err, jsonrpc.CodeNotFound, "unknown file handle `nope`")
+	wantErr(t, "unknown", err, jsonwire.CodeNotFound, "unknown file handle `nope`")
 }
 
 func TestOpen_ReleasesCapacity(t *testing.T) {
@@ -128,7 +128,7 @@ func TestOpen_FIFOFailsFast(t *testing.T) {
 	}()
 	select {
 	case err := <-done:
-		wantErr(t, "fifo", err, jsonrpc.CodeInvalidRequest, "path `"+p+"` is not a file")
+		wantErr(t, "fifo", err, jsonwire.CodeInvalidRequest, "path `"+p+"` is not a file")
 	case <-time.After(5 * time.Second):
 		t.Fatal("fs/open of a FIFO blocked")
 	}

@@ -23,7 +23,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/jsonwire"
 	"github.com/execlab/executor/sandbox"
 	"github.com/execlab/executor/sandbox/policy"
 )
@@ -39,7 +39,7 @@ type helperRequest struct {
 
 type helperResponse struct {
 	OK    json.RawMessage `json:"ok,omitempty"`
-	Error *jsonrpc.Error  `json:"error,omitempty"`
+	Error *jsonwire.Error `json:"error,omitempty"`
 }
 
 // cappedBuffer keeps at most max bytes; a write beyond it fails, which stops the copy.
@@ -59,7 +59,7 @@ func (b *cappedBuffer) Write(p []byte) (int, error) {
 
 // helperCall runs method with params (whose sandbox member must be nil) in a fresh
 // sandboxed helper enforcing pol, and decodes its result into a new R. Errors are
-// *jsonrpc.Error: the helper's own (code and OS text), -32603 "fs sandbox helper
+// *jsonwire.Error: the helper's own (code and OS text), -32603 "fs sandbox helper
 // failed with status …" for a failed helper, -32603 "failed to encode or decode fs
 // sandbox helper message: …" for unparsable output, or the launcher's refusal
 // (-32602 when no backend can enforce the plan). ctx cancellation kills the helper.
@@ -70,7 +70,7 @@ func helperCall[R any](ctx context.Context, s *Service, pol *policy.Policy, meth
 	}
 	var res R
 	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, jsonrpc.Internal("failed to encode or decode fs sandbox helper message: %s", err.Error())
+		return nil, jsonwire.Internal("failed to encode or decode fs sandbox helper message: %s", err.Error())
 	}
 	return &res, nil
 }
@@ -78,7 +78,7 @@ func helperCall[R any](ctx context.Context, s *Service, pol *policy.Policy, meth
 func (s *Service) runHelper(ctx context.Context, pol *policy.Policy, method string, params any) (json.RawMessage, error) {
 	req, err := json.Marshal(helperRequest{Method: method, Params: params, DenyGlobs: pol.DenyGlobs})
 	if err != nil {
-		return nil, jsonrpc.Internal("failed to encode or decode fs sandbox helper message: %s", err.Error())
+		return nil, jsonwire.Internal("failed to encode or decode fs sandbox helper message: %s", err.Error())
 	}
 	hp := *pol
 	hp.Network = policy.NetworkRestricted // the helper never needs the network (§4)
@@ -116,32 +116,32 @@ func (s *Service) runHelper(ctx context.Context, pol *policy.Policy, method stri
 	switch {
 	case err == nil:
 	case errors.As(err, &exitErr):
-		return nil, jsonrpc.Internal("fs sandbox helper failed with status %s: %s",
+		return nil, jsonwire.Internal("fs sandbox helper failed with status %s: %s",
 			exitStatusText(exitErr), strings.TrimSpace(stderr.buf.String()))
 	case errors.Is(err, errHelperOutputTooLarge):
-		return nil, jsonrpc.Internal("failed to encode or decode fs sandbox helper message: %s", err.Error())
+		return nil, jsonwire.Internal("failed to encode or decode fs sandbox helper message: %s", err.Error())
 	case ctx.Err() != nil:
-		return nil, jsonrpc.Internal("%s", ctx.Err().Error())
+		return nil, jsonwire.Internal("%s", ctx.Err().Error())
 	default:
-		return nil, jsonrpc.Internal("%s", err.Error())
+		return nil, jsonwire.Internal("%s", err.Error())
 	}
 
 	return decodeHelperResponse(stdout.buf.Bytes())
 }
 
 // decodeHelperResponse parses the helper's stdout: the raw ok result, or the helper's
-// error (a *jsonrpc.Error), or -32603 "failed to encode or decode fs sandbox helper
+// error (a *jsonwire.Error), or -32603 "failed to encode or decode fs sandbox helper
 // message: …" for anything else.
 func decodeHelperResponse(out []byte) (json.RawMessage, error) {
 	var resp helperResponse
 	if err := json.Unmarshal(out, &resp); err != nil {
-		return nil, jsonrpc.Internal("failed to encode or decode fs sandbox helper message: %s", err.Error())
+		return nil, jsonwire.Internal("failed to encode or decode fs sandbox helper message: %s", err.Error())
 	}
 	switch {
 	case resp.Error != nil:
 		return nil, resp.Error
 	case resp.OK == nil || string(resp.OK) == "null":
-		return nil, jsonrpc.Internal("failed to encode or decode fs sandbox helper message: response has neither ok nor error")
+		return nil, jsonwire.Internal("failed to encode or decode fs sandbox helper message: response has neither ok nor error")
 	}
 	return resp.OK, nil
 }

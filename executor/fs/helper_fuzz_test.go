@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/execlab/executor/executor/fs"
-	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/jsonwire"
 )
 
 func TestDecodeHelperResponse(t *testing.T) {
@@ -30,7 +30,7 @@ func TestDecodeHelperResponse(t *testing.T) {
 			}
 			continue
 		}
-		var re *jsonrpc.Error
+		var re *jsonwire.Error
 		if !errors.As(err, &re) || re.Code != tt.code || re.Message != tt.message {
 			t.Errorf("%q: got %v, want %d %q", tt.in, err, tt.code, tt.message)
 		}
@@ -38,7 +38,7 @@ func TestDecodeHelperResponse(t *testing.T) {
 }
 
 // FuzzDecodeHelperResponse: any helper output yields either a JSON result or a
-// *jsonrpc.Error, never a panic.
+// *jsonwire.Error, never a panic.
 func FuzzDecodeHelperResponse(f *testing.F) {
 	for _, s := range []string{`{"ok":{}}`, `{"error":{"code":-32600,"message":"x"}}`, `{"ok":[1,2]}`, `null`, `{"ok":1,"error":null}`} {
 		f.Add([]byte(s))
@@ -46,9 +46,9 @@ func FuzzDecodeHelperResponse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		raw, err := fs.DecodeHelperResponse(in)
 		if err != nil {
-			var re *jsonrpc.Error
+			var re *jsonwire.Error
 			if !errors.As(err, &re) {
-				t.Fatalf("got error %T %v, want *jsonrpc.Error", err, err)
+				t.Fatalf("got error %T %v, want *jsonwire.Error", err, err)
 			}
 			return
 		}

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/execlab/executor/executor/fs"
-	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/jsonwire"
 	"github.com/execlab/executor/sandbox"
 	"github.com/execlab/executor/sandbox/sandboxtest"
 )
@@ -42,9 +42,9 @@ func TestSandboxedHelper_RechecksDenyGlobs(t *testing.T) {
 		return err
 	}
 	const denied = "Permission denied (os error 13)"
-	wantErr(t, "masked at launch", read("top.env"), jsonrpc.CodeInvalidRequest, denied)
-	wantErr(t, "deeper than the scan cap", read("a/b/deep.env"), jsonrpc.CodeInvalidRequest, denied)
-	wantErr(t, "symlink to a denied file", read("alias.txt"), jsonrpc.CodeInvalidRequest, denied)
+	wantErr(t, "masked at launch", read("top.env"), jsonwire.CodeInvalidRequest, denied)
+	wantErr(t, "deeper than the scan cap", read("a/b/deep.env"), jsonwire.CodeInvalidRequest, denied)
+	wantErr(t, "symlink to a denied file", read("alias.txt"), jsonwire.CodeInvalidRequest, denied)
 	if err := read("a/b/ok.txt"); err != nil {
 		t.Errorf("non-matching file: got %v, want it readable", err)
 	}

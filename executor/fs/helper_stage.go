@@ -13,8 +13,8 @@ import (
 	"io"
 	"os"
 
-	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/jsonwire"
 	"github.com/execlab/executor/sandbox"
 )
 
@@ -52,13 +52,13 @@ func runHelperStage(stdin io.Reader, stdout io.Writer) int {
 	}
 	var resp helperResponse
 	if err := json.Unmarshal(in, &req); err != nil {
-		resp.Error = jsonrpc.InvalidRequest("failed to encode or decode fs sandbox helper message: %s", err.Error())
+		resp.Error = jsonwire.InvalidRequest("failed to encode or decode fs sandbox helper message: %s", err.Error())
 	} else if err := checkDenyGlobs(req.DenyGlobs, req.Method, req.Params); err != nil {
 		resp.Error = asRPCError(err)
 	} else if result, err := helperDispatch(context.Background(), req.Method, req.Params); err != nil {
 		resp.Error = asRPCError(err)
 	} else if resp.OK, err = json.Marshal(result); err != nil {
-		resp.Error = jsonrpc.Internal("failed to encode or decode fs sandbox helper message: %s", err.Error())
+		resp.Error = jsonwire.Internal("failed to encode or decode fs sandbox helper message: %s", err.Error())
 	}
 	out, err := json.Marshal(&resp)
 	if err != nil {
@@ -70,11 +70,11 @@ func runHelperStage(stdin io.Reader, stdout io.Writer) int {
 	return 0
 }
 
-func asRPCError(err error) *jsonrpc.Error {
-	if e, ok := rpcError(err).(*jsonrpc.Error); ok {
+func asRPCError(err error) *jsonwire.Error {
+	if e, ok := rpcError(err).(*jsonwire.Error); ok {
 		return e
 	}
-	return jsonrpc.Internal("%s", err.Error())
+	return jsonwire.Internal("%s", err.Error())
 }
 
 // helperOpenParams and helperOpenResult are the helper-only "fs/open" operation: read
@@ -117,12 +117,12 @@ func helperDispatch(ctx context.Context, method string, raw json.RawMessage) (an
 	case protocol.MethodFsOpen:
 		return helperRun(ctx, raw, helperOpen)
 	}
-	return nil, jsonrpc.InvalidRequest("unknown fs sandbox helper method %q", method)
+	return nil, jsonwire.InvalidRequest("unknown fs sandbox helper method %q", method)
 }
 
 func helperRun[P, R any](ctx context.Context, raw json.RawMessage, f func(context.Context, *P) (*R, error)) (any, error) {
 	var p P
-	if err := jsonrpc.UnmarshalParams(raw, &p); err != nil {
+	if err := jsonwire.UnmarshalParams(raw, &p); err != nil {
 		return nil, err
 	}
 	return f(ctx, &p)

@@ -6,8 +6,8 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/jsonwire"
 	"golang.org/x/sys/unix"
 )
 
@@ -51,9 +51,9 @@ func (s *Service) ReadFile(ctx context.Context, p *protocol.FsReadFileParams) (*
 	}
 	if !st.Mode().IsRegular() {
 		if follow(p.FollowSymlinks) {
-			return nil, jsonrpc.InvalidRequest("path `%s` is not a file", native)
+			return nil, jsonwire.InvalidRequest("path `%s` is not a file", native)
 		}
-		return nil, jsonrpc.InvalidRequest("path is not a regular file")
+		return nil, jsonwire.InvalidRequest("path is not a regular file")
 	}
 	var r io.Reader = f
 	if p.MaxBytes != nil {

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/execlab/executor/executor/fs"
-	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/jsonwire"
 )
 
 // TestWalk_MatchesReference runs the same fs/walk and error-path requests against each
@@ -60,7 +60,7 @@ func testWalkMatches(t *testing.T, r refbin.Release) {
 		res, rerr := ref.Call("fs/walk", p)
 		got, gerr := s.Walk(ctx, p)
 		if rerr != nil || gerr != nil {
-			var g *jsonrpc.Error
+			var g *jsonwire.Error
 			errors.As(gerr, &g)
 			if rerr == nil || g == nil || g.Code != rerr.Code || g.Message != rerr.Message {
 				t.Errorf("case %d: got %v, want %+v (ref result %s)", i, gerr, rerr, res)

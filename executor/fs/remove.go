@@ -6,8 +6,8 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/jsonwire"
 	"golang.org/x/sys/unix"
 )
 
@@ -30,7 +30,7 @@ func (s *Service) Remove(ctx context.Context, p *protocol.FsRemoveParams) (*prot
 	recursive, force := orTrue(p.Recursive), orTrue(p.Force)
 	if !follow(p.FollowSymlinks) {
 		if recursive {
-			return nil, jsonrpc.Internal("recursive no-follow removal is unsupported")
+			return nil, jsonwire.Internal("recursive no-follow removal is unsupported")
 		}
 		err = removeNoFollow(native)
 	} else {

@@ -11,13 +11,13 @@ package fs
 import (
 	"errors"
 
-	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/jsonwire"
 	"github.com/execlab/executor/sandbox/policy"
 )
 
 // errNoLauncher is returned when a request needs the sandboxed helper but the Service
 // was built without a Launcher: fail closed, never run the operation unconfined.
-var errNoLauncher = jsonrpc.InvalidParams("sandbox intent cannot be enforced on this executor: sandbox support is not configured")
+var errNoLauncher = jsonwire.InvalidParams("sandbox intent cannot be enforced on this executor: sandbox support is not configured")
 
 // sandboxFor resolves c and reports the policy the helper must enforce, or nil when
 // the operation runs in-process (no context, or a profile that needs no helper for
@@ -53,7 +53,7 @@ func (s *Service) sandboxFor(c *policy.Context, readOnly bool) (*policy.Policy, 
 func wireError(err error) error {
 	var pe *policy.Error
 	if errors.As(err, &pe) {
-		return &jsonrpc.Error{Code: pe.Code, Message: pe.Message}
+		return &jsonwire.Error{Code: pe.Code, Message: pe.Message}
 	}
-	return jsonrpc.Internal("%s", err.Error())
+	return jsonwire.Internal("%s", err.Error())
 }

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/execlab/executor/executor/fs"
-	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/jsonwire"
 	"github.com/execlab/executor/sandbox"
 	"github.com/execlab/executor/sandbox/policy"
 	"github.com/execlab/executor/sandbox/sandboxtest"
@@ -64,13 +64,13 @@ func TestSandboxedHelper_Bubblewrap(t *testing.T) {
 	}
 	// Writes outside are refused by the kernel inside the helper.
 	_, err := s.WriteFile(ctx, &protocol.FsWriteFileParams{Path: uri(filepath.Join(outside, "x")), DataBase64: b64("x"), Sandbox: wsw})
-	wantErr(t, "writeFile outside", err, jsonrpc.CodeInternal, "Read-only file system (os error 30)")
+	wantErr(t, "writeFile outside", err, jsonwire.CodeInternal, "Read-only file system (os error 30)")
 	if _, err := os.Stat(filepath.Join(outside, "x")); err == nil {
 		t.Fatal("a sandboxed writeFile created a file outside the workspace")
 	}
 	// Protected metadata inside a writable root stays read-only.
 	_, err = s.CreateDirectory(ctx, &protocol.FsCreateDirectoryParams{Path: uri(filepath.Join(ws, ".git", "hooks")), Sandbox: wsw})
-	wantErr(t, "createDirectory .git", err, jsonrpc.CodeInternal, "Read-only file system (os error 30)")
+	wantErr(t, "createDirectory .git", err, jsonwire.CodeInternal, "Read-only file system (os error 30)")
 	if _, err := s.CreateDirectory(ctx, &protocol.FsCreateDirectoryParams{Path: uri(filepath.Join(ws, "d", "e")), Sandbox: wsw}); err != nil {
 		t.Fatalf("createDirectory: %v", err)
 	}
@@ -78,7 +78,7 @@ func TestSandboxedHelper_Bubblewrap(t *testing.T) {
 		t.Fatalf("copy: %v", err)
 	}
 	_, err = s.Copy(ctx, &protocol.FsCopyParams{SourcePath: uri(filepath.Join(ws, "a.txt")), DestinationPath: uri(filepath.Join(outside, "c.txt")), Sandbox: wsw})
-	wantErr(t, "copy outside", err, jsonrpc.CodeInternal, "Read-only file system (os error 30)")
+	wantErr(t, "copy outside", err, jsonwire.CodeInternal, "Read-only file system (os error 30)")
 
 	// A read-list profile runs reads in the helper: the workspace is visible, the rest
 	// of the host is not, and a symlink out of the workspace does not escape.
@@ -87,11 +87,11 @@ func TestSandboxedHelper_Bubblewrap(t *testing.T) {
 		t.Fatalf("readFile inside: got %+v %v, want hello", got, err)
 	}
 	_, err = s.ReadFile(ctx, &protocol.FsReadFileParams{Path: uri(secret), Sandbox: ro})
-	wantErr(t, "readFile outside", err, jsonrpc.CodeNotFound, "No such file or directory (os error 2)")
+	wantErr(t, "readFile outside", err, jsonwire.CodeNotFound, "No such file or directory (os error 2)")
 	_, err = s.ReadFile(ctx, &protocol.FsReadFileParams{Path: uri(filepath.Join(ws, "escape")), Sandbox: ro})
-	wantErr(t, "readFile through a symlink", err, jsonrpc.CodeNotFound, "No such file or directory (os error 2)")
+	wantErr(t, "readFile through a symlink", err, jsonwire.CodeNotFound, "No such file or directory (os error 2)")
 	_, err = s.WriteFile(ctx, &protocol.FsWriteFileParams{Path: uri(filepath.Join(ws, "a.txt")), DataBase64: b64("x"), Sandbox: ro})
-	wantErr(t, "writeFile under read", err, jsonrpc.CodeInternal, "Read-only file system (os error 30)")
+	wantErr(t, "writeFile under read", err, jsonwire.CodeInternal, "Read-only file system (os error 30)")
 	md, err := s.GetMetadata(ctx, &protocol.FsGetMetadataParams{Path: uri(filepath.Join(ws, "a.txt")), Sandbox: ro})
 	if err != nil || !md.IsFile || md.Size != 5 {
 		t.Fatalf("getMetadata: got %+v %v, want a 5-byte file", md, err)
@@ -146,9 +146,9 @@ func TestSandboxedOpen_Snapshot(t *testing.T) {
 		}
 	}
 	_, err := h.Open(ctx, &protocol.FsOpenParams{HandleID: "b", Path: uri(filepath.Join(outside, "s")), Sandbox: ro})
-	wantErr(t, "open outside", err, jsonrpc.CodeNotFound, "No such file or directory (os error 2)")
+	wantErr(t, "open outside", err, jsonwire.CodeNotFound, "No such file or directory (os error 2)")
 	_, err = h.Open(ctx, &protocol.FsOpenParams{HandleID: "c", Path: uri(ws), Sandbox: ro})
-	wantErr(t, "open a directory", err, jsonrpc.CodeInvalidRequest, "path `"+ws+"` is not a file")
+	wantErr(t, "open a directory", err, jsonwire.CodeInvalidRequest, "path `"+ws+"` is not a file")
 
 	// The per-connection budget: two 40 MiB snapshots do not fit, closing frees it.
 	big := filepath.Join(ws, "big")
@@ -167,7 +167,7 @@ func TestSandboxedOpen_Snapshot(t *testing.T) {
 		t.Fatalf("open 40 MiB: %v", err)
 	}
 	_, err = h.Open(ctx, &protocol.FsOpenParams{HandleID: "big2", Path: uri(big), Sandbox: ro})
-	wantErr(t, "over budget", err, jsonrpc.CodeInvalidRequest, "sandboxed file reads may hold at most 64 MiB per connection")
+	wantErr(t, "over budget", err, jsonwire.CodeInvalidRequest, "sandboxed file reads may hold at most 64 MiB per connection")
 	if _, err := h.Close(ctx, &protocol.FsCloseParams{HandleID: "big1"}); err != nil {
 		t.Fatal(err)
 	}
@@ -182,11 +182,11 @@ func TestSandbox_ResolutionErrors(t *testing.T) {
 	noCwd := sandboxContext(t, `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[
 		{"path":{"type":"special","value":{"kind":"project_roots"}},"access":"write"}]}},"windowsSandboxLevel":"disabled"}`)
 	_, err := s.ReadFile(ctx, &protocol.FsReadFileParams{Path: uri(dir), Sandbox: noCwd})
-	wantErr(t, "dynamic without cwd", err, jsonrpc.CodeInvalidParams, "file system sandbox context with dynamic permissions requires cwd")
+	wantErr(t, "dynamic without cwd", err, jsonwire.CodeInvalidParams, "file system sandbox context with dynamic permissions requires cwd")
 	foreign := sandboxContext(t, `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[
 		{"path":{"type":"path","path":"file://server/share"},"access":"read"}]}},"windowsSandboxLevel":"disabled"}`)
 	_, err = s.ReadFile(ctx, &protocol.FsReadFileParams{Path: uri(dir), Sandbox: foreign})
-	wantErr(t, "foreign path", err, jsonrpc.CodeInvalidRequest, "invalid sandbox permission path URI: 'file://server/share' is invalid on 'linux'")
+	wantErr(t, "foreign path", err, jsonwire.CodeInvalidRequest, "invalid sandbox permission path URI: 'file://server/share' is invalid on 'linux'")
 
 	// Observed from codex 0.171.0: the rest of the context is converted only when the
 	// helper runs; workspace roots and cwd fail with -32600 and no prepare prefix;
@@ -199,9 +199,9 @@ func TestSandbox_ResolutionErrors(t *testing.T) {
 		msg       string
 	}{
 		{"foreign root", `{` + restricted + `,"cwd":"` + uri(dir).String() + `","workspaceRoots":["file://server/r"]}`,
-			jsonrpc.CodeInvalidRequest, "invalid sandbox workspace root: 'file://server/r' is invalid on 'linux'"},
+			jsonwire.CodeInvalidRequest, "invalid sandbox workspace root: 'file://server/r' is invalid on 'linux'"},
 		{"foreign cwd", `{` + restricted + `,"cwd":"file://server/c","workspaceRoots":["file://server/r"]}`,
-			jsonrpc.CodeInvalidRequest, "'file://server/c' is invalid on 'linux'"},
+			jsonwire.CodeInvalidRequest, "'file://server/c' is invalid on 'linux'"},
 	}
 	for _, tt := range cases {
 		_, err = s.ReadFile(ctx, &protocol.FsReadFileParams{Path: uri(dir), Sandbox: sandboxContext(t, tt.ctx)})
@@ -241,7 +241,7 @@ func TestSandboxedHelper_PlatformRootsReadable(t *testing.T) {
 	// Outside the platform roots stays hidden.
 	home, _ := os.UserHomeDir()
 	_, err = s.GetMetadata(ctx, &protocol.FsGetMetadataParams{Path: uri(home), Sandbox: c})
-	wantErr(t, "home hidden", err, jsonrpc.CodeNotFound, "No such file or directory (os error 2)")
+	wantErr(t, "home hidden", err, jsonwire.CodeNotFound, "No such file or directory (os error 2)")
 }
 
 // Degraded backend (spec/sandbox.md §3.11, §7.2 fs_helper_under_degraded): read-only
@@ -261,9 +261,9 @@ func TestSandboxedHelper_DegradedLandlock(t *testing.T) {
 		t.Fatalf("readFile: got %+v %v, want QQ==", got, err)
 	}
 	_, err = s.ReadFile(ctx, &protocol.FsReadFileParams{Path: uri(filepath.Join(outside, "s")), Sandbox: ro})
-	wantErr(t, "readFile outside", err, jsonrpc.CodeInvalidRequest, "Permission denied (os error 13)")
+	wantErr(t, "readFile outside", err, jsonwire.CodeInvalidRequest, "Permission denied (os error 13)")
 	_, err = s.WriteFile(ctx, &protocol.FsWriteFileParams{Path: uri(filepath.Join(ws, "b")), DataBase64: "QQ==", Sandbox: workspaceWrite(t, ws)})
-	wantErr(t, "workspace-write", err, jsonrpc.CodeInvalidParams, "~sandbox intent cannot be enforced on this executor: degraded Landlock backend cannot express")
+	wantErr(t, "workspace-write", err, jsonwire.CodeInvalidParams, "~sandbox intent cannot be enforced on this executor: degraded Landlock backend cannot express")
 	if _, err := os.Stat(filepath.Join(ws, "b")); err == nil {
 		t.Fatal("refused writeFile created the file")
 	}

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"os"
 
-	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/oserr"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/jsonwire"
 	"github.com/execlab/executor/sandbox"
 )
 
@@ -69,7 +69,7 @@ func New(opts *Options) *Service {
 func nativePath(p protocol.PathURI) (string, error) {
 	native, err := p.Native()
 	if err != nil {
-		return "", jsonrpc.InvalidRequest("%s", err.Error())
+		return "", jsonwire.InvalidRequest("%s", err.Error())
 	}
 	return native, nil
 }
@@ -79,7 +79,7 @@ func rpcError(err error) error {
 	if err == nil {
 		return nil
 	}
-	var rpc *jsonrpc.Error
+	var rpc *jsonwire.Error
 	if errors.As(err, &rpc) {
 		return rpc
 	}
@@ -95,7 +95,7 @@ func orTrue(b *bool) bool { return b == nil || *b }
 // ctxErr returns an error when ctx is done; long operations poll it between entries.
 func ctxErr(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
-		return jsonrpc.Internal("%s", err.Error())
+		return jsonwire.Internal("%s", err.Error())
 	}
 	return nil
 }

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/oserr"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/jsonwire"
 )
 
 // Walk implements fs/walk: breadth-first from the root (depth 0), each directory's entries
@@ -29,11 +29,11 @@ func (s *Service) Walk(ctx context.Context, p *protocol.FsWalkParams) (*protocol
 	}
 	o := p.Options
 	if o.MaxDepth > MaxWalkDepth || o.MaxDirectories > MaxWalkDirectories || o.MaxEntries > MaxWalkEntries {
-		return nil, jsonrpc.InvalidRequest("filesystem walk limits exceed maximums: depth=%d, directories=%d, entries=%d",
+		return nil, jsonwire.InvalidRequest("filesystem walk limits exceed maximums: depth=%d, directories=%d, entries=%d",
 			MaxWalkDepth, MaxWalkDirectories, MaxWalkEntries)
 	}
 	if o.MaxDirectories == 0 || o.MaxEntries == 0 {
-		return nil, jsonrpc.InvalidRequest("filesystem walk limits must be greater than zero")
+		return nil, jsonwire.InvalidRequest("filesystem walk limits must be greater than zero")
 	}
 	root, err := nativePath(p.Path)
 	if err != nil {

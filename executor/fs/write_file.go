@@ -4,8 +4,8 @@ import (
 	"context"
 	"os"
 
-	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/jsonwire"
 	"golang.org/x/sys/unix"
 )
 
@@ -23,9 +23,9 @@ func (s *Service) WriteFile(ctx context.Context, p *protocol.FsWriteFileParams) 
 	if err != nil {
 		return nil, err
 	}
-	data, derr := jsonrpc.DecodeBase64(p.DataBase64)
+	data, derr := jsonwire.DecodeBase64(p.DataBase64)
 	if derr != nil {
-		return nil, jsonrpc.InvalidRequest("fs/writeFile requires valid base64 dataBase64: %s", derr.Error())
+		return nil, jsonwire.InvalidRequest("fs/writeFile requires valid base64 dataBase64: %s", derr.Error())
 	}
 	var f *os.File
 	if follow(p.FollowSymlinks) {

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/jsonwire"
 )
 
 // Options configure a Client. Nil means defaults; the struct is never mutated.
@@ -66,7 +67,7 @@ func (c *Client) reserve(id string, s *stream) error {
 		return errClosed
 	}
 	if _, ok := c.active[id]; ok {
-		return jsonrpc.InvalidParams("http/request streamResponse requestId `%s` is already active", id)
+		return jsonwire.InvalidParams("http/request streamResponse requestId `%s` is already active", id)
 	}
 	c.active[id] = s
 	return nil

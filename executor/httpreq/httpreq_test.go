@@ -16,8 +16,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/execlab/executor/executor/httpreq"
-	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/jsonwire"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -47,7 +47,7 @@ func ptr[T any](v T) *T { return &v }
 
 func wantErr(t *testing.T, what string, err error, code int, msg string) {
 	t.Helper()
-	var rpc *jsonrpc.Error
+	var rpc *jsonwire.Error
 	if !errors.As(err, &rpc) || rpc.Code != code || !(rpc.Message == msg || strings.HasSuffix(msg, "*") && strings.HasPrefix(rpc.Message, strings.TrimSuffix(msg, "*"))) {
 		t.Fatalf("%s: got %v, want %d %q", what, err, code, msg)
 	}
@@ -66,7 +66,7 @@ func TestRequest_BuffersResponseBody(t *testing.T) {
 	}))
 	defer srv.Close()
 	c, _ := newClient(t, map[string]string{"SECRET": "123"})
-	reqBody := jsonrpc.Bytes("request-body")
+	reqBody := jsonwire.Bytes("request-body")
 	res, err := c.Request(ctx, &protocol.HTTPRequestParams{
 		Method: "POST", URL: srv.URL + "/x", RequestID: "r1",
 		Headers:    []protocol.HTTPHeader{{Name: "x-test", Value: "abc", ValueEnvVar: ptr("SECRET")}},
@@ -105,7 +105,7 @@ func TestRequest_Validation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		_, err := c.Request(ctx, &tt.p)
-		wantErr(t, tt.name, err, jsonrpc.CodeInvalidParams, tt.msg)
+		wantErr(t, tt.name, err, jsonwire.CodeInvalidParams, tt.msg)
 	}
 }
 
@@ -145,9 +145,9 @@ func TestRequest_Redirects(t *testing.T) {
 		t.Fatalf("follow: got %v %v, want 200", res, err)
 	}
 	_, err = c.Request(ctx, &protocol.HTTPRequestParams{Method: "GET", URL: srv.URL + "/loop"})
-	wantErr(t, "loop", err, jsonrpc.CodeInternal, "http/request failed: too many redirects")
+	wantErr(t, "loop", err, jsonwire.CodeInternal, "http/request failed: too many redirects")
 	_, err = c.Request(ctx, &protocol.HTTPRequestParams{Method: "GET", URL: srv.URL + "/ftp"})
-	wantErr(t, "ftp", err, jsonrpc.CodeInternal, "http/request failed: redirect target uses unsupported URL scheme: ftp")
+	wantErr(t, "ftp", err, jsonwire.CodeInternal, "http/request failed: redirect target uses unsupported URL scheme: ftp")
 }
 
 func TestRequest_Timeout(t *testing.T) {
@@ -164,7 +164,7 @@ func TestRequest_Timeout(t *testing.T) {
 		t.Fatalf("no timeout: %v", err)
 	}
 	_, err := c.Request(ctx, &protocol.HTTPRequestParams{Method: "GET", URL: srv.URL, TimeoutMs: ptr(uint64(10))})
-	wantErr(t, "timeout", err, jsonrpc.CodeInternal, "http/request failed: *")
+	wantErr(t, "timeout", err, jsonwire.CodeInternal, "http/request failed: *")
 }
 
 func TestRequest_StreamsBody(t *testing.T) {
@@ -183,7 +183,7 @@ func TestRequest_StreamsBody(t *testing.T) {
 		t.Fatalf("got %+v, want 200 with empty body", res)
 	}
 	_, _, err = c.RequestForTest(ctx, &protocol.HTTPRequestParams{Method: "GET", URL: srv.URL, RequestID: "s1", StreamResponse: true})
-	wantErr(t, "duplicate", err, jsonrpc.CodeInvalidParams, "http/request streamResponse requestId `s1` is already active")
+	wantErr(t, "duplicate", err, jsonwire.CodeInvalidParams, "http/request streamResponse requestId `s1` is already active")
 	start()
 	var body strings.Builder
 	for seq := uint64(1); ; seq++ {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/jsonwire"
 )
 
 // redirectError carries the reference's text for a refused redirect.
@@ -63,7 +64,7 @@ func (c *Client) request(ctx context.Context, p *protocol.HTTPRequestParams) (*p
 		if err := c.reserve(p.RequestID, s); err != nil {
 			cancel()
 			if errors.Is(err, errClosed) {
-				return nil, nil, jsonrpc.Internal("http/request failed: %s", err.Error())
+				return nil, nil, jsonwire.Internal("http/request failed: %s", err.Error())
 			}
 			return nil, nil, err
 		}
@@ -79,7 +80,7 @@ func (c *Client) request(ctx context.Context, p *protocol.HTTPRequestParams) (*p
 	hc := &http.Client{Transport: c.transport, CheckRedirect: checkRedirect(p.RedirectPolicy)}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return fail(jsonrpc.Internal("http/request failed: %s", transportText(err)))
+		return fail(jsonwire.Internal("http/request failed: %s", transportText(err)))
 	}
 	result := &protocol.HTTPRequestResult{Status: uint16(resp.StatusCode), Headers: responseHeaders(resp)}
 	if s == nil {
@@ -87,7 +88,7 @@ func (c *Client) request(ctx context.Context, p *protocol.HTTPRequestParams) (*p
 		resp.Body.Close()
 		cancel()
 		if err != nil {
-			return nil, nil, jsonrpc.Internal("failed to read http/request response body: %s", transportText(err))
+			return nil, nil, jsonwire.Internal("failed to read http/request response body: %s", transportText(err))
 		}
 		result.BodyBase64 = base64.StdEncoding.EncodeToString(body)
 		return result, nil, nil
@@ -99,20 +100,20 @@ func (c *Client) request(ctx context.Context, p *protocol.HTTPRequestParams) (*p
 // buildRequest validates method, URL, headers and body (all -32602).
 func (c *Client) buildRequest(p *protocol.HTTPRequestParams) (*http.Request, error) {
 	if p.Method == "" || !validMethod(p.Method) {
-		return nil, jsonrpc.InvalidParams("http/request method is invalid: invalid HTTP method")
+		return nil, jsonwire.InvalidParams("http/request method is invalid: invalid HTTP method")
 	}
 	u, err := url.Parse(p.URL)
 	if err != nil {
-		return nil, jsonrpc.InvalidParams("http/request url is invalid: %s", urlErrText(err))
+		return nil, jsonwire.InvalidParams("http/request url is invalid: %s", urlErrText(err))
 	}
 	if u.Scheme == "" {
-		return nil, jsonrpc.InvalidParams("http/request url is invalid: relative URL without a base")
+		return nil, jsonwire.InvalidParams("http/request url is invalid: relative URL without a base")
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, jsonrpc.InvalidParams("http/request only supports http and https URLs, got %s", u.Scheme)
+		return nil, jsonwire.InvalidParams("http/request only supports http and https URLs, got %s", u.Scheme)
 	}
 	if u.Host == "" {
-		return nil, jsonrpc.InvalidParams("http/request url is invalid: empty host")
+		return nil, jsonwire.InvalidParams("http/request url is invalid: empty host")
 	}
 	var body io.Reader
 	if p.BodyBase64 != nil { // decoded (and validated) with the params
@@ -120,7 +121,7 @@ func (c *Client) buildRequest(p *protocol.HTTPRequestParams) (*http.Request, err
 	}
 	req, err := http.NewRequest(p.Method, u.String(), body)
 	if err != nil {
-		return nil, jsonrpc.InvalidParams("http/request url is invalid: %s", err.Error())
+		return nil, jsonwire.InvalidParams("http/request url is invalid: %s", err.Error())
 	}
 	for _, h := range p.Headers {
 		value := h.Value
@@ -132,10 +133,10 @@ func (c *Client) buildRequest(p *protocol.HTTPRequestParams) (*http.Request, err
 			value += v
 		}
 		if h.Name == "" || !isToken(h.Name) {
-			return nil, jsonrpc.InvalidParams("http/request header name is invalid: invalid HTTP header name")
+			return nil, jsonwire.InvalidParams("http/request header name is invalid: invalid HTTP header name")
 		}
 		if !validHeaderValue(value) {
-			return nil, jsonrpc.InvalidParams("http/request header %s has an invalid value: failed to parse header value", h.Name)
+			return nil, jsonwire.InvalidParams("http/request header %s has an invalid value: failed to parse header value", h.Name)
 		}
 		if strings.EqualFold(h.Name, "host") {
 			req.Host = value
@@ -150,15 +151,15 @@ func (c *Client) buildRequest(p *protocol.HTTPRequestParams) (*http.Request, err
 func (c *Client) envValue(header, name string) (string, error) {
 	for _, d := range deniedEnvVars {
 		if strings.EqualFold(d, name) {
-			return "", jsonrpc.InvalidParams("http/request header %s cannot use executor environment variable %s", header, name)
+			return "", jsonwire.InvalidParams("http/request header %s cannot use executor environment variable %s", header, name)
 		}
 	}
 	v, ok := c.lookupEnv(name)
 	if !ok {
-		return "", jsonrpc.InvalidParams("http/request header %s requires executor environment variable %s", header, name)
+		return "", jsonwire.InvalidParams("http/request header %s requires executor environment variable %s", header, name)
 	}
 	if v == "" {
-		return "", jsonrpc.InvalidParams("http/request header %s requires a non-empty executor environment variable %s", header, name)
+		return "", jsonwire.InvalidParams("http/request header %s requires a non-empty executor environment variable %s", header, name)
 	}
 	return v, nil
 }

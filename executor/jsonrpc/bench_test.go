@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/jsonwire"
 )
 
 // bigWrite is a process/write request carrying a 4 MiB base64 chunk (3 MiB decoded).
@@ -34,7 +35,7 @@ func BenchmarkUnmarshalParams_4MiBWrite(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		var p refWriteParams
-		if err := jsonrpc.UnmarshalParams(m.Params, &p); err != nil {
+		if err := jsonwire.UnmarshalParams(m.Params, &p); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -56,7 +57,7 @@ func BenchmarkUnmarshalParams_Small(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		var p refReadParams
-		if err := jsonrpc.UnmarshalParams(raw, &p); err != nil {
+		if err := jsonwire.UnmarshalParams(raw, &p); err != nil {
 			b.Fatal(err)
 		}
 	}

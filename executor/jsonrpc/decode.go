@@ -20,14 +20,12 @@ package jsonrpc
 import (
 	"encoding/json"
 	"errors"
-	"reflect"
+
+	"github.com/execlab/executor/jsonwire"
 )
 
 // errNotObject is the detail for a message whose root is not an object.
 var errNotObject = errors.New("expected a JSON-RPC object")
-
-// errNoVariant is the detail for an id that is neither an i64 nor a string.
-var errNoVariant = &decodeError{"data did not match any variant of untagged enum RequestId"}
 
 // traceContext is the request's optional W3C trace carrier; it is validated, then
 // dropped.
@@ -47,47 +45,54 @@ type errorObject struct {
 
 func (errorObject) RustName() string { return "JSONRPCErrorError" }
 
-var (
-	traceDecoder       = decoderFor(reflect.TypeFor[traceContext]())
-	errorObjectDecoder = decoderFor(reflect.TypeFor[errorObject]())
+// Envelope member names Parse cares about, indexed by the mem* constants.
+const (
+	memID = iota
+	memMethod
+	memParams
+	memResult
+	memError
+	memTrace
+	numMembers
 )
+
+var memberNames = []string{memID: "id", memMethod: "method", memParams: "params", memResult: "result", memError: "error", memTrace: "trace"}
 
 // Parse decodes one inbound message. On failure the error text is the serde-style detail
 // that goes after "failed to parse ... message from ...: " (spec/jsonrpc.md §1.4), e.g.
-// "expected ident at line 1 column 2"; syntax-level failures are *SyntaxError.
+// "expected ident at line 1 column 2"; syntax-level failures are *jsonwire.SyntaxError.
 //
 // The returned Message aliases data (ID, Params, Result): data must not be modified
 // while the Message is in use. Parse is safe for concurrent use.
 func Parse(data []byte) (*Message, error) {
-	s := getScanner(data, true)
-	defer putScanner(s)
-	if err := s.scan(); err != nil {
-		return nil, err
-	}
-	if !s.rootObject {
-		return nil, errNotObject
-	}
-	m, err := classify(data, s.members[:s.nmembers])
+	var buf [numMembers]jsonwire.Member
+	root, err := jsonwire.ScanRoot(data, memberNames, buf[:0])
 	if err != nil {
 		return nil, err
 	}
-	s.skipWS()
-	if s.pos < len(data) {
-		return nil, s.errPeek(errTrailingChars)
+	if !root.Object {
+		return nil, errNotObject
+	}
+	m, err := classify(data, root.Members)
+	if err != nil {
+		return nil, err
+	}
+	if err := jsonwire.CheckTrailing(data, root.End); err != nil {
+		return nil, err
 	}
 	return m, nil
 }
 
 // classify builds the Message from the root object's envelope members, given in
 // document order.
-func classify(data []byte, members []member) (*Message, error) {
+func classify(data []byte, members []jsonwire.Member) (*Message, error) {
 	var has [numMembers]bool
 	for _, mem := range members {
-		has[mem.id] = true
+		has[mem.Name] = true
 	}
 	m := &Message{Kind: kindOf(&has)}
 	for _, mem := range members {
-		if err := m.decodeMember(mem.id, data[mem.start:mem.end]); err != nil {
+		if err := m.decodeMember(mem.Name, data[mem.Start:mem.End]); err != nil {
 			return nil, err
 		}
 	}
@@ -115,32 +120,30 @@ func (m *Message) decodeMember(id int, raw []byte) error {
 	call := m.Kind == KindRequest || m.Kind == KindNotification
 	switch {
 	case id == memID && m.Kind != KindNotification:
-		rid, err := decodeRequestID(raw)
+		rid, err := jsonwire.RequestID(raw)
 		if err != nil {
 			return err
 		}
-		m.ID = rid
+		m.ID = ID{raw: rid}
 	case id == memMethod && call:
-		r := reader{data: raw}
-		if r.peek() != '"' {
-			return errInvalidType(&r, "a string")
+		method, err := jsonwire.String(raw)
+		if err != nil {
+			return err
 		}
-		m.Method = r.str()
+		m.Method = method
 	case id == memParams && call:
 		m.Params = raw
 	case id == memTrace && call:
 		var tc traceContext
-		tr := reader{data: raw} // escapes through the func value; allocate only here
-		return traceDecoder(&tr, reflect.ValueOf(&tc).Elem())
+		return jsonwire.Decode(raw, &tc)
 	case id == memResult && m.Kind == KindResponse:
 		m.Result = raw
 	case id == memError && m.Kind == KindError:
 		var eo errorObject
-		er := reader{data: raw}
-		if err := errorObjectDecoder(&er, reflect.ValueOf(&eo).Elem()); err != nil {
+		if err := jsonwire.Decode(raw, &eo); err != nil {
 			return err
 		}
-		m.Error = &Error{Code: int(eo.Code), Message: eo.Message, Data: dataOrNil(eo.Data)}
+		m.Error = &jsonwire.Error{Code: int(eo.Code), Message: eo.Message, Data: dataOrNil(eo.Data)}
 	}
 	return nil
 }
@@ -151,81 +154,17 @@ func missingMember(k Kind, has *[numMembers]bool) error {
 	switch k {
 	case KindResponse:
 		if !has[memID] {
-			return errMissingField("id")
+			return jsonwire.MissingField("id")
 		}
 	case KindError:
 		if !has[memError] {
-			return errMissingField("error")
+			return jsonwire.MissingField("error")
 		}
 		if !has[memID] {
-			return errMissingField("id")
+			return jsonwire.MissingField("id")
 		}
 	}
 	return nil
-}
-
-// Bounds of the integers that the reference reports as "integer `N` as u128/i128"
-// rather than as a plain variant mismatch: magnitudes beyond u64/i64 up to these.
-const (
-	u128Max    = "340282366920938463463374607431768211455"
-	i128MinAbs = "170141183460469231731687303715884105728"
-)
-
-// decodeRequestID validates an id and returns it in the form the reference echoes:
-// integers in canonical decimal ("-0" becomes "0"), strings re-escaped the way
-// serde_json writes them (only '"', '\\' and control characters escaped).
-func decodeRequestID(raw []byte) (ID, error) {
-	switch c := raw[0]; {
-	case c == '"':
-		inner := raw[1 : len(raw)-1]
-		for _, b := range inner {
-			if b == '\\' {
-				return ID{raw: appendSerdeString(nil, appendUnescaped(nil, inner))}, nil
-			}
-		}
-		return ID{raw: raw}, nil
-	case c == '-' || isDigit(c):
-		neg := c == '-'
-		digits := raw
-		if neg {
-			digits = raw[1:]
-		}
-		for _, b := range digits {
-			if !isDigit(b) {
-				return ID{}, errNoVariant // fractions and exponents, 1.0 and 1e2 included
-			}
-		}
-		if fitsInt64(digits, neg) {
-			if neg && len(digits) == 1 && digits[0] == '0' {
-				return ID{raw: []byte("0")}, nil
-			}
-			return ID{raw: raw}, nil
-		}
-		if !neg && len(digits) <= 20 && (len(digits) < 20 || string(digits) <= "18446744073709551615") {
-			return ID{}, errNoVariant // a u64 that is not an i64
-		}
-		limit, as := u128Max, "u128"
-		if neg {
-			limit, as = i128MinAbs, "i128"
-		}
-		if len(digits) < len(limit) || len(digits) == len(limit) && string(digits) <= limit {
-			return ID{}, &decodeError{"invalid type: integer `" + string(raw) + "` as " + as + ", expected any value"}
-		}
-		return ID{}, errNoVariant
-	default:
-		return ID{}, errNoVariant
-	}
-}
-
-// fitsInt64 reports whether the decimal digits (no leading zeros, sign separate) are
-// within i64.
-func fitsInt64(digits []byte, neg bool) bool {
-	const maxAbs, minAbs = "9223372036854775807", "9223372036854775808"
-	limit := maxAbs
-	if neg {
-		limit = minAbs
-	}
-	return len(digits) < len(limit) || len(digits) == len(limit) && string(digits) <= limit
 }
 
 // dataOrNil drops an absent or null error.data.

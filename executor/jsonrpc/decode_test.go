@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/jsonwire"
 )
 
 func TestParse_Classification(t *testing.T) {
@@ -15,7 +16,7 @@ func TestParse_Classification(t *testing.T) {
 		method string
 		params string
 		result string
-		err    *jsonrpc.Error
+		err    *jsonwire.Error
 	}{
 		{in: `{"id":1,"method":"m","params":{"a":1}}`, kind: jsonrpc.KindRequest, id: "1", method: "m", params: `{"a":1}`},
 		{in: `{"jsonrpc":"2.0","id":"7","method":"m"}`, kind: jsonrpc.KindRequest, id: `"7"`, method: "m"},
@@ -24,13 +25,13 @@ func TestParse_Classification(t *testing.T) {
 		{in: `{"id":3,"result":{}}`, kind: jsonrpc.KindResponse, id: "3", result: "{}"},
 		{in: `{"id":3,"result":null,"error":5}`, kind: jsonrpc.KindResponse, id: "3", result: "null"},
 		{in: `{"id":4,"error":{"code":-32600,"message":"bad","data":[1]}}`, kind: jsonrpc.KindError, id: "4",
-			err: &jsonrpc.Error{Code: -32600, Message: "bad", Data: []byte("[1]")}},
+			err: &jsonwire.Error{Code: -32600, Message: "bad", Data: []byte("[1]")}},
 		{in: `{"id":6,"error":{"code":-32603,"data":{"kind":"spawnNotFound"},"message":"m"}}`, kind: jsonrpc.KindError, id: "6",
-			err: &jsonrpc.Error{Code: -32603, Message: "m", Data: []byte(`{"kind":"spawnNotFound"}`)}},
+			err: &jsonwire.Error{Code: -32603, Message: "m", Data: []byte(`{"kind":"spawnNotFound"}`)}},
 		{in: `{"id":7,"error":{"code":1,"message":"m","data":null}}`, kind: jsonrpc.KindError, id: "7",
-			err: &jsonrpc.Error{Code: 1, Message: "m"}},
+			err: &jsonwire.Error{Code: 1, Message: "m"}},
 		{in: `{"error":{"code":-0,"message":"m"},"id":5}`, kind: jsonrpc.KindError, id: "5",
-			err: &jsonrpc.Error{Code: 0, Message: "m"}},
+			err: &jsonwire.Error{Code: 0, Message: "m"}},
 		{in: ` {"id":1,"method":"m","params":1e400,"trace":{"traceparent":"00-x"}} ` + "\n", kind: jsonrpc.KindRequest,
 			id: "1", method: "m", params: "1e400"},
 		{in: `{"id":1,"method":"m\u00e9","trace":["tp",null]}`, kind: jsonrpc.KindRequest, id: "1", method: "mé"},

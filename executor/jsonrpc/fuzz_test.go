@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/jsonwire"
 )
 
 // jsonFacts describes the first JSON value of data with encoding/json, independently of
@@ -83,7 +84,7 @@ func addSeeds(f *testing.F) {
 func FuzzParse(f *testing.F) {
 	addSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		verr := jsonrpc.Validate(data)
+		verr := jsonwire.Validate(data)
 		m, perr := jsonrpc.Parse(data)
 		if perr == nil {
 			if verr != nil {
@@ -95,7 +96,7 @@ func FuzzParse(f *testing.F) {
 				}
 			}
 		}
-		var se *jsonrpc.SyntaxError
+		var se *jsonwire.SyntaxError
 		if verr != nil && !errors.As(verr, &se) {
 			t.Fatalf("Validate returned %T, want *SyntaxError", verr)
 		}
@@ -103,52 +104,9 @@ func FuzzParse(f *testing.F) {
 			return // encoding/json tolerates invalid UTF-8 and lone surrogates; the reference does not
 		}
 		valid, dup, values, depth := jsonFacts(data)
-		want := valid && !dup && values <= jsonrpc.MaxValues && depth < jsonrpc.MaxDepth
+		want := valid && !dup && values <= jsonwire.MaxValues && depth < jsonwire.MaxDepth
 		if (verr == nil) != want {
 			t.Fatalf("Validate: got %v; encoding/json says valid=%v dup=%v values=%d depth=%d", verr, valid, dup, values, depth)
-		}
-	})
-}
-
-func FuzzUnmarshalParams(f *testing.F) {
-	for _, s := range []string{
-		`{"name":"n","opt":null,"env":{"A":"1"},"list":[{"n":1}],"color":"red","blob":"aGk=","any":[1]}`,
-		`["n",null]`, `{}`, `null`, `{"name":"n","color":{"red":null}}`, `{"name":"\u0041","u":18446744073709551615}`,
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		var k kitchen
-		err := jsonrpc.UnmarshalParams(data, &k)
-		var u jsonrpc.Unit
-		uerr := jsonrpc.UnmarshalParams(data, &u)
-		for _, e := range []error{err, uerr} {
-			if e == nil {
-				continue
-			}
-			var rpcErr *jsonrpc.Error
-			if !errors.As(e, &rpcErr) || rpcErr.Message == "" {
-				t.Fatalf("got %T %v, want a *jsonrpc.Error with a message", e, e)
-			}
-		}
-		if len(data) > 0 && jsonrpc.Validate(data) != nil && (err == nil || uerr == nil) {
-			t.Fatalf("invalid JSON %q decoded without error", data)
-		}
-	})
-}
-
-func FuzzDecodeBase64(f *testing.F) {
-	for _, s := range []string{"", "aGk=", "aGk", "aG=k", "YR==", "a", "aGk=\n", "AAAA===="} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		out, err := jsonrpc.DecodeBase64(s)
-		slow := jsonrpc.Base64ErrorForTest(s)
-		if (err == nil) != (slow == nil) {
-			t.Fatalf("%q: DecodeBase64 error %v, reference-order check %v", s, err, slow)
-		}
-		if err == nil && jsonrpc.EncodeBase64(out) != s {
-			t.Fatalf("%q: decodes to %q, which re-encodes to %q", s, out, jsonrpc.EncodeBase64(out))
 		}
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/jsonwire"
 )
 
 // Golden files: the hand-picked cases, and a seeded sample of mutated messages.
@@ -53,7 +54,7 @@ func recordGolden(t *testing.T, c *refClient, msg string, binary bool) goldenCas
 	switch detail, malformed := rep.parseDetail(); {
 	case malformed:
 		g.Outcome, g.Detail = "malformed", detail
-	case rep.code == jsonrpc.CodeInvalidParams:
+	case rep.code == jsonwire.CodeInvalidParams:
 		g.Outcome, g.Detail, g.Echoedid = "invalid_params", rep.message, string(rep.id)
 	default:
 		g.Outcome, g.Closed, g.Echoedid = "accepted", rep.closed, string(rep.id)
@@ -114,9 +115,9 @@ func checkGolden(t *testing.T, path string) {
 		if m.Kind != jsonrpc.KindRequest || !ok {
 			continue
 		}
-		perr := jsonrpc.UnmarshalParams(m.Params, newTarget())
+		perr := jsonwire.UnmarshalParams(m.Params, newTarget())
 		switch {
-		case g.Outcome == "invalid_params" && (perr == nil || perr.(*jsonrpc.Error).Message != g.Detail):
+		case g.Outcome == "invalid_params" && (perr == nil || perr.(*jsonwire.Error).Message != g.Detail):
 			t.Errorf("UnmarshalParams(%s, %s): got %v, want %q", m.Method, m.Params, perr, g.Detail)
 		case g.Outcome == "accepted" && perr != nil:
 			t.Errorf("UnmarshalParams(%s, %s): got %v, want success", m.Method, m.Params, perr)

@@ -2,6 +2,8 @@ package jsonrpc
 
 import (
 	"encoding/json"
+
+	"github.com/execlab/executor/jsonwire"
 )
 
 // ID is a request id exactly as the client sent it: the raw JSON text of an i64 or a
@@ -61,7 +63,7 @@ type Message struct {
 	Method string          // requests and notifications
 	Params json.RawMessage // nil when absent; otherwise the raw JSON text
 	Result json.RawMessage // responses
-	Error  *Error          // error responses
+	Error  *jsonwire.Error // error responses
 
 	size int // bytes of the raw message, charged against InboundBytes while queued
 }

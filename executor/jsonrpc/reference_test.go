@@ -14,6 +14,7 @@ import (
 
 	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/internal/refbin"
+	"github.com/execlab/executor/jsonwire"
 )
 
 // Mirrors of the reference's params types (the protocol package owns the real ones).
@@ -37,9 +38,9 @@ func (refReadParams) RustName() string { return "ReadParams" }
 func (refWriteParams) RustName() string { return "WriteParams" }
 
 type refWriteParams struct {
-	ProcessID string        `json:"processId"`
-	Chunk     jsonrpc.Bytes `json:"chunk"`
-	WriteID   string        `json:"writeId"`
+	ProcessID string         `json:"processId"`
+	Chunk     jsonwire.Bytes `json:"chunk"`
+	WriteID   string         `json:"writeId"`
 }
 
 type refSignal string
@@ -71,7 +72,7 @@ type refHTTPParams struct {
 	Method         string            `json:"method"`
 	URL            string            `json:"url"`
 	Headers        []refHeader       `json:"headers,omitempty"`
-	BodyBase64     *jsonrpc.Bytes    `json:"bodyBase64,omitempty"`
+	BodyBase64     *jsonwire.Bytes   `json:"bodyBase64,omitempty"`
 	TimeoutMs      *uint64           `json:"timeoutMs,omitempty"`
 	RedirectPolicy refRedirectPolicy `json:"redirectPolicy,omitempty"`
 	RequestID      string            `json:"requestId"`
@@ -118,8 +119,8 @@ type refReadBlockParams struct {
 // paramsTargets maps a registered method to a fresh decode target.
 var paramsTargets = map[string]func() any{
 	"initialize":         func() any { return new(refInitializeParams) },
-	"environment/info":   func() any { return new(jsonrpc.Unit) },
-	"environment/status": func() any { return new(jsonrpc.Unit) },
+	"environment/info":   func() any { return new(jsonwire.Unit) },
+	"environment/status": func() any { return new(jsonwire.Unit) },
 	"process/read":       func() any { return new(refReadParams) },
 	"process/write":      func() any { return new(refWriteParams) },
 	"process/signal":     func() any { return new(refSignalParams) },
@@ -164,13 +165,13 @@ func compareWithReference(t *testing.T, c *refClient, msg []byte, binary bool) {
 	if !ok {
 		return
 	}
-	perr := jsonrpc.UnmarshalParams(m.Params, newTarget())
-	if rep.code == jsonrpc.CodeInvalidParams {
-		var e *jsonrpc.Error
+	perr := jsonwire.UnmarshalParams(m.Params, newTarget())
+	if rep.code == jsonwire.CodeInvalidParams {
+		var e *jsonwire.Error
 		switch {
 		case perr == nil:
 			t.Errorf("UnmarshalParams(%s, %.200s): got success, want %q", m.Method, m.Params, rep.message)
-		case !asError(perr, &e) || e.Code != jsonrpc.CodeInvalidParams || e.Message != rep.message:
+		case !asError(perr, &e) || e.Code != jsonwire.CodeInvalidParams || e.Message != rep.message:
 			t.Errorf("UnmarshalParams(%s, %.200s):\n got  %v\n want %q", m.Method, m.Params, perr, rep.message)
 		}
 	} else if perr != nil {
@@ -178,8 +179,8 @@ func compareWithReference(t *testing.T, c *refClient, msg []byte, binary bool) {
 	}
 }
 
-func asError(err error, target **jsonrpc.Error) bool {
-	e, ok := err.(*jsonrpc.Error)
+func asError(err error, target **jsonwire.Error) bool {
+	e, ok := err.(*jsonwire.Error)
 	*target = e
 	return ok
 }
@@ -201,19 +202,19 @@ func referenceCases() []string {
 		`{"a":"\udc00"}`, `{"a":"\ud800\"}`, `{"a":"\ud800\ud`, `{"a":"abc`, "\ufeff{}", "\f{}", `{"a":1} x`,
 		`{"id":1,"method":"zz"} x`, `{"id":1,"method":"zz"}  ` + "\n ", `{"id":1,"method":"zz", "b":[0,0]} ` + "\n \n  x",
 		// Budget: exactly at the limit, one over, over with whitespace and newlines.
-		req("zz", zeros(jsonrpc.MaxValues-4)), req("zz", zeros(jsonrpc.MaxValues-3)),
-		`{"id":1,"method":"zz","params":` + strings.TrimSuffix(zeros(jsonrpc.MaxValues-4), "]") + ",\n  \"x\"]}",
-		`{"id":1,"method":"zz","params":` + strings.TrimSuffix(zeros(jsonrpc.MaxValues-4), "]") + ",}",
-		zeros(jsonrpc.MaxValues - 1), zeros(jsonrpc.MaxValues),
+		req("zz", zeros(jsonwire.MaxValues-4)), req("zz", zeros(jsonwire.MaxValues-3)),
+		`{"id":1,"method":"zz","params":` + strings.TrimSuffix(zeros(jsonwire.MaxValues-4), "]") + ",\n  \"x\"]}",
+		`{"id":1,"method":"zz","params":` + strings.TrimSuffix(zeros(jsonwire.MaxValues-4), "]") + ",}",
+		zeros(jsonwire.MaxValues - 1), zeros(jsonwire.MaxValues),
 		// The object member whose value is one over budget: budget beats EOF and syntax.
-		`{"id":1,"method":"zz","params":{"x":` + zeros(jsonrpc.MaxValues-5) + `,"k":`,
-		`{"id":1,"method":"zz","params":{"x":` + zeros(jsonrpc.MaxValues-5) + `,"k":  }}`,
-		`{"id":1,"method":"zz","params":{"x":` + zeros(jsonrpc.MaxValues-5) + `,"k": x}}`,
-		`{"id":1,"method":"zz","params":{"x":` + zeros(jsonrpc.MaxValues-5) + `,"k":` + strings.Repeat("[", 200),
-		`{"id":1,"method":"zz","params":` + strings.TrimSuffix(zeros(jsonrpc.MaxValues-4), "]") + ",,  x]}",
-		`{"id":1,"method":"zz","params":` + strings.TrimSuffix(zeros(jsonrpc.MaxValues-4), "]") + ",]  ]}",
+		`{"id":1,"method":"zz","params":{"x":` + zeros(jsonwire.MaxValues-5) + `,"k":`,
+		`{"id":1,"method":"zz","params":{"x":` + zeros(jsonwire.MaxValues-5) + `,"k":  }}`,
+		`{"id":1,"method":"zz","params":{"x":` + zeros(jsonwire.MaxValues-5) + `,"k": x}}`,
+		`{"id":1,"method":"zz","params":{"x":` + zeros(jsonwire.MaxValues-5) + `,"k":` + strings.Repeat("[", 200),
+		`{"id":1,"method":"zz","params":` + strings.TrimSuffix(zeros(jsonwire.MaxValues-4), "]") + ",,  x]}",
+		`{"id":1,"method":"zz","params":` + strings.TrimSuffix(zeros(jsonwire.MaxValues-4), "]") + ",]  ]}",
 		// One over budget and too deep at once.
-		`{"id":1,"method":"zz","params":[` + strings.TrimSuffix(strings.TrimPrefix(zeros(jsonrpc.MaxValues-4-126), "["), "]") + "," + strings.Repeat("[", 130),
+		`{"id":1,"method":"zz","params":[` + strings.TrimSuffix(strings.TrimPrefix(zeros(jsonwire.MaxValues-4-126), "["), "]") + "," + strings.Repeat("[", 130),
 		// Nesting.
 		req("zz", strings.Repeat("[", 126)+strings.Repeat("]", 126)),
 		req("zz", strings.Repeat("[", 127)+strings.Repeat("]", 127)),

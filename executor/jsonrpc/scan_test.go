@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/jsonwire"
 )
 
 // Syntax-level details, as the reference (codex 0.169.0) reports them.
@@ -63,7 +64,7 @@ func TestParse_SyntaxDetails(t *testing.T) {
 		if err == nil || err.Error() != tt.want {
 			t.Errorf("Parse(%.60q): got %v, want %q", tt.in, err, tt.want)
 		}
-		var se *jsonrpc.SyntaxError
+		var se *jsonwire.SyntaxError
 		if err != nil && !errors.As(err, &se) {
 			t.Errorf("Parse(%.60q): got %T, want *SyntaxError", tt.in, err)
 		}
@@ -87,18 +88,18 @@ func zerosRequest(n int, tail string) (msg []byte, prefix int) {
 
 func TestParse_ValueBudget(t *testing.T) {
 	// Exactly MaxValues values (root, id, method, params and the zeros) are accepted.
-	msg, _ := zerosRequest(jsonrpc.MaxValues-4, "]}")
+	msg, _ := zerosRequest(jsonwire.MaxValues-4, "]}")
 	if _, err := jsonrpc.Parse(msg); err != nil {
 		t.Fatalf("Parse(at budget): got %v, want success", err)
 	}
 	// One more fails at the offset of the first value over budget.
-	msg, prefix := zerosRequest(jsonrpc.MaxValues-3, "]}")
+	msg, prefix := zerosRequest(jsonwire.MaxValues-3, "]}")
 	_, err := jsonrpc.Parse(msg)
 	want := "JSON-RPC message exceeds the limit of 262144 JSON values at line 1 column 524312"
 	if err == nil || err.Error() != want {
 		t.Fatalf("Parse(over budget): got %v, want %q", err, want)
 	}
-	if got := prefix + 2*(jsonrpc.MaxValues-4); !strings.HasSuffix(want, " "+itoa(got)) {
+	if got := prefix + 2*(jsonwire.MaxValues-4); !strings.HasSuffix(want, " "+itoa(got)) {
 		t.Fatalf("test arithmetic: value offset %d not in %q", got, want)
 	}
 	tests := []struct {
@@ -112,7 +113,7 @@ func TestParse_ValueBudget(t *testing.T) {
 		{",,  x]}", "JSON-RPC message exceeds the limit of 262144 JSON values at line 1 column 524315"},
 	}
 	for _, tt := range tests {
-		msg, _ := zerosRequest(jsonrpc.MaxValues-4, tt.tail)
+		msg, _ := zerosRequest(jsonwire.MaxValues-4, tt.tail)
 		if _, err := jsonrpc.Parse(msg); err == nil || err.Error() != tt.want {
 			t.Errorf("Parse(zeros + %q): got %v, want %q", tt.tail, err, tt.want)
 		}
@@ -120,7 +121,7 @@ func TestParse_ValueBudget(t *testing.T) {
 	// In an object the end check consumes a closing brace (observed from codex 0.169.0).
 	var o strings.Builder
 	o.WriteString(`{"id":1,"method":"zz","params":{"x":[`)
-	o.WriteString(strings.TrimSuffix(strings.Repeat("0,", jsonrpc.MaxValues-5), ","))
+	o.WriteString(strings.TrimSuffix(strings.Repeat("0,", jsonwire.MaxValues-5), ","))
 	o.WriteString(`],"k":  }}`)
 	want = "JSON-RPC message exceeds the limit of 262144 JSON values at line 1 column 524323"
 	if _, err := jsonrpc.Parse([]byte(o.String())); err == nil || err.Error() != want {
@@ -129,7 +130,7 @@ func TestParse_ValueBudget(t *testing.T) {
 	// Containers count too; keys do not.
 	var b strings.Builder
 	b.WriteString(`{"id":1,"method":"zz","params":{`)
-	for i := 0; i < jsonrpc.MaxValues-4; i++ {
+	for i := 0; i < jsonwire.MaxValues-4; i++ {
 		if i > 0 {
 			b.WriteByte(',')
 		}
@@ -137,7 +138,7 @@ func TestParse_ValueBudget(t *testing.T) {
 	}
 	b.WriteString("}}")
 	if _, err := jsonrpc.Parse([]byte(b.String())); err != nil {
-		t.Errorf("Parse(%d empty objects): got %v, want success", jsonrpc.MaxValues-4, err)
+		t.Errorf("Parse(%d empty objects): got %v, want success", jsonwire.MaxValues-4, err)
 	}
 }
 
@@ -151,29 +152,6 @@ func TestParse_BigStringIsOneValue(t *testing.T) {
 	}
 	if got, want := len(m.Params), 8<<20+2; got != want {
 		t.Errorf("len(Params): got %d, want %d", got, want)
-	}
-}
-
-func TestValidate(t *testing.T) {
-	tests := []struct {
-		in   string
-		want string // "" = valid
-	}{
-		{`{"a":[1,2,{"b":null}]}`, ""},
-		{` "s" `, ""},
-		{`1e400`, ""},
-		{`[] x`, "trailing characters at line 1 column 4"},
-		{`{"a":1,"a":1}`, "duplicate JSON object key `a` at line 1 column 10"},
-	}
-	for _, tt := range tests {
-		err := jsonrpc.Validate([]byte(tt.in))
-		got := ""
-		if err != nil {
-			got = err.Error()
-		}
-		if got != tt.want {
-			t.Errorf("Validate(%q): got %q, want %q", tt.in, got, tt.want)
-		}
 	}
 }
 

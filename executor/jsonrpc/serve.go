@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+
+	"github.com/execlab/executor/jsonwire"
 )
 
 // Lane says how a request is scheduled (spec/jsonrpc.md §1.6).
@@ -35,7 +37,7 @@ type Handler interface {
 	// serial request and notification has been handled.
 	Lane(method string) Lane
 	// Handle answers a request with a result (marshalled as JSON; nil means {}) or an
-	// error (*Error keeps its code; any other error is sent as CodeInternal).
+	// error (*jsonwire.Error keeps its code; any other error is sent as jsonwire.CodeInternal).
 	Handle(ctx context.Context, req *Message) (any, error)
 	// HandleNotification handles a client notification. ErrClose (or any error) ends
 	// the connection without a reply.
@@ -167,7 +169,7 @@ func (c *Conn) readLoop(ctx context.Context, cancel context.CancelCauseFunc, h H
 		}
 		msg, err := Parse(data)
 		if err != nil {
-			e := &Error{Code: CodeInvalidRequest, Message: c.opts.ParseErrorPrefix + ": " + err.Error()}
+			e := &jsonwire.Error{Code: jsonwire.CodeInvalidRequest, Message: c.opts.ParseErrorPrefix + ": " + err.Error()}
 			if !c.enqueue(ctx, encodeError(nil, IntID(-1), e)) {
 				return
 			}
@@ -316,15 +318,15 @@ func (c *Conn) handle(ctx context.Context, cancel context.CancelCauseFunc, h Han
 	}
 	var b []byte
 	if err != nil {
-		var rpcErr *Error
+		var rpcErr *jsonwire.Error
 		if !errors.As(err, &rpcErr) {
-			rpcErr = &Error{Code: CodeInternal, Message: err.Error()}
+			rpcErr = &jsonwire.Error{Code: jsonwire.CodeInternal, Message: err.Error()}
 		}
 		b = encodeError(nil, msg.ID, rpcErr)
 	} else {
 		b, err = encodeResult(msg.ID, result)
 		if err != nil {
-			b = encodeError(nil, msg.ID, &Error{Code: CodeInternal, Message: fmt.Sprintf("serializing response: %v", err)})
+			b = encodeError(nil, msg.ID, &jsonwire.Error{Code: jsonwire.CodeInternal, Message: fmt.Sprintf("serializing response: %v", err)})
 			then = nil
 		}
 	}
@@ -406,7 +408,7 @@ func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 // ErrConnClosed is returned by Notify after the connection has begun shutting down.
 var ErrConnClosed = errors.New("jsonrpc: connection closed")
 
-func encodeError(b []byte, id ID, e *Error) []byte {
+func encodeError(b []byte, id ID, e *jsonwire.Error) []byte {
 	b = append(b, `{"id":`...)
 	b = append(b, id.raw...)
 	b = append(b, `,"error":{"code":`...)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/execlab/executor/executor/executortest"
 	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/jsonwire"
 )
 
 // fakeHandler answers "echo" with its params, blocks "wait" until released, and treats
@@ -42,7 +43,7 @@ func (h *fakeHandler) Handle(ctx context.Context, req *jsonrpc.Message) (any, er
 		}
 		return map[string]string{"waited": "yes"}, nil
 	case "fail":
-		return nil, jsonrpc.InvalidParams("bad thing")
+		return nil, jsonwire.InvalidParams("bad thing")
 	case "plain-error":
 		return nil, errors.New("boom")
 	case "close":

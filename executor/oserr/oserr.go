@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"syscall"
 
-	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/jsonwire"
 )
 
 // Errno returns the errno inside err, if any.
@@ -64,18 +64,18 @@ func KindOf(err error) Kind {
 
 // ToRPC maps a filesystem error to its JSON-RPC error (spec/jsonrpc.md §7): NotFound →
 // -32004, InvalidInput or PermissionDenied → -32600, else -32603; the message is Text(err).
-// A *jsonrpc.Error inside err is returned as is.
-func ToRPC(err error) *jsonrpc.Error {
-	var rpcErr *jsonrpc.Error
+// A *jsonwire.Error inside err is returned as is.
+func ToRPC(err error) *jsonwire.Error {
+	var rpcErr *jsonwire.Error
 	if errors.As(err, &rpcErr) {
 		return rpcErr
 	}
 	msg := Text(err)
 	switch KindOf(err) {
 	case KindNotFound:
-		return &jsonrpc.Error{Code: jsonrpc.CodeNotFound, Message: msg}
+		return &jsonwire.Error{Code: jsonwire.CodeNotFound, Message: msg}
 	case KindPermissionDenied, KindInvalidInput:
-		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: msg}
+		return &jsonwire.Error{Code: jsonwire.CodeInvalidRequest, Message: msg}
 	}
-	return &jsonrpc.Error{Code: jsonrpc.CodeInternal, Message: msg}
+	return &jsonwire.Error{Code: jsonwire.CodeInternal, Message: msg}
 }

@@ -6,8 +6,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/oserr"
+	"github.com/execlab/executor/jsonwire"
 )
 
 func TestText_RendersMuslWording(t *testing.T) {
@@ -38,12 +38,12 @@ func TestToRPC_MapsKinds(t *testing.T) {
 		err  error
 		code int
 	}{
-		{syscall.ENOENT, jsonrpc.CodeNotFound},
-		{syscall.EACCES, jsonrpc.CodeInvalidRequest},
-		{syscall.EPERM, jsonrpc.CodeInvalidRequest},
-		{syscall.EINVAL, jsonrpc.CodeInvalidRequest},
-		{syscall.ENOTDIR, jsonrpc.CodeInternal},
-		{jsonrpc.InvalidRequest("custom"), jsonrpc.CodeInvalidRequest},
+		{syscall.ENOENT, jsonwire.CodeNotFound},
+		{syscall.EACCES, jsonwire.CodeInvalidRequest},
+		{syscall.EPERM, jsonwire.CodeInvalidRequest},
+		{syscall.EINVAL, jsonwire.CodeInvalidRequest},
+		{syscall.ENOTDIR, jsonwire.CodeInternal},
+		{jsonwire.InvalidRequest("custom"), jsonwire.CodeInvalidRequest},
 	}
 	for _, tt := range tests {
 		if got := oserr.ToRPC(tt.err); got.Code != tt.code {

@@ -3,8 +3,8 @@ package process
 import (
 	"context"
 
-	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/jsonwire"
 )
 
 // CloseStdin handles process/closeStdin, an extension (docs/protocol-extensions.md).
@@ -37,7 +37,7 @@ func (m *Manager) CloseStdin(ctx context.Context, params *protocol.ProcessCloseS
 	case !writable:
 		return &protocol.ProcessCloseStdinResult{Status: protocol.CloseStdinNoStdin}, nil
 	case q == nil:
-		return nil, jsonrpc.Internal("failed to close process stdin")
+		return nil, jsonwire.Internal("failed to close process stdin")
 	}
 	if tty {
 		veof := ttyEOFChar(q.f)

@@ -3,8 +3,8 @@ package process
 import (
 	"errors"
 
-	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/oserr"
+	"github.com/execlab/executor/jsonwire"
 )
 
 // process/start error classes (codex 0.171.0, shared/spec/changes-0.171.0.md): the
@@ -25,9 +25,9 @@ import (
 
 // Spawn failure kinds (codex 0.171.0).
 const (
-	kindSpawnNotFound         jsonrpc.ErrorKind = "spawnNotFound"
-	kindSpawnPermissionDenied jsonrpc.ErrorKind = "spawnPermissionDenied"
-	kindSpawnFailed           jsonrpc.ErrorKind = "spawnFailed"
+	kindSpawnNotFound         jsonwire.ErrorKind = "spawnNotFound"
+	kindSpawnPermissionDenied jsonwire.ErrorKind = "spawnPermissionDenied"
+	kindSpawnFailed           jsonwire.ErrorKind = "spawnFailed"
 )
 
 // spawnError is a failed spawn; spawnWireError turns it into the -32603 wire error.
@@ -43,7 +43,7 @@ func withErrorKind(err error) error {
 	if !errors.As(err, &se) {
 		return err
 	}
-	e := jsonrpc.Internal("%s", oserr.Text(se.err))
+	e := jsonwire.Internal("%s", oserr.Text(se.err))
 	switch oserr.KindOf(se.err) {
 	case oserr.KindNotFound:
 		return e.WithKind(kindSpawnNotFound)

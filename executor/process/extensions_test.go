@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/jsonwire"
 )
 
 // Tests of the protocol extensions (docs/protocol-extensions.md): process/closeStdin,
@@ -140,7 +140,7 @@ func TestStart_PtySizeValidated(t *testing.T) {
 	p := ptyParams("p", tmpURI(t), "true")
 	p.PtySize = &protocol.PtySize{Rows: 0, Cols: 80}
 	_, err := m.Start(context.Background(), p)
-	wantRPCError(t, err, jsonrpc.CodeInvalidParams, "pty size rows and cols must be at least 1")
+	wantRPCError(t, err, jsonwire.CodeInvalidParams, "pty size rows and cols must be at least 1")
 }
 
 // TestResizePty_SIGWINCHReachesForeground: TIOCSWINSZ on the master changes what the
@@ -181,7 +181,7 @@ func TestResizePty_Statuses(t *testing.T) {
 		}
 	}
 	_, err := m.ResizePty(context.Background(), &protocol.ProcessResizePtyParams{ProcessID: "pipes", Size: protocol.PtySize{Rows: 10}})
-	wantRPCError(t, err, jsonrpc.CodeInvalidParams, "pty size rows and cols must be at least 1")
+	wantRPCError(t, err, jsonwire.CodeInvalidParams, "pty size rows and cols must be at least 1")
 }
 
 func TestSendSignal_ExitCodes(t *testing.T) {

@@ -14,10 +14,10 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/process"
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/internal/reexec"
+	"github.com/execlab/executor/jsonwire"
 	"github.com/execlab/executor/sandbox"
 )
 
@@ -205,12 +205,12 @@ func u64(v uint64) *uint64 { return &v }
 
 func str(s string) *string { return &s }
 
-// wantRPCError checks err is a *jsonrpc.Error with code and message.
+// wantRPCError checks err is a *jsonwire.Error with code and message.
 func wantRPCError(t *testing.T, err error, code int, msg string) {
 	t.Helper()
-	var re *jsonrpc.Error
+	var re *jsonwire.Error
 	if !errors.As(err, &re) {
-		t.Fatalf("got error %v (%T), want *jsonrpc.Error %d %q", err, err, code, msg)
+		t.Fatalf("got error %v (%T), want *jsonwire.Error %d %q", err, err, code, msg)
 	}
 	if re.Code != code || re.Message != msg {
 		t.Fatalf("got error %d %q, want %d %q", re.Code, re.Message, code, msg)
@@ -223,9 +223,9 @@ func wantKind(t *testing.T, err error, kind string) {
 	if kind == "" {
 		kind = "spawnFailed"
 	}
-	var re *jsonrpc.Error
+	var re *jsonwire.Error
 	if !errors.As(err, &re) {
-		t.Fatalf("got error %v (%T), want *jsonrpc.Error", err, err)
+		t.Fatalf("got error %v (%T), want *jsonwire.Error", err, err)
 	}
 	if want := `{"kind":"` + kind + `"}`; string(re.Data) != want {
 		t.Fatalf("error data = %s, want %s", re.Data, want)

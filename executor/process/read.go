@@ -6,8 +6,8 @@ import (
 	"math"
 	"time"
 
-	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/jsonwire"
 )
 
 // Read handles process/read (spec/jsonrpc.md §3.2): chunks with seq > afterSeq under the
@@ -31,14 +31,14 @@ func (m *Manager) Read(ctx context.Context, params *protocol.ProcessReadParams) 
 
 	p := m.lookup(params.ProcessID)
 	if p == nil {
-		return nil, jsonrpc.InvalidRequest("unknown process id %s", params.ProcessID)
+		return nil, jsonwire.InvalidRequest("unknown process id %s", params.ProcessID)
 	}
 	var timer *time.Timer
 	for {
 		p.mu.Lock()
 		if p.starting {
 			p.mu.Unlock()
-			return nil, jsonrpc.InvalidRequest("process id %s is starting", params.ProcessID)
+			return nil, jsonwire.InvalidRequest("process id %s is starting", params.ProcessID)
 		}
 		res := p.readLocked(after, maxBytes)
 		if len(res.Chunks) > 0 || res.Closed || (res.Exited && after+1 < res.NextSeq) || !time.Now().Before(deadline) {

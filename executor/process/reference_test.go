@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/jsonwire"
 )
 
 // stdioRef is the reference exec-server over stdio, handshake done.
@@ -58,7 +58,7 @@ func startStdioReference(t *testing.T, bin string) *stdioRef {
 }
 
 // call sends a request and returns its result or error, skipping notifications.
-func (r *stdioRef) call(method string, params any) (json.RawMessage, *jsonrpc.Error) {
+func (r *stdioRef) call(method string, params any) (json.RawMessage, *jsonwire.Error) {
 	r.t.Helper()
 	id := r.next
 	r.next++
@@ -78,7 +78,7 @@ func (r *stdioRef) call(method string, params any) (json.RawMessage, *jsonrpc.Er
 		var msg struct {
 			ID     *int            `json:"id"`
 			Result json.RawMessage `json:"result"`
-			Error  *jsonrpc.Error  `json:"error"`
+			Error  *jsonwire.Error `json:"error"`
 		}
 		if err := json.Unmarshal(line, &msg); err != nil {
 			r.t.Fatalf("decoding reference line %q: %v", line, err)
@@ -137,7 +137,7 @@ func testSpawnErrorsMatch(t *testing.T, r refbin.Release) {
 			t.Errorf("%s: reference started the process, want a spawn failure", tt.name)
 			continue
 		}
-		var got *jsonrpc.Error
+		var got *jsonwire.Error
 		if ourErr == nil || !asRPC(ourErr, &got) {
 			t.Errorf("%s: got %v, want reference error %d %q", tt.name, ourErr, refErr.Code, refErr.Message)
 			continue
@@ -168,8 +168,8 @@ func canonicalJSON(raw json.RawMessage) string {
 	return string(b)
 }
 
-func asRPC(err error, out **jsonrpc.Error) bool {
-	e, ok := err.(*jsonrpc.Error)
+func asRPC(err error, out **jsonwire.Error) bool {
+	e, ok := err.(*jsonwire.Error)
 	*out = e
 	return ok
 }

@@ -3,9 +3,9 @@ package process
 import (
 	"context"
 
-	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/oserr"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/jsonwire"
 )
 
 // ResizePty handles process/resizePty, an extension (docs/protocol-extensions.md): it
@@ -39,7 +39,7 @@ func (m *Manager) ResizePty(ctx context.Context, params *protocol.ProcessResizeP
 		if isClosedFile(err) { // the close event raced us: the terminal is gone
 			return &protocol.ProcessResizePtyResult{Status: protocol.ResizeExited}, nil
 		}
-		return nil, jsonrpc.Internal("failed to resize terminal: %s", oserr.Text(err))
+		return nil, jsonwire.Internal("failed to resize terminal: %s", oserr.Text(err))
 	}
 	return &protocol.ProcessResizePtyResult{Status: protocol.ResizeResized}, nil
 }
@@ -47,7 +47,7 @@ func (m *Manager) ResizePty(ctx context.Context, params *protocol.ProcessResizeP
 // validatePtySize checks a size from the wire (resizePty's size, process/start's ptySize).
 func validatePtySize(s *protocol.PtySize) error {
 	if s.Rows < minPtyCells || s.Cols < minPtyCells {
-		return jsonrpc.InvalidParams("pty size rows and cols must be at least %d", minPtyCells)
+		return jsonwire.InvalidParams("pty size rows and cols must be at least %d", minPtyCells)
 	}
 	return nil
 }

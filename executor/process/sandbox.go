@@ -14,16 +14,16 @@ import (
 	"errors"
 	"time"
 
-	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/jsonwire"
 	"github.com/execlab/executor/sandbox"
 	"github.com/execlab/executor/sandbox/policy"
 )
 
 // errNoLauncher is returned for sandbox intent when the Manager was built without a
 // Launcher: never run a command less confined than asked.
-var errNoLauncher = jsonrpc.InvalidParams("sandbox intent cannot be enforced on this executor: sandbox support is not configured").
-	WithKind(jsonrpc.ErrorKind(policy.ClassUnavailable))
+var errNoLauncher = jsonwire.InvalidParams("sandbox intent cannot be enforced on this executor: sandbox support is not configured").
+	WithKind(jsonwire.ErrorKind(policy.ClassUnavailable))
 
 // sandboxRequested reports whether params carry sandbox intent: a sandbox context, or
 // enforceManagedNetwork (which the executor treats as a disabled profile under managed
@@ -90,11 +90,11 @@ func (m *Manager) wrapSandbox(params *protocol.ProcessStartParams, p *policy.Pol
 
 // errTransparentTCP is codex 0.171.0's answer to managedNetwork.transparentTcp: true
 // on an executor without a local managed proxy (observed; no error.data).
-var errTransparentTCP = jsonrpc.InvalidParams("transparent TCP requires an executor-local managed proxy")
+var errTransparentTCP = jsonwire.InvalidParams("transparent TCP requires an executor-local managed proxy")
 
 // errMandatoryUpstream is codex 0.171.0's answer, when started with
 // --tcp-upstream-proxy, to any managed-network start (observed; no error.data).
-var errMandatoryUpstream = jsonrpc.InvalidParams("a mandatory TCP upstream requires an executor-local managed proxy")
+var errMandatoryUpstream = jsonwire.InvalidParams("a mandatory TCP upstream requires an executor-local managed proxy")
 
 // managedNetworkParams is the wire shape of process/start's managedNetwork
 // (spec/sandbox.md §1.1): every field optional (#[serde(default)]), unknown fields
@@ -122,7 +122,7 @@ func decodeManagedNetwork(raw json.RawMessage) (*sandbox.ManagedNetwork, error) 
 		return nil, nil
 	}
 	var p managedNetworkParams
-	if err := jsonrpc.UnmarshalParams(raw, &p); err != nil {
+	if err := jsonwire.UnmarshalParams(raw, &p); err != nil {
 		return nil, err
 	}
 	if p.TransparentTcp {
@@ -136,13 +136,13 @@ func decodeManagedNetwork(raw json.RawMessage) (*sandbox.ManagedNetwork, error) 
 func wireError(err error) error {
 	var pe *policy.Error
 	if errors.As(err, &pe) {
-		e := &jsonrpc.Error{Code: pe.Code, Message: pe.Message}
+		e := &jsonwire.Error{Code: pe.Code, Message: pe.Message}
 		if pe.Class != "" {
-			e = e.WithKind(jsonrpc.ErrorKind(pe.Class))
+			e = e.WithKind(jsonwire.ErrorKind(pe.Class))
 		}
 		return e
 	}
-	return jsonrpc.Internal("%s", err.Error())
+	return jsonwire.Internal("%s", err.Error())
 }
 
 // classifyExit decides sandboxDenied for a sandboxed process that exited with code

@@ -13,9 +13,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/process"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/jsonwire"
 	"github.com/execlab/executor/sandbox"
 	"github.com/execlab/executor/sandbox/policy"
 	"github.com/execlab/executor/sandbox/sandboxtest"
@@ -284,7 +284,7 @@ func TestStart_Sandboxed_DegradedLandlock(t *testing.T) {
 	p := startParams("ww", protocol.FromNative(ws), "touch", marker)
 	p.Sandbox = workspaceWrite(t, ws)
 	_, err := m.Start(context.Background(), p)
-	var re *jsonrpc.Error
+	var re *jsonwire.Error
 	if !errors.As(err, &re) || re.Code != -32602 ||
 		!strings.HasPrefix(re.Message, "sandbox intent cannot be enforced on this executor: degraded Landlock backend cannot express") {
 		t.Fatalf("got error %v, want -32602 with the degraded-backend refusal", err)

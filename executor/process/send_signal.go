@@ -4,9 +4,9 @@ import (
 	"context"
 	"syscall"
 
-	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/oserr"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/jsonwire"
 )
 
 // posixSignals maps process/sendSignal's names (RFC 4254 §6.10) to signals.
@@ -27,7 +27,7 @@ var posixSignals = map[protocol.PosixSignal]syscall.Signal{
 func (m *Manager) SendSignal(ctx context.Context, params *protocol.ProcessSendSignalParams) (*protocol.ProcessSendSignalResult, error) {
 	sig, ok := posixSignals[params.Signal]
 	if !ok { // the decoder accepts only known names
-		return nil, jsonrpc.InvalidParams("unknown signal %s", params.Signal)
+		return nil, jsonwire.InvalidParams("unknown signal %s", params.Signal)
 	}
 	p := m.lookup(params.ProcessID)
 	if p == nil {
@@ -37,7 +37,7 @@ func (m *Manager) SendSignal(ctx context.Context, params *protocol.ProcessSendSi
 	_, err := p.signalGroupLocked(sig)
 	p.mu.Unlock()
 	if err != nil {
-		return nil, jsonrpc.Internal("failed to signal process: %s", oserr.Text(err))
+		return nil, jsonwire.Internal("failed to signal process: %s", oserr.Text(err))
 	}
 	return &protocol.ProcessSendSignalResult{}, nil
 }

@@ -4,9 +4,9 @@ import (
 	"context"
 	"syscall"
 
-	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/oserr"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/jsonwire"
 )
 
 // Signal handles process/signal (spec/jsonrpc.md §3.4): "interrupt" sends SIGINT to the
@@ -20,7 +20,7 @@ func (m *Manager) Signal(ctx context.Context, params *protocol.ProcessSignalPara
 	_, err := p.signalGroupLocked(syscall.SIGINT)
 	p.mu.Unlock()
 	if err != nil {
-		return nil, jsonrpc.Internal("failed to signal process: %s", oserr.Text(err))
+		return nil, jsonwire.Internal("failed to signal process: %s", oserr.Text(err))
 	}
 	return &protocol.ProcessSignalResult{}, nil
 }

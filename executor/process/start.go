@@ -8,8 +8,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/jsonwire"
 )
 
 // Start handles process/start (spec/jsonrpc.md §3.1). Checks run in the reference's
@@ -38,10 +38,10 @@ func (m *Manager) start(ctx context.Context, params *protocol.ProcessStartParams
 	}
 	if present(params.NetworkProxy) {
 		// OPTIONAL surface declined (§3.9): never run such a command without its proxy.
-		return nil, jsonrpc.InvalidParams("network proxy launch is unsupported on this executor")
+		return nil, jsonwire.InvalidParams("network proxy launch is unsupported on this executor")
 	}
 	if present(params.ShellSnapshot) {
-		return nil, jsonrpc.InvalidParams("shell snapshots are unsupported on this platform")
+		return nil, jsonwire.InvalidParams("shell snapshots are unsupported on this platform")
 	}
 	cwd, cwdErr := params.Cwd.NativeCwd()
 	pol, err := m.prepareSandbox(params, cwd)
@@ -53,7 +53,7 @@ func (m *Manager) start(ctx context.Context, params *protocol.ProcessStartParams
 	}
 	env := childEnv(params.Env, params.EnvPolicy, os.Environ)
 	if len(params.Argv) == 0 {
-		return nil, jsonrpc.InvalidParams("argv must not be empty")
+		return nil, jsonwire.InvalidParams("argv must not be empty")
 	}
 	if params.PtySize != nil {
 		// Extension (docs/protocol-extensions.md); only our clients send it.
@@ -76,12 +76,12 @@ func (m *Manager) start(ctx context.Context, params *protocol.ProcessStartParams
 	m.mu.Lock()
 	if m.closing {
 		m.mu.Unlock()
-		return nil, jsonrpc.Internal("process manager is shut down")
+		return nil, jsonwire.Internal("process manager is shut down")
 	}
 	m.sweepLocked(time.Now())
 	if _, exists := m.procs[id]; exists {
 		m.mu.Unlock()
-		return nil, jsonrpc.InvalidRequest("process %s already exists", id)
+		return nil, jsonwire.InvalidRequest("process %s already exists", id)
 	}
 	m.procs[id] = p
 	m.mu.Unlock()
@@ -116,7 +116,7 @@ func (m *Manager) start(ctx context.Context, params *protocol.ProcessStartParams
 		_ = syscall.Kill(-sp.proc.Pid, syscall.SIGKILL)
 		sp.closeAll()
 		_, _ = sp.proc.Wait() // SIGKILLed: returns promptly; never leave a zombie
-		return nil, jsonrpc.InvalidRequest("process %s start was cancelled", id)
+		return nil, jsonwire.InvalidRequest("process %s start was cancelled", id)
 	}
 	p.mu.Lock()
 	p.starting = false

@@ -11,9 +11,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/process"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/jsonwire"
 )
 
 // Check order (spec/jsonrpc.md §3.1): networkProxy, shellSnapshot, sandbox, cwd, then
@@ -319,7 +319,7 @@ func TestStart_MandatoryTCPUpstream(t *testing.T) {
 				return
 			}
 			wantRPCError(t, err, tt.code, tt.msg)
-			var re *jsonrpc.Error
+			var re *jsonwire.Error
 			if errors.As(err, &re) && re.Data != nil {
 				t.Errorf("error data = %s, want none", re.Data)
 			}

@@ -5,9 +5,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/oserr"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/jsonwire"
 )
 
 // Terminate handles process/terminate (spec/jsonrpc.md §3.4, §5.4): SIGKILL to the
@@ -37,7 +37,7 @@ func (m *Manager) Terminate(ctx context.Context, params *protocol.ProcessTermina
 	}
 	p.mu.Unlock()
 	if err != nil {
-		return nil, jsonrpc.Internal("failed to terminate process: %s", oserr.Text(err))
+		return nil, jsonwire.Internal("failed to terminate process: %s", oserr.Text(err))
 	}
 	return &protocol.ProcessTerminateResult{Running: sent}, nil
 }

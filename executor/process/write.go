@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 
-	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/jsonwire"
 )
 
 // Write handles process/write (spec/jsonrpc.md §3.3). Unknown, Starting and
@@ -14,7 +14,7 @@ import (
 // with the enqueue. Write returns once the chunk is queued, not when the child read it.
 func (m *Manager) Write(ctx context.Context, params *protocol.ProcessWriteParams) (*protocol.ProcessWriteResult, error) {
 	if params.WriteID == "" {
-		return nil, jsonrpc.InvalidParams("writeId must not be empty")
+		return nil, jsonwire.InvalidParams("writeId must not be empty")
 	}
 	p := m.lookup(params.ProcessID)
 	if p == nil {
@@ -30,7 +30,7 @@ func (m *Manager) Write(ctx context.Context, params *protocol.ProcessWriteParams
 	case !writable:
 		return &protocol.ProcessWriteResult{Status: protocol.WriteStdinClosed}, nil
 	case q == nil:
-		return nil, jsonrpc.Internal("failed to write to process stdin")
+		return nil, jsonwire.Internal("failed to write to process stdin")
 	}
 	if err := q.write(ctx, params.WriteID, params.Chunk); err != nil {
 		if errors.Is(err, errStdinEOF) {

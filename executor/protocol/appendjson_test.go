@@ -5,8 +5,8 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/jsonwire"
 )
 
 // TestAppendJSON_MatchesEncodingJSON checks the hand-written encoders against
@@ -14,10 +14,10 @@ import (
 func TestAppendJSON_FsAndHTTPMatchEncodingJSON(t *testing.T) {
 	errText := "boom \"x\"\n"
 	for _, v := range []interface{ AppendJSON([]byte) []byte }{
-		&protocol.FsReadBlockResult{Chunk: jsonrpc.Bytes("hello"), Eof: true},
-		&protocol.FsReadBlockResult{Chunk: jsonrpc.Bytes{}, Eof: false},
-		&protocol.FsReadFileResult{DataBase64: jsonrpc.Bytes{0, 1, 2, 0xff}},
-		&protocol.HTTPBodyDelta{RequestID: "r\"1", Seq: 7, DeltaBase64: jsonrpc.Bytes("x"), Done: false},
+		&protocol.FsReadBlockResult{Chunk: jsonwire.Bytes("hello"), Eof: true},
+		&protocol.FsReadBlockResult{Chunk: jsonwire.Bytes{}, Eof: false},
+		&protocol.FsReadFileResult{DataBase64: jsonwire.Bytes{0, 1, 2, 0xff}},
+		&protocol.HTTPBodyDelta{RequestID: "r\"1", Seq: 7, DeltaBase64: jsonwire.Bytes("x"), Done: false},
 		&protocol.HTTPBodyDelta{RequestID: "r", Seq: 8, Done: true, Error: &errText},
 		&protocol.FsWalkResult{Entries: []protocol.FsWalkEntry{}, Errors: []protocol.FsWalkError{}},
 		&protocol.FsWalkResult{

@@ -1,7 +1,7 @@
 // Package protocol holds the executor's JSON-RPC wire types and method names, with JSON
 // shapes exactly as spec/jsonrpc.md (wire-compatible with codex exec-server 0.169.0).
 //
-// Decoding convention (executor/jsonrpc.UnmarshalParams, serde semantics): a non-pointer
+// Decoding convention (jsonwire.UnmarshalParams, serde semantics): a non-pointer
 // field without omitempty is required; a pointer field is an Option (absent or null →
 // nil); a non-pointer field with omitempty has a serde default (absent → zero value,
 // null → error). Unknown members are ignored.

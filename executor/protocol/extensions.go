@@ -136,7 +136,7 @@ const (
 	SignalUSR2 PosixSignal = "USR2"
 )
 
-// Variants makes PosixSignal a serde-style enum for jsonrpc.UnmarshalParams.
+// Variants makes PosixSignal a serde-style enum for jsonwire.UnmarshalParams.
 func (PosixSignal) Variants() []string {
 	return []string{"INT", "TERM", "HUP", "QUIT", "KILL", "USR1", "USR2"}
 }

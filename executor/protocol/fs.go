@@ -3,7 +3,7 @@ package protocol
 import (
 	"strconv"
 
-	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/jsonwire"
 	"github.com/execlab/executor/sandbox/policy"
 )
 
@@ -21,7 +21,7 @@ type FsReadFileParams struct {
 
 // FsReadFileResult is the result of fs/readFile; DataBase64 is standard padded base64.
 type FsReadFileResult struct {
-	DataBase64 jsonrpc.Bytes `json:"dataBase64"`
+	DataBase64 jsonwire.Bytes `json:"dataBase64"`
 }
 
 // FsWriteFileParams are the params of fs/writeFile. DataBase64 is decoded by the handler
@@ -168,8 +168,8 @@ type FsReadBlockParams struct {
 // FsReadBlockResult is the result of fs/readBlock; Eof is true iff fewer than Len bytes
 // came back.
 type FsReadBlockResult struct {
-	Chunk jsonrpc.Bytes `json:"chunk"` // standard padded base64 on the wire
-	Eof   bool          `json:"eof"`
+	Chunk jsonwire.Bytes `json:"chunk"` // standard padded base64 on the wire
+	Eof   bool           `json:"eof"`
 }
 
 // FsCloseParams are the params of fs/close.

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 
-	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/jsonwire"
 )
 
 // http/request params, result and the bodyDelta notification (spec/jsonrpc.md §3.7).
@@ -54,7 +54,7 @@ type HTTPRequestParams struct {
 	Method         string             `json:"method"`
 	URL            string             `json:"url"`
 	Headers        []HTTPHeader       `json:"headers,omitempty"`
-	BodyBase64     *jsonrpc.Bytes     `json:"bodyBase64"`
+	BodyBase64     *jsonwire.Bytes    `json:"bodyBase64"`
 	TimeoutMs      *uint64            `json:"timeoutMs"`
 	RedirectPolicy HTTPRedirectPolicy `json:"redirectPolicy,omitempty"`
 	RequestID      string             `json:"requestId"`
@@ -77,11 +77,11 @@ type HTTPRequestResult struct {
 // HTTPBodyDelta is the http/request/bodyDelta notification: Seq from 1, contiguous; the
 // last frame has Done and an empty delta; Error only on that last frame.
 type HTTPBodyDelta struct {
-	RequestID   string        `json:"requestId"`
-	Seq         uint64        `json:"seq"`
-	DeltaBase64 jsonrpc.Bytes `json:"deltaBase64"`
-	Done        bool          `json:"done"`
-	Error       *string       `json:"error"`
+	RequestID   string         `json:"requestId"`
+	Seq         uint64         `json:"seq"`
+	DeltaBase64 jsonwire.Bytes `json:"deltaBase64"`
+	Done        bool           `json:"done"`
+	Error       *string        `json:"error"`
 }
 
 // AppendJSON encodes the notification without reflection (deltas are up to 1 MiB).

@@ -19,7 +19,7 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/jsonwire"
 )
 
 // PathURI is a validated file: URI in canonical form. The zero value is not a valid URI.
@@ -166,7 +166,7 @@ func (p PathURI) Native() (string, error) {
 func (p PathURI) NativeCwd() (string, error) {
 	native, err := p.Native()
 	if err != nil {
-		return "", jsonrpc.InvalidParams("cwd URI `%s` is not valid on this exec-server host: %s", string(p), err.Error())
+		return "", jsonwire.InvalidParams("cwd URI `%s` is not valid on this exec-server host: %s", string(p), err.Error())
 	}
 	return native, nil
 }

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/jsonwire"
 )
 
 func TestParsePathURI_Canonical(t *testing.T) {
@@ -93,9 +93,9 @@ func TestPathURI_NativeForeign(t *testing.T) {
 
 func TestPathURI_NativeCwd(t *testing.T) {
 	_, err := protocol.PathURI("file://server/share/x").NativeCwd()
-	var rpc *jsonrpc.Error
+	var rpc *jsonwire.Error
 	want := "cwd URI `file://server/share/x` is not valid on this exec-server host: 'file://server/share/x' is invalid on 'linux'"
-	if !errors.As(err, &rpc) || rpc.Code != jsonrpc.CodeInvalidParams || rpc.Message != want {
+	if !errors.As(err, &rpc) || rpc.Code != jsonwire.CodeInvalidParams || rpc.Message != want {
 		t.Errorf("NativeCwd error = %v, want -32602 %q", err, want)
 	}
 }

@@ -16,7 +16,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/jsonwire"
 	"github.com/execlab/executor/sandbox/policy"
 )
 
@@ -38,7 +38,7 @@ const (
 	EnvInheritNone EnvInherit = "none"
 )
 
-// Variants makes EnvInherit a serde-style enum for jsonrpc.UnmarshalParams.
+// Variants makes EnvInherit a serde-style enum for jsonwire.UnmarshalParams.
 func (EnvInherit) Variants() []string { return []string{"core", "all", "none"} }
 
 // ExecEnvPolicy computes a child environment from the server's (spec/jsonrpc.md §5.5).
@@ -108,7 +108,7 @@ type ProcessReadParams struct {
 type ProcessOutputChunk struct {
 	Seq    uint64           `json:"seq"`
 	Stream ExecOutputStream `json:"stream"`
-	Chunk  jsonrpc.Bytes    `json:"chunk"`
+	Chunk  jsonwire.Bytes   `json:"chunk"`
 }
 
 // ProcessReadResult is the result of process/read. Failure is always null from the server.
@@ -174,9 +174,9 @@ const (
 
 // ProcessWriteParams are the params of process/write (spec/jsonrpc.md §3.3).
 type ProcessWriteParams struct {
-	ProcessID string        `json:"processId"`
-	Chunk     jsonrpc.Bytes `json:"chunk"`
-	WriteID   string        `json:"writeId"`
+	ProcessID string         `json:"processId"`
+	Chunk     jsonwire.Bytes `json:"chunk"`
+	WriteID   string         `json:"writeId"`
 }
 
 // ProcessWriteResult is the result of process/write.
@@ -190,7 +190,7 @@ type ProcessSignal string
 // SignalInterrupt is SIGINT to the process group on unix.
 const SignalInterrupt ProcessSignal = "interrupt"
 
-// Variants makes ProcessSignal a serde-style enum for jsonrpc.UnmarshalParams.
+// Variants makes ProcessSignal a serde-style enum for jsonwire.UnmarshalParams.
 func (ProcessSignal) Variants() []string { return []string{"interrupt"} }
 
 // ProcessSignalParams are the params of process/signal (spec/jsonrpc.md §3.4).
@@ -218,7 +218,7 @@ type ProcessOutputNotification struct {
 	ProcessID string           `json:"processId"`
 	Seq       uint64           `json:"seq"`
 	Stream    ExecOutputStream `json:"stream"`
-	Chunk     jsonrpc.Bytes    `json:"chunk"`
+	Chunk     jsonwire.Bytes   `json:"chunk"`
 }
 
 // AppendJSON appends {"processId":…,"seq":…,"stream":…,"chunk":…} to b.

@@ -6,12 +6,12 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/jsonwire"
 
 	"github.com/execlab/executor/executor/protocol"
 )
 
-// Params decode with serde semantics through jsonrpc.UnmarshalParams (spec/jsonrpc.md §1.5).
+// Params decode with serde semantics through jsonwire.UnmarshalParams (spec/jsonrpc.md §1.5).
 func TestProcessParams_SerdeDecoding(t *testing.T) {
 	start := func(extra string) string {
 		return `{"processId":"p","argv":["true"],"cwd":"file:///tmp","env":{},"tty":false` + extra + `}`
@@ -43,15 +43,15 @@ func TestProcessParams_SerdeDecoding(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := jsonrpc.UnmarshalParams(json.RawMessage(tt.in), tt.target())
+			err := jsonwire.UnmarshalParams(json.RawMessage(tt.in), tt.target())
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatalf("got error %v, want success", err)
 				}
 				return
 			}
-			var re *jsonrpc.Error
-			if !errors.As(err, &re) || re.Code != jsonrpc.CodeInvalidParams || re.Message != tt.wantErr {
+			var re *jsonwire.Error
+			if !errors.As(err, &re) || re.Code != jsonwire.CodeInvalidParams || re.Message != tt.wantErr {
 				t.Fatalf("got error %v, want -32602 %q", err, tt.wantErr)
 			}
 		})
@@ -106,10 +106,10 @@ func FuzzProcessStartParams(f *testing.F) {
 	f.Add([]byte(`null`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var p protocol.ProcessStartParams
-		if err := jsonrpc.UnmarshalParams(json.RawMessage(data), &p); err != nil {
-			var re *jsonrpc.Error
-			if !errors.As(err, &re) || re.Code != jsonrpc.CodeInvalidParams {
-				t.Fatalf("decode error %v is not a -32602 *jsonrpc.Error", err)
+		if err := jsonwire.UnmarshalParams(json.RawMessage(data), &p); err != nil {
+			var re *jsonwire.Error
+			if !errors.As(err, &re) || re.Code != jsonwire.CodeInvalidParams {
+				t.Fatalf("decode error %v is not a -32602 *jsonwire.Error", err)
 			}
 			return
 		}

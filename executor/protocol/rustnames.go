@@ -1,6 +1,6 @@
 package protocol
 
-// Rust type names of the reference's params structs, used by jsonrpc.UnmarshalParams in
+// Rust type names of the reference's params structs, used by jsonwire.UnmarshalParams in
 // "invalid type: null, expected struct <Name>" (observed from codex 0.169.0; the Go
 // names differ).
 

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/execlab/executor/sandbox/policy"
+
+	"github.com/execlab/executor/jsonwire"
 )
 
 const specExample = `{
@@ -94,7 +96,7 @@ func TestContext_DecodeErrors(t *testing.T) {
 				t.Fatalf("got %q, want %q", err.Error(), tt.want)
 			}
 			var pe *policy.Error
-			if !errors.As(err, &pe) || pe.Code != policy.CodeInvalidParams {
+			if !errors.As(err, &pe) || pe.Code != jsonwire.CodeInvalidParams {
 				t.Fatalf("got %T %v, want *policy.Error with -32602", err, err)
 			}
 		})

@@ -1,6 +1,10 @@
 package policy
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/execlab/executor/jsonwire"
+)
 
 // Error is a sandbox decode or preparation failure with its JSON-RPC code. Message is
 // the exact wire text; callers answer with Code and Message unchanged.
@@ -30,24 +34,24 @@ func (e *Error) Error() string { return e.Message }
 func (e *Error) WireCode() int { return e.Code }
 
 func invalidParams(format string, args ...any) *Error {
-	return &Error{Code: CodeInvalidParams, Message: fmt.Sprintf(format, args...)}
+	return &Error{Code: jsonwire.CodeInvalidParams, Message: fmt.Sprintf(format, args...)}
 }
 
 // prepareError is the reference's "failed to prepare process sandbox: …" wrapper
 // (spec/sandbox.md §1.6).
 func prepareError(format string, args ...any) *Error {
-	return &Error{Code: CodeInvalidParams, Message: "failed to prepare process sandbox: " + fmt.Sprintf(format, args...),
+	return &Error{Code: jsonwire.CodeInvalidParams, Message: "failed to prepare process sandbox: " + fmt.Sprintf(format, args...),
 		Class: ClassPreparation}
 }
 
 // errDynamicNeedsCwd is returned for fs/* contexts without cwd whose entries need one
 // (spec/sandbox.md §1.6, observed from codex 0.169.0).
-var errDynamicNeedsCwd = &Error{Code: CodeInvalidParams,
+var errDynamicNeedsCwd = &Error{Code: jsonwire.CodeInvalidParams,
 	Message: "file system sandbox context with dynamic permissions requires cwd"}
 
 // errUnknownDeny is our stricter handling of `unknown` special paths with deny access
 // (spec/sandbox.md §1.4, deviation).
-var errUnknownDeny = &Error{Code: CodeInvalidParams, Message: "unsupported special path in deny entry"}
+var errUnknownDeny = &Error{Code: jsonwire.CodeInvalidParams, Message: "unsupported special path in deny entry"}
 
 // errMXC is the reference's answer to windowsSandboxLevel "mxc" (observed).
-var errMXC = &Error{Code: CodeInvalidParams, Message: "native MXC is unavailable on this executor", Class: ClassUnavailable}
+var errMXC = &Error{Code: jsonwire.CodeInvalidParams, Message: "native MXC is unavailable on this executor", Class: ClassUnavailable}

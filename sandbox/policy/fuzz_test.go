@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/execlab/executor/sandbox/policy"
+
+	"github.com/execlab/executor/jsonwire"
 )
 
 // FuzzContextDecode: the decoder never panics, every error is a -32602 *Error, and a
@@ -18,7 +20,7 @@ func FuzzContextDecode(f *testing.F) {
 		var c policy.Context
 		err := json.Unmarshal(data, &c)
 		if err != nil {
-			if pe, ok := err.(*policy.Error); ok && pe.Code != policy.CodeInvalidParams {
+			if pe, ok := err.(*policy.Error); ok && pe.Code != jsonwire.CodeInvalidParams {
 				t.Fatalf("got code %d, want -32602", pe.Code)
 			}
 			return

@@ -1,16 +1,11 @@
 package policy
 
-// Wire constants, fixed by the reference (codex 0.169.0).
+// Wire constants, fixed by the reference (codex 0.169.0). The JSON-RPC codes that
+// policy errors carry are jsonwire's: CodeInvalidParams for decode and preparation
+// errors and CodeInternal for runtime-path failures (spec/sandbox.md §1.6),
+// CodeInvalidRequest for fs/* sandbox path conversion failures (observed from codex
+// 0.169.0 and 0.171.0).
 const (
-	// CodeInvalidParams is the JSON-RPC code of decode and preparation errors
-	// (spec/sandbox.md §1.6).
-	CodeInvalidParams = -32602
-	// CodeInvalidRequest is the JSON-RPC code of fs/* sandbox path conversion failures
-	// (observed from codex 0.169.0 and 0.171.0).
-	CodeInvalidRequest = -32600
-	// CodeInternal is the JSON-RPC code of runtime-path failures (spec/sandbox.md §1.6).
-	CodeInternal = -32603
-
 	// hostOS is the OS name the reference prints in "'<uri>' is invalid on '<os>'".
 	hostOS = "linux"
 

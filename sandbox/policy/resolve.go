@@ -6,6 +6,8 @@ package policy
 import (
 	"path"
 	"strings"
+
+	"github.com/execlab/executor/jsonwire"
 )
 
 // Purpose selects the per-method rules of spec/sandbox.md §2.1 step 2 and §2.3.
@@ -399,7 +401,7 @@ func (pe *pathErrors) fail(slot **Error, e *Error) error {
 // cwd: …"; fs/* the bare conversion text with -32600.
 func cwdError(purpose Purpose, err error) *Error {
 	if purpose == ForFileSystem {
-		return &Error{Code: CodeInvalidRequest, Message: err.Error()}
+		return &Error{Code: jsonwire.CodeInvalidRequest, Message: err.Error()}
 	}
 	return prepareError("invalid sandbox policy cwd: %s", err.Error())
 }
@@ -408,7 +410,7 @@ func cwdError(purpose Purpose, err error) *Error {
 // prefix; fs/* -32600 without it, codex 0.171.0).
 func rootError(purpose Purpose, err error) *Error {
 	if purpose == ForFileSystem {
-		return &Error{Code: CodeInvalidRequest, Message: "invalid sandbox workspace root: " + err.Error()}
+		return &Error{Code: jsonwire.CodeInvalidRequest, Message: "invalid sandbox workspace root: " + err.Error()}
 	}
 	return prepareError("invalid sandbox workspace root: %s", err.Error())
 }
@@ -417,7 +419,7 @@ func rootError(purpose Purpose, err error) *Error {
 // "invalid sandbox permission path URI: …".
 func permPathError(purpose Purpose, err error) *Error {
 	if purpose == ForFileSystem {
-		return &Error{Code: CodeInvalidRequest, Message: "invalid sandbox permission path URI: " + err.Error()}
+		return &Error{Code: jsonwire.CodeInvalidRequest, Message: "invalid sandbox permission path URI: " + err.Error()}
 	}
 	return prepareError("invalid sandbox permission path: %s", err.Error())
 }

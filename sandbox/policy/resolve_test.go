@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/execlab/executor/sandbox/policy"
+
+	"github.com/execlab/executor/jsonwire"
 )
 
 func mustResolve(t *testing.T, ctx string, opts *policy.ResolveOptions) *policy.Policy {
@@ -169,7 +171,7 @@ func TestResolve_Errors(t *testing.T) {
 			}
 			_, err := policy.Resolve(&c, &tt.opts)
 			var pe *policy.Error
-			if !errors.As(err, &pe) || pe.Message != tt.want || pe.Code != policy.CodeInvalidParams {
+			if !errors.As(err, &pe) || pe.Message != tt.want || pe.Code != jsonwire.CodeInvalidParams {
 				t.Fatalf("got %v, want -32602 %q", err, tt.want)
 			}
 		})

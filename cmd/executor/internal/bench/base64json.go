@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
-	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/jsonwire"
 )
 
 // b64JSON is a JSON string holding standard padded base64, decoded straight from the JSON
@@ -32,7 +32,7 @@ func (b *b64JSON) UnmarshalJSON(data []byte) error {
 		}
 		s = []byte(str)
 	}
-	out, err := jsonrpc.DecodeBase64Into(b.buf, s)
+	out, err := jsonwire.DecodeBase64Into(b.buf, s)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package jsonrpc
+package jsonwire
 
 // Scanner tokens: literals, numbers and strings, with serde_json's grammar and error
 // sites (see scan.go for how positions are reported). Numbers are checked but never

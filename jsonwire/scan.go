@@ -1,4 +1,4 @@
-package jsonrpc
+package jsonwire
 
 // Token-level pre-pass over one inbound JSON text (spec/jsonrpc.md §1.3, §9 item 19).
 //
@@ -11,8 +11,8 @@ package jsonrpc
 //   - counts every value (root and containers included, keys excluded) against MaxValues;
 //   - rejects a repeated key in any object ("duplicate JSON object key `k`");
 //   - stops at serde_json's recursion limit (MaxDepth containers);
-//   - optionally records where the root object's envelope members sit, so Parse can
-//     classify the message without a second walk.
+//   - optionally records where chosen members of the root object sit (ScanRoot), so the
+//     JSON-RPC envelope can be classified without a second walk.
 //
 // Positions follow serde_json: line is 1 + the number of '\n' before the offset, column
 // the number of bytes between the last '\n' and the offset. Errors raised "at the current
@@ -116,23 +116,11 @@ func newSyntaxError(data []byte, code synCode, off int) *SyntaxError {
 	return &SyntaxError{code: code, Line: line, Column: off - start}
 }
 
-// Envelope member names Parse cares about, indexed by memberID.
-const (
-	memID = iota
-	memMethod
-	memParams
-	memResult
-	memError
-	memTrace
-	numMembers
-)
-
-var memberNames = [numMembers]string{"id", "method", "params", "result", "error", "trace"}
-
-// member locates one envelope member of the root object: its value is data[start:end].
-type member struct {
-	id         int
-	start, end int
+// Member locates one captured member of a root object (see ScanRoot): its value is
+// data[Start:End], and Name is the index of its key in the names given to ScanRoot.
+type Member struct {
+	Name       int
+	Start, End int
 }
 
 // frame is one open container on the scanner's stack.
@@ -158,24 +146,23 @@ type scanner struct {
 	keys    []keySpan
 	scratch []byte // unescaped keys
 
-	// Root capture (Parse only).
-	capture    bool
+	// Root capture (ScanRoot only).
+	names      []string // keys of the root object's members to capture; nil captures none
 	rootObject bool
-	members    [numMembers]member
-	nmembers   int
-	pending    int // index into members of the root value being scanned, or -1
+	members    []Member // captured members in document order
+	pending    int      // index into members of the root value being scanned, or -1
 }
 
-func (s *scanner) reset(data []byte, capture bool) {
+func (s *scanner) reset(data []byte, names []string) {
 	s.data = data
 	s.pos = 0
 	s.values = 0
 	s.frames = s.frames[:0]
 	s.keys = s.keys[:0]
 	s.scratch = s.scratch[:0]
-	s.capture = capture
+	s.names = names
 	s.rootObject = false
-	s.nmembers = 0
+	s.members = s.members[:0]
 	s.pending = -1
 }
 
@@ -324,7 +311,7 @@ func (s *scanner) scan() error {
 				return nil
 			}
 			if n == 1 && s.pending >= 0 {
-				s.members[s.pending].end = s.pos
+				s.members[s.pending].End = s.pos
 				s.pending = -1
 			}
 			if s.frames[n-1].obj {
@@ -411,7 +398,7 @@ func (s *scanner) scan() error {
 			}
 			s.skipWS()
 			if s.pending >= 0 && len(s.frames) == 1 {
-				s.members[s.pending].start = s.pos
+				s.members[s.pending].Start = s.pos
 			}
 			st = stValue
 		}
@@ -429,7 +416,7 @@ func (s *scanner) pop() {
 }
 
 // scanKey reads the key at s.pos (an opening quote), rejects a repeat within the
-// current object and, at the root, notes envelope members.
+// current object and, at the root, notes the members named in s.names.
 func (s *scanner) scanKey() error {
 	s.pos++
 	start := s.pos
@@ -456,12 +443,11 @@ func (s *scanner) scanKey() error {
 		return e
 	}
 	s.keys = append(s.keys, span)
-	if s.capture && len(s.frames) == 1 {
-		for id, name := range memberNames {
+	if len(s.frames) == 1 {
+		for id, name := range s.names {
 			if string(key) == name {
-				s.members[s.nmembers] = member{id: id}
-				s.pending = s.nmembers
-				s.nmembers++
+				s.pending = len(s.members)
+				s.members = append(s.members, Member{Name: id})
 				break
 			}
 		}
@@ -506,14 +492,51 @@ func (s *scanner) isDuplicate(f *frame, key []byte) bool {
 // within the value budget, without duplicate keys or excessive nesting. The error, if
 // any, is a *SyntaxError.
 func Validate(data []byte) error {
-	s := getScanner(data, false)
+	s := getScanner(data, nil)
 	defer putScanner(s)
 	if err := s.scan(); err != nil {
 		return err
 	}
-	s.skipWS()
-	if s.pos < len(data) {
-		return s.errPeek(errTrailingChars)
+	return CheckTrailing(data, s.pos)
+}
+
+// Root describes the first JSON value of a text, as ScanRoot found it.
+type Root struct {
+	// Object reports whether the value is a JSON object.
+	Object bool
+	// Members are the captured members of the root object, in document order.
+	Members []Member
+	// End is the offset just after the value; what follows is the caller's business
+	// (see CheckTrailing).
+	End int
+}
+
+// ScanRoot checks the first JSON value of data as Validate does (syntax, MaxValues,
+// duplicate keys, MaxDepth), in one pass, and stops right after it. When that value is
+// an object, the members whose (unescaped) keys equal one of names are appended to
+// members, which Root.Members then holds; the keys of an object are unique, so at most
+// len(names) are appended. Give members the capacity len(names) and ScanRoot does not
+// allocate. The error, if any, is a *SyntaxError; trailing bytes are not checked, so a
+// caller can report a shape error first, as the reference does for its envelope.
+//
+// ScanRoot is safe for concurrent use; it retains neither data nor members.
+func ScanRoot(data []byte, names []string, members []Member) (Root, error) {
+	s := getScanner(data, names)
+	defer putScanner(s)
+	if err := s.scan(); err != nil {
+		return Root{}, err
+	}
+	return Root{Object: s.rootObject, Members: append(members, s.members...), End: s.pos}, nil
+}
+
+// CheckTrailing returns serde_json's "trailing characters" *SyntaxError, positioned
+// as serde_json positions it, when anything but JSON whitespace follows offset end in
+// data, and nil otherwise.
+func CheckTrailing(data []byte, end int) error {
+	r := reader{data: data, pos: end}
+	r.skipWS()
+	if r.pos < len(data) {
+		return newSyntaxError(data, errTrailingChars, min(r.pos+1, len(data)))
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package jsonrpc
+package jsonwire
 
 // Reflection-driven decoders with serde semantics, compiled once per Go type.
 //
@@ -111,7 +111,7 @@ func (c *compiler) build(t reflect.Type) decodeFunc {
 		}
 	}
 	return func(*reader, reflect.Value) error {
-		return fmt.Errorf("jsonrpc: cannot decode params into %v", t)
+		return fmt.Errorf("jsonwire: cannot decode params into %v", t)
 	}
 }
 

@@ -1,4 +1,4 @@
-package jsonrpc
+package jsonwire
 
 // Cursor over JSON text that the scanner has already validated. Nothing here reports
 // syntax errors: callers must only hand it text that passed scanner.scan (Parse and
@@ -12,9 +12,9 @@ import (
 
 var scannerPool = sync.Pool{New: func() any { return &scanner{frames: make([]frame, 0, 16)} }}
 
-func getScanner(data []byte, capture bool) *scanner {
+func getScanner(data []byte, names []string) *scanner {
 	s := scannerPool.Get().(*scanner)
-	s.reset(data, capture)
+	s.reset(data, names)
 	return s
 }
 
@@ -23,6 +23,7 @@ func putScanner(s *scanner) {
 		return // do not pin the memory of one pathological message
 	}
 	s.data = nil
+	s.names = nil
 	for i := range s.frames[:cap(s.frames)] {
 		s.frames[:cap(s.frames)][i].set = nil
 	}

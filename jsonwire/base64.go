@@ -1,4 +1,4 @@
-package jsonrpc
+package jsonwire
 
 // Byte strings travel as standard base64 with padding (spec/jsonrpc.md §1.5, §3.3).
 //

@@ -1,11 +1,11 @@
-package jsonrpc_test
+package jsonwire_test
 
 import (
 	"bytes"
 	"math/rand/v2"
 	"testing"
 
-	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/jsonwire"
 )
 
 // Error texts observed from codex 0.169.0 process/write chunk decoding.
@@ -39,7 +39,7 @@ func TestDecodeBase64_ReferenceErrors(t *testing.T) {
 		{"\x00AAA", "Invalid symbol 0, offset 0."},
 	}
 	for _, tt := range tests {
-		out, err := jsonrpc.DecodeBase64(tt.in)
+		out, err := jsonwire.DecodeBase64(tt.in)
 		if err == nil || err.Error() != tt.want {
 			t.Errorf("DecodeBase64(%q): got %q, %v; want error %q", tt.in, out, err, tt.want)
 		}
@@ -52,7 +52,7 @@ func TestDecodeBase64_Valid(t *testing.T) {
 		{"++//", "\xfb\xef\xff"},
 	}
 	for _, tt := range tests {
-		out, err := jsonrpc.DecodeBase64(tt.in)
+		out, err := jsonwire.DecodeBase64(tt.in)
 		if err != nil || string(out) != tt.want {
 			t.Errorf("DecodeBase64(%q): got %q, %v; want %q", tt.in, out, err, tt.want)
 		}
@@ -70,23 +70,23 @@ func TestDecodeBase64_FastAndSlowAgree(t *testing.T) {
 		for j := range b {
 			b[j] = alphabet[rng.IntN(len(alphabet))]
 		}
-		out, err := jsonrpc.DecodeBase64(string(b))
-		slow := jsonrpc.Base64ErrorForTest(string(b))
+		out, err := jsonwire.DecodeBase64(string(b))
+		slow := jsonwire.Base64ErrorForTest(string(b))
 		if (err == nil) != (slow == nil) {
 			t.Fatalf("%q: DecodeBase64 error %v, reference-order check %v", b, err, slow)
 		}
-		if err == nil && jsonrpc.EncodeBase64(out) != string(b) {
-			t.Fatalf("%q: decoded %q re-encodes to %q", b, out, jsonrpc.EncodeBase64(out))
+		if err == nil && jsonwire.EncodeBase64(out) != string(b) {
+			t.Fatalf("%q: decoded %q re-encodes to %q", b, out, jsonwire.EncodeBase64(out))
 		}
 	}
 }
 
 func TestEncodeBase64(t *testing.T) {
 	in := []byte("any carnal pleas")
-	if got, want := jsonrpc.EncodeBase64(in), "YW55IGNhcm5hbCBwbGVhcw=="; got != want {
+	if got, want := jsonwire.EncodeBase64(in), "YW55IGNhcm5hbCBwbGVhcw=="; got != want {
 		t.Errorf("EncodeBase64: got %q, want %q", got, want)
 	}
-	if got := jsonrpc.AppendBase64([]byte("x"), in); !bytes.Equal(got, []byte("xYW55IGNhcm5hbCBwbGVhcw==")) {
+	if got := jsonwire.AppendBase64([]byte("x"), in); !bytes.Equal(got, []byte("xYW55IGNhcm5hbCBwbGVhcw==")) {
 		t.Errorf("AppendBase64: got %q", got)
 	}
 }

@@ -1,4 +1,4 @@
-package jsonrpc
+package jsonwire
 
 // Base64ErrorForTest exposes the reference-order base64 check, which normally only runs
 // after the stdlib decoder failed.

@@ -1,4 +1,4 @@
-package jsonrpc
+package jsonwire
 
 // serde's error wording, as the reference renders it when it decodes a typed value out
 // of its parsed JSON tree (a serde_json::Value with arbitrary-precision numbers):

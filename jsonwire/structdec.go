@@ -1,4 +1,4 @@
-package jsonrpc
+package jsonwire
 
 // Struct decoding with the semantics of serde's derived Deserialize.
 //

@@ -1,4 +1,4 @@
-package jsonrpc
+package jsonwire
 
 // Params decoding with serde semantics (spec/jsonrpc.md §1.5). The Go declaration of a
 // params type says what the Rust one says; typedec.go and structdec.go hold the mapping.
@@ -71,7 +71,7 @@ var nullJSON = []byte("null")
 func UnmarshalParams(raw json.RawMessage, v any) error {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
-		return Internal("jsonrpc: UnmarshalParams needs a non-nil pointer, got %T", v)
+		return Internal("jsonwire: UnmarshalParams needs a non-nil pointer, got %T", v)
 	}
 	if len(raw) == 0 {
 		raw = nullJSON

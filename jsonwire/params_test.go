@@ -1,4 +1,4 @@
-package jsonrpc_test
+package jsonwire_test
 
 import (
 	"encoding/json"
@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/jsonwire"
 )
 
 type color string
@@ -31,7 +31,7 @@ func (u *upper) UnmarshalJSON(b []byte) error {
 
 type coded string
 
-func (c *coded) UnmarshalJSON([]byte) error { return jsonrpc.InvalidRequest("custom -32600") }
+func (c *coded) UnmarshalJSON([]byte) error { return jsonwire.InvalidRequest("custom -32600") }
 
 type inner struct {
 	N uint16 `json:"n"`
@@ -53,7 +53,7 @@ type kitchen struct {
 	U       uint              `json:"u,omitempty"`
 	I       int               `json:"i,omitempty"`
 	F       float64           `json:"f,omitempty"`
-	Blob    jsonrpc.Bytes     `json:"blob,omitempty"`
+	Blob    jsonwire.Bytes    `json:"blob,omitempty"`
 	Any     any               `json:"any,omitempty"`
 	Inner   *inner            `json:"inner,omitempty"`
 	Skipped string            `json:"-"`
@@ -98,9 +98,9 @@ func TestUnmarshalParams_Errors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var k kitchen
-		err := jsonrpc.UnmarshalParams(json.RawMessage(tt.raw), &k)
-		var e *jsonrpc.Error
-		if !errors.As(err, &e) || e.Code != jsonrpc.CodeInvalidParams || e.Message != tt.want {
+		err := jsonwire.UnmarshalParams(json.RawMessage(tt.raw), &k)
+		var e *jsonwire.Error
+		if !errors.As(err, &e) || e.Code != jsonwire.CodeInvalidParams || e.Message != tt.want {
 			t.Errorf("UnmarshalParams(%s): got %v, want -32602 %q", tt.raw, err, tt.want)
 		}
 	}
@@ -111,7 +111,7 @@ func TestUnmarshalParams_Values(t *testing.T) {
 		"list":[{"n":65535},{"n":-0}],"color":{"green":null},"upper":"OK","i8":-128,"i32":7,"u":18446744073709551615,
 		"i":-9223372036854775808,"f":1e400,"blob":"aGk=","any":{"a":[1.5,"x"]},"inner":{"n":1},"Skipped":"no"}`
 	var k kitchen
-	if err := jsonrpc.UnmarshalParams(json.RawMessage(raw), &k); err != nil {
+	if err := jsonwire.UnmarshalParams(json.RawMessage(raw), &k); err != nil {
 		t.Fatalf("UnmarshalParams: %v", err)
 	}
 	i32 := int32(7)
@@ -119,7 +119,7 @@ func TestUnmarshalParams_Values(t *testing.T) {
 	want := kitchen{
 		Name: "né", Raw: json.RawMessage(`{"k": [1, 2]}`), Env: map[string]string{"A": "1", "B": "2"},
 		List: []inner{{65535}, {0}}, Color: "green", Upper: &up, I8: -128, I32: &i32, U: 1<<64 - 1,
-		I: -1 << 63, Blob: jsonrpc.Bytes("hi"), Inner: &inner{1},
+		I: -1 << 63, Blob: jsonwire.Bytes("hi"), Inner: &inner{1},
 		Any: map[string]any{"a": []any{json.Number("1.5"), "x"}},
 	}
 	got := k
@@ -134,13 +134,13 @@ func TestUnmarshalParams_Values(t *testing.T) {
 
 func TestUnmarshalParams_AbsentAndNull(t *testing.T) {
 	var k kitchen
-	if err := jsonrpc.UnmarshalParams(json.RawMessage(`{"name":"n"}`), &k); err != nil {
+	if err := jsonwire.UnmarshalParams(json.RawMessage(`{"name":"n"}`), &k); err != nil {
 		t.Fatal(err)
 	}
 	if k.Opt != nil || k.Raw != nil || k.Env != nil || k.Def {
 		t.Errorf("absent members: got opt=%v raw=%q env=%v def=%v, want zero values", k.Opt, k.Raw, k.Env, k.Def)
 	}
-	if err := jsonrpc.UnmarshalParams(json.RawMessage(`{"name":"n","raw":null}`), &k); err != nil {
+	if err := jsonwire.UnmarshalParams(json.RawMessage(`{"name":"n","raw":null}`), &k); err != nil {
 		t.Fatal(err)
 	}
 	if string(k.Raw) != "null" {
@@ -148,7 +148,7 @@ func TestUnmarshalParams_AbsentAndNull(t *testing.T) {
 	}
 	// The target is reset: members absent from the second decode are cleared.
 	k.Opt = new(string)
-	if err := jsonrpc.UnmarshalParams(json.RawMessage(`{"name":"m"}`), &k); err != nil {
+	if err := jsonwire.UnmarshalParams(json.RawMessage(`{"name":"m"}`), &k); err != nil {
 		t.Fatal(err)
 	}
 	if k.Opt != nil || k.Name != "m" {
@@ -158,9 +158,9 @@ func TestUnmarshalParams_AbsentAndNull(t *testing.T) {
 
 func TestUnmarshalParams_CustomErrorCodePassesThrough(t *testing.T) {
 	var k kitchen
-	err := jsonrpc.UnmarshalParams(json.RawMessage(`{"name":"n","coded":"x"}`), &k)
-	var e *jsonrpc.Error
-	if !errors.As(err, &e) || e.Code != jsonrpc.CodeInvalidRequest || e.Message != "custom -32600" {
+	err := jsonwire.UnmarshalParams(json.RawMessage(`{"name":"n","coded":"x"}`), &k)
+	var e *jsonwire.Error
+	if !errors.As(err, &e) || e.Code != jsonwire.CodeInvalidRequest || e.Message != "custom -32600" {
 		t.Errorf("got %v, want -32600 %q", err, "custom -32600")
 	}
 }
@@ -175,11 +175,11 @@ func TestUnmarshalParams_Unit(t *testing.T) {
 		{"true", "invalid type: boolean `true`, expected unit"},
 	}
 	for _, tt := range tests {
-		var u jsonrpc.Unit
-		err := jsonrpc.UnmarshalParams(json.RawMessage(tt.raw), &u)
+		var u jsonwire.Unit
+		err := jsonwire.UnmarshalParams(json.RawMessage(tt.raw), &u)
 		got := ""
 		if err != nil {
-			got = err.(*jsonrpc.Error).Message
+			got = err.(*jsonwire.Error).Message
 		}
 		if got != tt.want {
 			t.Errorf("Unit %q: got %q, want %q", tt.raw, got, tt.want)
@@ -208,10 +208,10 @@ func TestUnmarshalParams_SequenceForm(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var s seqStruct
-		err := jsonrpc.UnmarshalParams(json.RawMessage(tt.raw), &s)
+		err := jsonwire.UnmarshalParams(json.RawMessage(tt.raw), &s)
 		got := ""
 		if err != nil {
-			got = err.(*jsonrpc.Error).Message
+			got = err.(*jsonwire.Error).Message
 		}
 		if got != tt.want {
 			t.Errorf("%s: got %q, want %q", tt.raw, got, tt.want)
@@ -222,18 +222,18 @@ func TestUnmarshalParams_SequenceForm(t *testing.T) {
 func TestUnmarshalParams_BadTarget(t *testing.T) {
 	var k kitchen
 	for _, v := range []any{nil, k, (*kitchen)(nil)} {
-		err := jsonrpc.UnmarshalParams(json.RawMessage(`{}`), v)
-		var e *jsonrpc.Error
-		if !errors.As(err, &e) || e.Code != jsonrpc.CodeInternal {
+		err := jsonwire.UnmarshalParams(json.RawMessage(`{}`), v)
+		var e *jsonwire.Error
+		if !errors.As(err, &e) || e.Code != jsonwire.CodeInternal {
 			t.Errorf("UnmarshalParams(%T): got %v, want an internal error", v, err)
 		}
 	}
 }
 
 func TestBytes_JSON(t *testing.T) {
-	b := jsonrpc.Bytes("hello\x00\xff")
+	b := jsonwire.Bytes("hello\x00\xff")
 	out, err := json.Marshal(struct {
-		B jsonrpc.Bytes `json:"b"`
+		B jsonwire.Bytes `json:"b"`
 	}{b})
 	if err != nil {
 		t.Fatal(err)
@@ -241,7 +241,7 @@ func TestBytes_JSON(t *testing.T) {
 	if got, want := string(out), `{"b":"aGVsbG8A/w=="}`; got != want {
 		t.Errorf("Marshal: got %s, want %s", got, want)
 	}
-	var back jsonrpc.Bytes
+	var back jsonwire.Bytes
 	if err := json.Unmarshal([]byte(`"aGVsbG8A/w=="`), &back); err != nil || string(back) != string(b) {
 		t.Errorf("Unmarshal: got %q, %v; want %q", back, err, b)
 	}

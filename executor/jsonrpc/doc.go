@@ -1,0 +1,53 @@
+// Package jsonrpc runs the exec-server's JSON-RPC 2.0 protocol over one message stream:
+// the envelope (which member makes a message a request, a notification, a response or
+// an error), dispatch in the reference's lanes, and the bounded queues between the
+// transport and the handlers (spec/jsonrpc.md §1). It knows no methods.
+//
+// # Layers
+//
+// Above: package executor, whose per-connection Handler routes methods to
+// executor/process, executor/fs and executor/httpreq; cmd/executor/internal/serve and
+// cmd/executor/internal/remote hand it a MessageConn. Below: a MessageConn (defined
+// here, by its consumer): a local WebSocket (internal/wsmsg), a stdio line stream, or a
+// decrypted relay stream (noise/channel.Conn) — this package cannot tell which — and
+// package jsonwire, which holds the serde_json-compatible decoding, the error codes and
+// the Error type. The harness SDK does not import this package (test/deps_test.go).
+//
+// # What it owns
+//
+//   - Parse (decode.go): classifies one inbound message by its members, first match
+//     wins (method+id, method, result, else error), decodes them in document order,
+//     reports the first missing member in the reference's declaration order and only
+//     then trailing bytes: the reference's order, so a misshapen message followed by
+//     garbage reports the shape. Ids are echoed byte for byte as the reference echoes
+//     them (Message.ID).
+//   - Conn (serve.go): Run owns a read loop, a dispatch loop and one writer. Malformed
+//     input gets -32600 with id -1 and Options.ParseErrorPrefix before the decoder
+//     detail. Handler.Lane puts each request on the serial lane (default: one at a time,
+//     in order) or, with ConcurrentRequests ≥ 2, on the control or the ordinary lane.
+//     Then (conn.go) lets a result run code after its response is queued, so streamed
+//     notifications follow it.
+//   - Outbound encoding (serve.go, message.go): responses, errors and notifications, with
+//     AppendJSONer for hand-written encoders and encoding/json without HTML escaping for
+//     the rest, as serde writes them.
+//
+// # Limits (limits.go)
+//
+// The per-message JSON limits are jsonwire's (MaxValues, MaxDepth). Here, our choices:
+// OutboundQueue and InboundQueue (128 messages each, the reference's outbound size) and
+// the byte budgets OutboundBytes (4 MiB) and InboundBytes (16 MiB). Every queue blocks
+// when full — back-pressure on the handler or on the transport's reader — and never
+// drops; one message larger than a byte budget still passes alone, so the transport's
+// message limit stays the only cap on a single message.
+//
+// # Concurrency and shutdown
+//
+// NewConn starts nothing. Run returns only after every goroutine it started has exited;
+// in-flight handlers see their ctx cancelled, and replies still queued when the read side
+// ends are dropped (an unanswered request at EOF gets no reply, §1.1). Notify is safe for
+// concurrent use, blocks while the outbound budget is full and fails with ErrConnClosed
+// once shutdown has begun. A Handler returning ErrClose ends the connection without a
+// reply. Parse is safe for concurrent use; a Message aliases the bytes it was parsed from.
+// Locks: qmu guards the outbound byte count, imu the inbound one; neither is held while
+// the other is taken, nor across a transport call.
+package jsonrpc
