@@ -126,7 +126,7 @@ func (c *conn) HandleInline(n *jsonrpc.Message) bool {
 		return false
 	}
 	var p protocol.ProcessAckParams
-	if err := jsonrpc.UnmarshalParams(n.Params, &p); err != nil {
+	if err := jsonwire.UnmarshalParams(n.Params, &p); err != nil {
 		return false
 	}
 	sess.State.procs.Ack(&p)

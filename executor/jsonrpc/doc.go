@@ -26,7 +26,9 @@
 //     detail. Handler.Lane puts each request on the serial lane (default: one at a time,
 //     in order) or, with ConcurrentRequests ≥ 2, on the control or the ordinary lane.
 //     Then (conn.go) lets a result run code after its response is queued, so streamed
-//     notifications follow it.
+//     notifications follow it. A Handler that is also an InlineHandler takes chosen
+//     notifications (flow-control acknowledgements) on the read loop itself, so they
+//     are never held behind a blocked request.
 //   - Outbound encoding (serve.go, message.go): responses, errors and notifications, with
 //     AppendJSONer for hand-written encoders and encoding/json without HTML escaping for
 //     the rest, as serde writes them.
