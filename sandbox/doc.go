@@ -15,8 +15,9 @@
 //
 // Layers: executor/process and executor/fs call Launcher.Wrap and spawn the returned
 // Command; cmd/executor's main calls MaybeRunStage first. This package imports no other
-// project package except sandbox/policy and knows nothing of JSON-RPC: errors that
-// reach the wire are *policy.Error values carrying their code.
+// project package except sandbox/policy and the leaf jsonwire (for the wire error
+// codes), and knows nothing of JSON-RPC messages: errors that reach the wire are
+// *policy.Error values carrying their code.
 //
 // Integration contract:
 //   - main: `if ok, code := sandbox.MaybeRunStageWith(os.Args, opts); ok { os.Exit(code) }`

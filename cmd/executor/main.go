@@ -25,6 +25,7 @@ Commands:
   exec      run one command in an executor (through a registry, or --url ws://…) and stream it
   dev       all in one process: registry + rendezvous + remote executor; prints an exec command
   sandbox-info  print the sandbox capability probe (backend, bwrap, seccomp, Landlock) as JSON
+  bench     run the performance scoreboard against the reference (docs/bench.md)
   help      show this help
 
 Run 'executor <command> -h' for the flags of a command.

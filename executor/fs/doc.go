@@ -2,10 +2,17 @@
 // fs/writeFile, fs/createDirectory, fs/getMetadata, fs/canonicalize, fs/readDirectory, fs/walk,
 // fs/remove, fs/copy and the per-connection streaming reads fs/open, fs/readBlock, fs/close.
 //
-// Layers: above is the executor's method table (which decodes params with
-// executor/jsonrpc and binds these typed methods); below is the host filesystem through
-// package os and x/sys/unix. Paths arrive as protocol.PathURI and are converted with
-// PathURI.Native; a foreign-OS URI fails with -32600 `'<uri>' is invalid on 'linux'`.
+// # Layers
+//
+// Above: the executor's method table, which decodes params with jsonwire.UnmarshalParams
+// and binds these typed methods. Below: the host filesystem through package os and
+// x/sys/unix, or a sandboxed helper process (below); package sandbox and
+// sandbox/policy for that; executor/oserr for error texts. Paths arrive as
+// protocol.PathURI and are converted with PathURI.Native; a foreign-OS URI fails with
+// -32600 `'<uri>' is invalid on 'linux'`. The package knows nothing of sessions,
+// connections or transports: per-connection state is a Handles value the caller owns.
+//
+// # Contract
 //
 // Errors: every method returns *jsonwire.Error. OS errors carry the reference's musl text
 // and code mapping (executor/oserr): NotFound → -32004, PermissionDenied/InvalidInput →
@@ -26,7 +33,19 @@
 // ignores it); fs/readDirectory sorts entries by name; fs/readFile of a FIFO or other
 // special file fails with “path `<p>` is not a file“ instead of blocking.
 //
-// Concurrency: Service is stateless and safe for concurrent use. Handles (one per
+// # Limits (limits.go)
+//
+// Wire, fixed by the reference: fs/open handle ids of at most MaxHandleIDLen (32) bytes,
+// MaxOpenHandles (128) per connection, fs/readBlock len at most MaxReadBlockLen (1 MiB),
+// fs/walk bounded by MaxWalkDepth (64), MaxWalkDirectories (10,000), MaxWalkEntries
+// (50,000) and an estimated WalkResponseBudget (4 MiB); a helper response of at most
+// 700 MiB; MaxSnapshotBytes (64 MiB) of sandboxed snapshots per connection.
+// Implementation: 64 KiB of helper stderr kept for the failure text, a 1 GiB cap on the
+// request the helper reads, and 1 s for a killed helper's I/O to drain.
+//
+// # Concurrency
+//
+// Service is stateless and safe for concurrent use. Handles (one per
 // connection) is safe for concurrent use; its table is guarded by one mutex, never held
 // across I/O. The package starts no goroutines of its own; a helper run is a child
 // process whose stdio copying goroutines (os/exec) end before the call returns.

@@ -2,12 +2,19 @@
 // (`executor serve --ws-auth …`), wire-compatible with `codex exec-server --ws-auth`
 // (spec/registry-auth.md §12, §13; settled against the released 0.169.0 and 0.171.0).
 //
-// Layers: cmd/executor parses the flags into Flags; Flags.Settings checks their
+// # Layers
+//
+// Above: cmd/executor parses the flags into Flags; Flags.Settings checks their
 // combination with the reference's texts; Load reads the token or secret file once at
 // start-up and returns a Policy; the serve listener calls Policy.Authorize for every
 // upgrade request after the upgrade headers themselves were found valid. The client side
 // only sends `authorization: Bearer <token>` (harness.Options.AuthBearerToken), which is
 // what the released codex CLI sends for an environments.toml `auth_bearer_token`.
+// Below: the standard library (crypto/sha256, crypto/hmac, crypto/subtle) and
+// executor/oserr for the reference's file-error texts. The package knows nothing of
+// WebSockets, JSON-RPC or the listener: it is pure apart from Load's file reads.
+//
+// # Contract
 //
 // Modes:
 //   - capability-token: the upgrade carries `authorization: Bearer <token>`; the SHA-256
@@ -22,6 +29,15 @@
 // constants), never echoing the request. Tokens, secrets and Authorization values are
 // never logged or put into errors; Policy's String hides them.
 //
-// The package knows nothing of WebSockets, JSON-RPC or the listener: it is pure apart
-// from Load's file reads. Policy is immutable and safe for concurrent use.
+// # Limits (limits.go)
+//
+// Wire: DefaultMaxClockSkew (30 s), MinSharedSecretBytes (32), --ws-token-sha256 of 64
+// hex digits. Implementation: token and secret files are read up to MaxSecretFileBytes
+// (64 KiB; the reference reads any size), and a bearer longer than MaxBearerBytes
+// (16 KiB) is refused as invalid without being hashed or decoded.
+//
+// # Concurrency
+//
+// Policy is immutable after Load and safe for concurrent use; Authorize takes the
+// current time from the caller's clock and keeps no state. No goroutines.
 package wsauth

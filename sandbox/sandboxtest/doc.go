@@ -1,7 +1,27 @@
 // Package sandboxtest gives tests of the sandbox and of its users (executor/process,
 // executor/fs) a Launcher for a given backend, probing the host once per backend.
 //
-// When the host cannot provide the backend, Require and Launcher skip the test locally
-// and fail it when CI=true (spec/sandbox.md §7.3: in CI bubblewrap is installed, so a
-// missing backend is a failure, never silent lost coverage). Only tests import it.
+// # Layers
+//
+// Above: _test.go files only (sandbox, executor/process, executor/fs, test/*). Below:
+// package sandbox's Probe and NewLauncher; it adds no sandbox logic of its own and never
+// changes how a backend is chosen.
+//
+// # Contract
+//
+//   - Report(backend) is sandbox.Probe with that backend forced ("" = the automatic
+//     choice), run once per test process and cached.
+//   - Require(t, want) returns the report when the host selects want
+//     (sandbox.BackendBubblewrap must be the automatic choice; sandbox.BackendLandlock is
+//     forced). Otherwise it skips the test locally and fails it when CI=true
+//     (spec/sandbox.md §7.3: in CI bubblewrap is installed, so a missing backend is a
+//     failure, never silently lost coverage). The message carries the probe's log line.
+//   - Launcher(t, want) is Require's report as a sandbox.Launcher with default options.
+//
+// # Limits and concurrency
+//
+// No limits of its own. All functions are safe for concurrent use: one mutex guards the
+// probe cache, and a probe runs under it, so parallel tests wait for the first probe
+// instead of repeating it. It starts no goroutines beyond what sandbox.Probe runs and
+// waits for. Only tests import it (test/deps_test.go checks the *test packages).
 package sandboxtest

@@ -1,13 +1,3 @@
-// Package registrycmd composes the self-hosted registry service (`executor registry serve`,
-// and embedded by `executor dev`): store, tokens, URL signer, rendezvous hub and registry
-// server on one HTTP(S) listener (server.HTTPServer: timeouts, connection cap).
-//
-// Start-up warnings (logged, never fatal): a listener on a non-loopback address without
-// TLS, a token file readable by group or others (CheckTokenFile), and tokens that grant
-// every role or every environment.
-//
-// Ownership: Start starts the HTTP server goroutine; Service.Close stops it (closing every
-// rendezvous socket), waits for it and closes the store.
 package registrycmd
 
 import (
