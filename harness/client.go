@@ -37,9 +37,19 @@ type Client struct {
 	// a channel, not a mutex, so that waiting for it honours the caller's ctx.
 	writeSem chan struct{}
 
-	// notes carries notifications to Notifications' reader; nil when OnNotification is
-	// set. Its only sender is readLoop, which closes it on exit.
+	// notes carries notifications to Notifications' reader (one slot); nil when
+	// OnNotification is set. Its only sender is routineForward, which closes it once the
+	// queue has ended and drained, or Close stops it.
 	notes chan Notification
+	// queue holds notifications between readLoop and routineForward (bounded by count and
+	// bytes); nil when OnNotification is set.
+	queue *noteQueue
+	// acks tracks outputAck processes (ack.go); shared with a Dial's sessionConn.
+	acks *outputAcks
+	// stop is closed by Close: routineForward stops handing out notifications.
+	stop chan struct{}
+	// fwdDone is closed when routineForward has returned (nil without it).
+	fwdDone chan struct{}
 
 	// mu guards pending and cause: the read loop resolves calls while callers register
 	// and abandon them.
@@ -61,6 +71,11 @@ type reply struct {
 // Open starts a Client on conn; the Client owns conn from now on and closes it on Close.
 // Open starts the read loop goroutine, which Close waits for. opts may be nil.
 func Open(conn MessageConn, opts *Options) *Client {
+	return openClient(conn, opts, newOutputAcks())
+}
+
+// openClient is Open with the ack tracker given (Dial shares it with its sessionConn).
+func openClient(conn MessageConn, opts *Options, acks *outputAcks) *Client {
 	o := opts.withDefaults()
 	life, cancel := context.WithCancel(context.Background())
 	c := &Client{
@@ -72,17 +87,52 @@ func Open(conn MessageConn, opts *Options) *Client {
 		writeSem: make(chan struct{}, 1),
 		pending:  make(map[int64]chan<- reply),
 		done:     make(chan struct{}),
+		acks:     acks,
+		stop:     make(chan struct{}),
 	}
 	c.nextID.Store(firstRequestID - 1)
 	if o.OnNotification == nil {
-		c.notes = make(chan Notification, o.NotificationBuffer)
+		c.notes = make(chan Notification, 1) // one slot: what the consumer has not taken at Close stays readable
+		c.queue = newNoteQueue(o.NotificationBuffer, o.NotificationBytes)
+		c.fwdDone = make(chan struct{})
+		go c.routineForward()
 	}
 	go c.readLoop()
 	return c
 }
 
+// routineForward hands queued notifications to the Notifications channel, one at a time,
+// and acknowledges consumed output (ack.go). Owner: the Client; started by Open, stopped
+// by Close (stop) or by the end of the queue, after which it closes Notifications.
+func (c *Client) routineForward() {
+	defer close(c.fwdDone)
+	defer close(c.notes)
+	for {
+		n, idle, ok := c.queue.get(c.stop)
+		if !ok {
+			return
+		}
+		select {
+		case c.notes <- n:
+		case <-c.stop:
+			return
+		}
+		c.ackConsumed(n, idle)
+	}
+}
+
+// ackConsumed sends the process/ack that n's consumption makes due, if any. A failed write
+// is left to the transport: a Dial connection recovers and re-sends the last acks.
+func (c *Client) ackConsumed(n Notification, idle bool) {
+	if msg := c.acks.consumed(n, idle); msg != nil {
+		if err := c.write(c.life, msg); err != nil {
+			c.log.Debug("process/ack not sent", "error", err.Error())
+		}
+	}
+}
+
 // Notifications returns the channel of notifications, in arrival order. It is closed
-// when the connection ends. It is nil when Options.OnNotification is set. The reader must
+// when the connection has ended and every notification read before was taken, or at Close. It is nil when Options.OnNotification is set. The reader must
 // keep draining it: a full channel stops the Client from reading responses.
 func (c *Client) Notifications() <-chan Notification { return c.notes }
 
@@ -108,6 +158,10 @@ func (c *Client) Close() error {
 		c.cancel()
 		c.closeErr = c.conn.Close()
 		<-c.done
+		close(c.stop)
+		if c.fwdDone != nil {
+			<-c.fwdDone
+		}
 	})
 	return c.closeErr
 }
@@ -152,8 +206,8 @@ func (c *Client) readLoop() {
 	for _, ch := range pending {
 		ch <- reply{err: cerr}
 	}
-	if c.notes != nil {
-		close(c.notes)
+	if c.queue != nil {
+		c.queue.end() // routineForward drains it, then closes Notifications
 	}
 }
 
@@ -177,11 +231,10 @@ func (c *Client) readMessages() error {
 			n := Notification{Method: m.method, Params: m.params}
 			if c.opts.OnNotification != nil {
 				c.opts.OnNotification(n)
+				c.ackConsumed(n, true)
 				continue
 			}
-			select {
-			case c.notes <- n:
-			case <-c.life.Done():
+			if !c.queue.put(c.life, n) {
 				return ErrClosed
 			}
 		case kindRequest:

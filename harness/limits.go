@@ -17,6 +17,18 @@ const (
 	// which keeps readLoop from stalling on consumer jitter.
 	DefaultNotificationBuffer = 1024
 
+	// DefaultNotificationBytes bounds the notifications queued for the consumer, in bytes
+	// of their params (base64 output counts 4/3 of its decoded size); the read loop stops
+	// reading while it is reached (one notification always fits an empty queue).
+	DefaultNotificationBytes = 8 << 20
+
+	// ackEveryBytes and ackEveryEvents: an outputAck process is acknowledged at the latest
+	// after this many consumed notification bytes or events, a quarter of the executor's
+	// default window (1 MiB of output, about 1.4 MiB as base64; 1,024 events), so its
+	// window never runs dry while the consumer keeps up.
+	ackEveryBytes  = 256 << 10
+	ackEveryEvents = 256
+
 	// DefaultReadLimit is the largest inbound WebSocket message DialLocal accepts, in
 	// bytes. The largest routine message is a full process/read (1 MiB retained output,
 	// base64 plus framing, about 1.4 MiB); fs/readFile has no cap on the wire, so the

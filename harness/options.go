@@ -18,10 +18,20 @@ type Options struct {
 	// is read by the loop it is blocking). Nil selects the channel.
 	OnNotification func(Notification)
 
-	// NotificationBuffer is the capacity of the Notifications channel, in notifications.
-	// Zero means DefaultNotificationBuffer. When full, the read loop blocks (see the
-	// package doc, back-pressure).
+	// NotificationBuffer bounds the notifications queued for the Notifications channel, in
+	// notifications. Zero means DefaultNotificationBuffer. When full, the read loop blocks
+	// (see the package doc, back-pressure).
 	NotificationBuffer int
+
+	// NotificationBytes bounds the Notifications queue by the bytes of the queued
+	// notifications' params. Zero means DefaultNotificationBytes (8 MiB). Whichever of
+	// NotificationBuffer and NotificationBytes is reached first stops the read loop.
+	NotificationBytes int
+
+	// DisableOutputAck keeps StartProcess from opting processes into acknowledged output
+	// (docs/reliability.md) even when the executor offers it. Default false: processes are
+	// lossless across reconnects and flow-controlled whenever the executor supports it.
+	DisableOutputAck bool
 
 	// ReadLimit is the largest inbound message DialLocal accepts, in bytes. Zero means
 	// DefaultReadLimit; -1 disables the limit. Ignored by Open.
@@ -44,6 +54,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if c.NotificationBuffer <= 0 {
 		c.NotificationBuffer = DefaultNotificationBuffer
+	}
+	if c.NotificationBytes <= 0 {
+		c.NotificationBytes = DefaultNotificationBytes
 	}
 	if c.ReadLimit == 0 {
 		c.ReadLimit = DefaultReadLimit

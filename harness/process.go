@@ -13,12 +13,26 @@ import (
 // StartProcess calls process/start. p.PtySize (an extension) is sent only when the
 // executor advertised processStartPtySize (Capabilities); otherwise it is dropped and a
 // PTY starts at the executor's default size (24×80 for released executors).
+//
+// When the executor advertised processOutputAck (and Options.DisableOutputAck is false),
+// the process is started with outputAck (docs/reliability.md): the Client acknowledges its
+// events as the consumer takes them, the executor loses none of them across reconnects
+// and never has more than a window in flight. p.OutputAck set by the caller is honoured
+// only with the flag.
 func (c *Client) StartProcess(ctx context.Context, p protocol.ProcessStartParams) (protocol.ProcessStartResult, error) {
-	if p.PtySize != nil && !c.Capabilities().ProcessStartPtySize {
+	caps := c.Capabilities()
+	if p.PtySize != nil && !caps.ProcessStartPtySize {
 		p.PtySize = nil
+	}
+	p.OutputAck = caps.ProcessOutputAck && (p.OutputAck || !c.opts.DisableOutputAck)
+	if p.OutputAck {
+		c.acks.add(p.ProcessID) // events may arrive before the reply
 	}
 	var res protocol.ProcessStartResult
 	err := c.Call(ctx, protocol.MethodProcessStart, p, &res)
+	if err != nil && p.OutputAck {
+		c.acks.remove(p.ProcessID)
+	}
 	return res, err
 }
 

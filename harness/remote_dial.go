@@ -80,7 +80,8 @@ func Dial(ctx context.Context, opts *RemoteOptions) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Open(sc, o.Client), nil
+	sc.acks = newOutputAcks()
+	return openClient(sc, o.Client, sc.acks), nil
 }
 
 // remoteDialer opens physical connections: one per attempt, each with a fresh bundle.

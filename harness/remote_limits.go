@@ -8,6 +8,11 @@ const (
 	// after 25 s.
 	DefaultRecoveryTimeout = 25 * time.Second
 
+	// finalAttemptBudget is how long the attempt that starts at the recovery deadline may
+	// take: a connect, a websocket upgrade, the handshake (≤ handshakeTimeout) and the
+	// resume.
+	finalAttemptBudget = 15 * time.Second
+
 	// recoveryBackoffInitial and recoveryBackoffMax are the delays between failed recovery
 	// attempts: 500 ms doubling to 5 s, plus up to +50 % jitter (reference).
 	recoveryBackoffInitial = 500 * time.Millisecond

@@ -18,6 +18,7 @@ package harness
 //	   already delivered, so each process's stream stays contiguous and duplicate-free.
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -121,6 +122,9 @@ type sessionConn struct {
 	inflight   map[string]*inflightReq // raw JSON id → request
 	order      uint64
 	procs      map[string]*procState
+	// acks is the Client's ack tracker (set before the Client starts reading): processes
+	// started with outputAck are replayed by the executor, not caught up with process/read.
+	acks *outputAcks
 
 	// Read-side state, touched only by ReadMessage's goroutine.
 	queue      [][]byte // messages to deliver before reading cur
@@ -290,6 +294,9 @@ func (s *sessionConn) admit(b []byte) bool {
 	case kindNotification:
 		switch m.method {
 		case protocol.MethodProcessOutput, protocol.MethodProcessExited, protocol.MethodProcessClosed:
+		case MethodOutputGap:
+			s.admitGapLocked(m.params)
+			return true
 		default:
 			return true
 		}
@@ -316,6 +323,26 @@ func (s *sessionConn) admit(b []byte) bool {
 	return true
 }
 
+// admitGapLocked records a synthesized gap's seqs as delivered (they will never come), or
+// forgets the process after a final one.
+func (s *sessionConn) admitGapLocked(params []byte) {
+	var g OutputGap
+	if json.Unmarshal(params, &g) != nil {
+		return
+	}
+	p := s.procs[g.ProcessID]
+	if p == nil {
+		return
+	}
+	if g.Final {
+		delete(s.procs, g.ProcessID)
+		return
+	}
+	for seq := g.Seq; seq <= g.LastSeq && seq >= g.Seq; seq++ {
+		p.mark(seq)
+	}
+}
+
 // recover replaces the broken physical connection (see the file comment). It holds the
 // write semaphore throughout, so the Client's writes wait for it.
 func (s *sessionConn) recover(ctx context.Context, cause error) error {
@@ -335,7 +362,10 @@ func (s *sessionConn) recover(ctx context.Context, cause error) error {
 	}
 	defer func() { <-s.wsem }()
 
-	rctx, cancel := context.WithTimeout(ctx, s.timeout)
+	// Attempts start until the window's deadline; the last one starts at the deadline
+	// itself and may take up to finalAttemptBudget (a connect, a handshake, a resume).
+	deadline := time.Now().Add(s.timeout)
+	rctx, cancel := context.WithDeadline(ctx, deadline.Add(finalAttemptBudget))
 	defer cancel()
 	delay := recoveryBackoffInitial
 	var err error
@@ -355,7 +385,8 @@ func (s *sessionConn) recover(ctx context.Context, cause error) error {
 			break
 		}
 		s.log.Debug("recovery attempt failed", "error", err.Error())
-		if !sleepCtx(rctx, delay+rand.N(delay/2+1)) {
+		wait, ok := nextAttempt(time.Now(), deadline, delay+rand.N(delay/2+1))
+		if !ok || !sleepCtx(rctx, wait) {
 			break
 		}
 		delay = min(delay*2, recoveryBackoffMax)
@@ -367,6 +398,17 @@ func (s *sessionConn) recover(ctx context.Context, cause error) error {
 		return fmt.Errorf("recovering executor session: %w", err)
 	}
 	return nil
+}
+
+// nextAttempt returns how long to wait before the next recovery attempt: the back-off
+// delay, cut so that the last attempt starts at the deadline; ok is false once the
+// deadline has passed (the final attempt was made).
+func nextAttempt(now, deadline time.Time, delay time.Duration) (time.Duration, bool) {
+	left := deadline.Sub(now)
+	if left <= 0 {
+		return 0, false
+	}
+	return min(delay, left), true
 }
 
 // sleepCtx waits d and reports true, or false when ctx ends first.
@@ -465,8 +507,20 @@ func (s *sessionConn) reattach(ctx context.Context, conn MessageConn) error {
 	}
 	s.mu.Unlock()
 	slices.Sort(pids)
+	if sid != "" && s.acks != nil {
+		// Acknowledged processes are replayed by the executor from their last ack; re-send
+		// the acks in case the last ones were lost with the old connection.
+		for _, msg := range s.acks.snapshot() {
+			if err := conn.WriteMessage(ctx, msg); err != nil {
+				return fmt.Errorf("re-sending process/ack: %w", err)
+			}
+		}
+	}
 	if sid != "" {
 		for _, pid := range pids {
+			if s.acks != nil && s.acks.has(pid) {
+				continue
+			}
 			p := last[pid]
 			params, _ := json.Marshal(map[string]any{"processId": pid, "afterSeq": p.watermark, "waitMs": 0})
 			res, rpcErr, err := s.roundTrip(ctx, conn, protocol.MethodProcessRead, params, &live)
@@ -474,7 +528,10 @@ func (s *sessionConn) reattach(ctx context.Context, conn MessageConn) error {
 				return err
 			}
 			if rpcErr != nil {
-				continue // unknown (never started, or evicted): nothing to catch up
+				// Unknown: evicted (or never started). Whatever was not delivered, the exit
+				// included, is gone; say so rather than wait for it.
+				synth = append(synth, gapNotification(OutputGap{ProcessID: pid, Seq: p.watermark + 1, Final: true}))
+				continue
 			}
 			msgs, err := catchUp(pid, p, res)
 			if err != nil {
@@ -520,75 +577,106 @@ func (s *sessionConn) roundTrip(ctx context.Context, conn MessageConn, method st
 
 // catchUp turns a process/read result into the notifications the Client has not been
 // delivered (spec/jsonrpc.md §2.5): chunks as process/output; if closed, the close at
-// nextSeq−1; a missed exit at the one remaining gap.
+// nextSeq−1; a missed exit at the one remaining hole. Any other hole is output the
+// executor evicted (a released executor keeps 1 MiB): it becomes a harness/outputGap
+// (docs/reliability.md §6) instead of a seq the Client would wait for forever. When the
+// exit itself fell among the evicted events, it takes the last seq of that run (its code
+// is known from the read), so the exit status is still delivered, in order, before the
+// close.
 func catchUp(pid string, p procState, result []byte) ([][]byte, error) {
-	var r struct {
-		Chunks []struct {
-			Seq    uint64 `json:"seq"`
-			Stream string `json:"stream"`
-			Chunk  string `json:"chunk"`
-		} `json:"chunks"`
-		NextSeq       uint64 `json:"nextSeq"`
-		Exited        bool   `json:"exited"`
-		ExitCode      *int32 `json:"exitCode"`
-		Closed        bool   `json:"closed"`
-		SandboxDenied bool   `json:"sandboxDenied"`
-	}
+	var r catchUpResult
 	if err := json.Unmarshal(result, &r); err != nil {
 		return nil, fmt.Errorf("%w: decoding process/read result: %w", ErrProtocol, err)
 	}
-	type event struct {
-		seq uint64
-		msg []byte
-	}
-	var evs []event
+	var evs []seqMsg
 	have := make(map[uint64]bool, len(r.Chunks))
+	firstChunk := uint64(0)
 	for _, c := range r.Chunks {
 		have[c.Seq] = true
+		if firstChunk == 0 || c.Seq < firstChunk {
+			firstChunk = c.Seq
+		}
 		if p.delivered(c.Seq) {
 			continue
 		}
 		b, _ := json.Marshal(map[string]any{"method": protocol.MethodProcessOutput,
 			"params": map[string]any{"processId": pid, "seq": c.Seq, "stream": c.Stream, "chunk": c.Chunk}})
-		evs = append(evs, event{c.Seq, b})
+		evs = append(evs, seqMsg{c.Seq, b})
 	}
 	var closeSeq uint64
 	if r.Closed && r.NextSeq > 0 {
 		closeSeq = r.NextSeq - 1
 	}
-	if r.Exited && !p.exitSeen && r.NextSeq > 0 {
-		for seq := p.watermark + 1; seq < r.NextSeq; seq++ {
-			if !have[seq] && !p.delivered(seq) && seq != closeSeq {
-				code := int32(0)
-				if r.ExitCode != nil {
-					code = *r.ExitCode
-				}
-				b, _ := json.Marshal(map[string]any{"method": protocol.MethodProcessExited,
-					"params": map[string]any{"processId": pid, "seq": seq, "exitCode": code, "sandboxDenied": r.SandboxDenied}})
-				evs = append(evs, event{seq, b})
-				break
-			}
+	// Holes: assigned seqs neither delivered, nor returned, nor the close.
+	var holes []uint64
+	for seq := p.watermark + 1; seq+1 <= r.NextSeq; seq++ {
+		if !have[seq] && !p.delivered(seq) && seq != closeSeq {
+			holes = append(holes, seq)
 		}
+	}
+	// Holes above the first returned chunk can only be the exit (a ring evicts its oldest
+	// chunks); holes below it are evicted output, or the exit evicted with it.
+	below := len(holes)
+	if firstChunk != 0 {
+		below, _ = slices.BinarySearch(holes, firstChunk)
+	}
+	if r.Exited && !p.exitSeen && len(holes) > 0 {
+		at := below // the first hole among the retained chunks
+		if at == len(holes) {
+			at = below - 1 // none there: evicted, at the end of the lost run
+		}
+		code := int32(0)
+		if r.ExitCode != nil {
+			code = *r.ExitCode
+		}
+		b, _ := json.Marshal(map[string]any{"method": protocol.MethodProcessExited,
+			"params": map[string]any{"processId": pid, "seq": holes[at], "exitCode": code, "sandboxDenied": r.SandboxDenied}})
+		evs = append(evs, seqMsg{holes[at], b})
+		holes = slices.Delete(holes, at, at+1)
+		if at < below {
+			below--
+		}
+	}
+	holes = holes[:below]
+	for i := 0; i < len(holes); {
+		j := i
+		for j+1 < len(holes) && holes[j+1] == holes[j]+1 {
+			j++
+		}
+		evs = append(evs, seqMsg{holes[i], gapNotification(OutputGap{ProcessID: pid, Seq: holes[i], LastSeq: holes[j]})})
+		i = j + 1
 	}
 	if closeSeq != 0 && !p.delivered(closeSeq) {
 		b, _ := json.Marshal(map[string]any{"method": protocol.MethodProcessClosed,
 			"params": map[string]any{"processId": pid, "seq": closeSeq}})
-		evs = append(evs, event{closeSeq, b})
+		evs = append(evs, seqMsg{closeSeq, b})
 	}
-	slices.SortFunc(evs, func(a, b event) int {
-		switch {
-		case a.seq < b.seq:
-			return -1
-		case a.seq > b.seq:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(evs, func(a, b seqMsg) int { return cmp.Compare(a.seq, b.seq) })
 	out := make([][]byte, len(evs))
 	for i, e := range evs {
 		out[i] = e.msg
 	}
 	return out, nil
+}
+
+// catchUpResult is the part of a process/read result a catch-up reads.
+type catchUpResult struct {
+	Chunks []struct {
+		Seq    uint64 `json:"seq"`
+		Stream string `json:"stream"`
+		Chunk  string `json:"chunk"`
+	} `json:"chunks"`
+	NextSeq       uint64 `json:"nextSeq"`
+	Exited        bool   `json:"exited"`
+	ExitCode      *int32 `json:"exitCode"`
+	Closed        bool   `json:"closed"`
+	SandboxDenied bool   `json:"sandboxDenied"`
+}
+
+// seqMsg is a synthesized message and the seq it is ordered by.
+type seqMsg struct {
+	seq uint64
+	msg []byte
 }
 
 // memberString returns the string member key of a JSON object.

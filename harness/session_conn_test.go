@@ -62,6 +62,9 @@ func TestCatchUp(t *testing.T) {
 	exited := func(seq, code float64) event {
 		return event{"process/exited", map[string]any{"processId": "p", "seq": seq, "exitCode": code, "sandboxDenied": false}}
 	}
+	gap := func(seq, last float64) event {
+		return event{MethodOutputGap, map[string]any{"processId": "p", "seq": seq, "lastSeq": last}}
+	}
 	closed := func(seq float64) event { return event{"process/closed", map[string]any{"processId": "p", "seq": seq}} }
 	tests := []struct {
 		name   string
@@ -81,6 +84,15 @@ func TestCatchUp(t *testing.T) {
 		{"close delivered early, output missing", procState{watermark: 1, above: map[uint64]bool{4: true}, closeSeq: 4, exitSeen: true},
 			`{"chunks":[{"seq":2,"stream":"stdout","chunk":"YQ=="}],"nextSeq":5,"exited":true,"exitCode":0,"closed":true}`,
 			[]event{out(2, "YQ==")}},
+		{"evicted output becomes a gap", procState{watermark: 1},
+			`{"chunks":[{"seq":5,"stream":"stdout","chunk":"YQ=="}],"nextSeq":6,"exited":false,"exitCode":null,"closed":false}`,
+			[]event{gap(2, 4), out(5, "YQ==")}},
+		{"exit inside the retained chunks, evicted prefix", procState{watermark: 1},
+			`{"chunks":[{"seq":4,"stream":"stdout","chunk":"YQ=="},{"seq":6,"stream":"stdout","chunk":"Yg=="}],"nextSeq":8,"exited":true,"exitCode":2,"closed":true}`,
+			[]event{gap(2, 3), out(4, "YQ=="), exited(5, 2), out(6, "Yg=="), closed(7)}},
+		{"exit evicted with the output", procState{watermark: 1},
+			`{"chunks":[{"seq":6,"stream":"stdout","chunk":"YQ=="}],"nextSeq":8,"exited":true,"exitCode":9,"closed":true}`,
+			[]event{gap(2, 4), exited(5, 9), out(6, "YQ=="), closed(7)}},
 		{"nothing new", procState{watermark: 2},
 			`{"chunks":[],"nextSeq":3,"exited":false,"exitCode":null,"closed":false}`, []event{}},
 	}

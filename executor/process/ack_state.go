@@ -15,8 +15,9 @@ package process
 //	 sent+1 … next−1     assigned, retained, not yet pushed
 //	 next …              not yet assigned
 //
-// Invariants: acked ≤ sent ≤ next−1; inflightBytes = bytes of the log's chunks in
-// (acked, sent]; the log holds exactly the chunks with seq > acked.
+// Invariants: acked ≤ sent ≤ next−1; inflightBytes = output bytes in (acked, sent];
+// unackedBytes = output bytes above acked; the log holds every chunk above acked
+// (protected) and, under the released bounds, acknowledged ones too (process/read).
 
 // ackLimits bound one process in lossless mode. All are positive.
 type ackLimits struct {
@@ -33,6 +34,7 @@ type ackState struct {
 	acked         uint64 // every seq ≤ acked was acknowledged
 	sent          uint64 // every seq ≤ sent was pushed on the current attachment
 	inflightBytes int    // output bytes in (acked, sent]
+	unackedBytes  int    // output bytes above acked
 
 	exitSeq  uint64 // seq of the exit event, 0 until assigned
 	closeSeq uint64 // seq of the close event, 0 until assigned
@@ -60,8 +62,11 @@ func newAckState(lim ackLimits) *ackState { return &ackState{lim: lim} }
 // readAllowed reports whether the reader may read another chunk from the child: the
 // retained (unacknowledged) output is under both bounds.
 func (a *ackState) readAllowed(log *outputLog) bool {
-	return log.bytes < a.lim.maxUnackedBytes && log.n < a.lim.maxUnackedChunks
+	return a.unackedBytes < a.lim.maxUnackedBytes && log.countAfter(a.acked) < a.lim.maxUnackedChunks
 }
+
+// pushed records an output chunk of n bytes retained in the log.
+func (a *ackState) pushed(n int) { a.unackedBytes += n }
 
 // setExit and setClose record the seqs of the terminal events when they are assigned.
 func (a *ackState) setExit(seq uint64)  { a.exitSeq = seq }
@@ -106,20 +111,22 @@ func (a *ackState) markSent(ev ackEvent) {
 }
 
 // ack applies an acknowledgement of every seq ≤ seq. A seq beyond the last assigned one
-// (nextSeq−1) is clamped; a stale or repeated one changes nothing. It trims the log and
-// reports whether the close event is now acknowledged for the first time.
+// (nextSeq−1) is clamped; a stale or repeated one changes nothing. It unprotects them and
+// reports whether the close event is now acknowledged for the first time. The log must
+// still hold every chunk above the old acked (it protects them).
 func (a *ackState) ack(log *outputLog, seq, nextSeq uint64) (closeAcked bool) {
 	seq = min(seq, nextSeq-1)
 	if seq <= a.acked {
 		return false
 	}
 	wasClosed := a.closeAckedState()
-	log.trimThrough(seq)
+	a.unackedBytes -= log.bytesBetween(a.acked, seq)
 	a.acked = seq
+	log.setProtectAfter(seq)
 	if a.sent < a.acked {
 		a.sent = a.acked // the client got them another way (process/read)
 	}
-	a.inflightBytes = log.bytesThrough(a.sent)
+	a.inflightBytes = log.bytesBetween(a.acked, a.sent)
 	return !wasClosed && a.closeAckedState()
 }
 

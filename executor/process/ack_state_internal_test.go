@@ -15,7 +15,7 @@ type ackFixture struct {
 
 func newAckFixture(lim ackLimits) *ackFixture {
 	f := &ackFixture{log: newOutputLog(1<<20, 50_000), a: newAckState(lim), next: 1}
-	f.log.lossless = true
+	f.log.protect = true
 	return f
 }
 
@@ -23,6 +23,7 @@ func (f *ackFixture) output(n int) uint64 {
 	seq := f.next
 	f.next++
 	f.log.push(retainedChunk{seq: seq, stream: protocol.StreamStdout, data: make([]byte, n)})
+	f.a.pushed(n)
 	return seq
 }
 
@@ -89,8 +90,8 @@ func TestAckState_ReadAllowedUntilBound(t *testing.T) {
 	}
 	f.sendAll()
 	f.a.ack(&f.log, 2, f.next)
-	if !f.a.readAllowed(&f.log) || f.log.bytes != 600 {
-		t.Fatalf("after ack 2: readAllowed %v, retained %d; want true, 600", f.a.readAllowed(&f.log), f.log.bytes)
+	if !f.a.readAllowed(&f.log) || f.a.unackedBytes != 600 {
+		t.Fatalf("after ack 2: readAllowed %v, unacknowledged %d; want true, 600", f.a.readAllowed(&f.log), f.a.unackedBytes)
 	}
 	// The chunk bound.
 	g := newAckFixture(testLimits)
@@ -99,6 +100,32 @@ func TestAckState_ReadAllowedUntilBound(t *testing.T) {
 	}
 	if g.log.n != 10 {
 		t.Fatalf("reader stopped at %d chunks, want 10", g.log.n)
+	}
+}
+
+// TestAckState_AckedStayUnderReleasedBounds: acknowledged chunks are evicted only as the
+// released ring evicts (the log's bounds); unacknowledged ones never.
+func TestAckState_AckedStayUnderReleasedBounds(t *testing.T) {
+	f := newAckFixture(testLimits)
+	f.log.maxBytes = 250
+	for range 5 {
+		f.output(100)
+	}
+	if f.log.n != 5 {
+		t.Fatalf("retained %d chunks over the byte bound with none acknowledged, want 5", f.log.n)
+	}
+	f.sendAll()
+	f.a.ack(&f.log, 3, f.next)
+	if f.log.n != 2 || f.log.bytes != 200 {
+		t.Fatalf("after ack 3 retained %d chunks / %d bytes, want 2 / 200 (the unacknowledged ones)", f.log.n, f.log.bytes)
+	}
+	g := newAckFixture(testLimits)
+	for range 2 {
+		g.output(100)
+	}
+	g.a.ack(&g.log, 2, g.next)
+	if g.log.n != 2 {
+		t.Fatalf("acknowledged chunks within the bounds were evicted: %d left, want 2", g.log.n)
 	}
 }
 
@@ -126,8 +153,8 @@ func TestAckState_StaleClampedAndReadAheadAcks(t *testing.T) {
 		t.Fatalf("acked = %d after a stale ack, want 2", f.a.acked)
 	}
 	f.a.ack(&f.log, 99, f.next) // beyond the last assigned seq
-	if f.a.acked != 2 || f.log.n != 0 {
-		t.Fatalf("acked = %d, retained %d after ack 99 with next 3; want 2, 0", f.a.acked, f.log.n)
+	if f.a.acked != 2 || f.a.unackedBytes != 0 || f.log.countAfter(2) != 0 {
+		t.Fatalf("acked = %d, unacknowledged %d after ack 99 with next 3; want 2, 0", f.a.acked, f.a.unackedBytes)
 	}
 	// An ack of events never pushed (the client read them with process/read).
 	f.output(50)

@@ -13,13 +13,14 @@ type retainedChunk struct {
 // oldest chunks are evicted silently (spec/jsonrpc.md §5.4). It is a pure data
 // structure, guarded by its owner's mutex.
 //
-// A lossless log (outputAck processes, docs/reliability.md) never evicts on push: its
-// owner stops reading before the bounds are passed, and acknowledged chunks leave
-// through trimThrough.
+// A protecting log (outputAck processes, docs/reliability.md) never evicts a chunk with a
+// seq above protectAfter (not yet acknowledged): its owner stops reading instead. The
+// acknowledged chunks stay readable under the usual bounds, as in released mode.
 type outputLog struct {
-	maxBytes  int
-	maxChunks int
-	lossless  bool
+	maxBytes     int
+	maxChunks    int
+	protect      bool
+	protectAfter uint64
 
 	buf   []retainedChunk // ring storage; grows up to maxChunks
 	head  int             // index of the oldest chunk in buf
@@ -39,8 +40,16 @@ func (l *outputLog) push(c retainedChunk) {
 	l.buf[(l.head+l.n)%len(l.buf)] = c
 	l.n++
 	l.bytes += len(c.data)
-	for !l.lossless && l.n > 0 && (l.bytes > l.maxBytes || l.n > l.maxChunks) {
+	l.evict()
+}
+
+// evict drops the oldest chunks while the log is over either bound, except protected ones.
+func (l *outputLog) evict() {
+	for l.n > 0 && (l.bytes > l.maxBytes || l.n > l.maxChunks) {
 		old := &l.buf[l.head]
+		if l.protect && old.seq > l.protectAfter {
+			return
+		}
 		l.bytes -= len(old.data)
 		*old = retainedChunk{}
 		l.head = (l.head + 1) % len(l.buf)
@@ -53,7 +62,7 @@ func (l *outputLog) grow() {
 	if size < 16 {
 		size = 16
 	}
-	if !l.lossless && size > l.maxChunks+1 {
+	if !l.protect && size > l.maxChunks+1 {
 		size = l.maxChunks + 1 // push evicts down to maxChunks right after growing
 	}
 	nb := make([]retainedChunk, size)
@@ -63,19 +72,11 @@ func (l *outputLog) grow() {
 	l.buf, l.head = nb, 0
 }
 
-// trimThrough drops every retained chunk with seq ≤ seq (acknowledged) and returns the
-// bytes freed.
-func (l *outputLog) trimThrough(seq uint64) int {
-	freed := 0
-	for l.n > 0 && l.buf[l.head].seq <= seq {
-		old := &l.buf[l.head]
-		freed += len(old.data)
-		*old = retainedChunk{}
-		l.head = (l.head + 1) % len(l.buf)
-		l.n--
-	}
-	l.bytes -= freed
-	return freed
+// setProtectAfter unprotects the chunks with seq ≤ seq (acknowledged) and evicts what the
+// bounds now allow.
+func (l *outputLog) setProtectAfter(seq uint64) {
+	l.protectAfter = seq
+	l.evict()
 }
 
 // find returns the retained chunk with exactly seq, or nil.
@@ -87,14 +88,17 @@ func (l *outputLog) find(seq uint64) *retainedChunk {
 	return nil
 }
 
-// bytesThrough returns the bytes of the retained chunks with seq ≤ seq.
-func (l *outputLog) bytesThrough(seq uint64) int {
+// bytesBetween returns the bytes of the retained chunks with lo < seq ≤ hi.
+func (l *outputLog) bytesBetween(lo, hi uint64) int {
 	total := 0
-	for i := 0; i < l.n && l.at(i).seq <= seq; i++ {
+	for i := l.firstAfter(lo); i < l.n && l.at(i).seq <= hi; i++ {
 		total += len(l.at(i).data)
 	}
 	return total
 }
+
+// countAfter returns the number of retained chunks with seq > seq.
+func (l *outputLog) countAfter(seq uint64) int { return l.n - l.firstAfter(seq) }
 
 // at returns the i-th oldest retained chunk.
 func (l *outputLog) at(i int) *retainedChunk { return &l.buf[(l.head+i)%len(l.buf)] }

@@ -65,7 +65,7 @@ func newProc(id string, tty, pipeStdin, outputAck bool, opts *Options) *proc {
 		out:       newOutputLog(opts.MaxRetainedBytes, opts.MaxRetainedChunks),
 	}
 	if outputAck {
-		p.out.lossless = true
+		p.out.protect = true
 		p.ack = newAckState(ackLimits{
 			maxUnackedBytes:  opts.MaxUnackedBytes,
 			maxUnackedChunks: opts.MaxRetainedChunks,

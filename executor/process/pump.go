@@ -123,6 +123,7 @@ func (m *Manager) emitOutput(p *proc, stream protocol.ExecOutputStream, data []b
 	p.out.push(retainedChunk{seq: seq, stream: stream, data: data})
 	p.wakeLocked()
 	if p.ack != nil {
+		p.ack.pushed(len(data))
 		p.wakeSenderLocked() // the sender pushes it (ack.go)
 		p.mu.Unlock()
 		return

@@ -1,0 +1,128 @@
+package harness
+
+// Acknowledged output (docs/reliability.md, capability processOutputAck).
+//
+// StartProcess opts a process in with process/start's outputAck when the executor
+// advertised the flag. From then on the Client tells the executor, with process/ack
+// notifications, which events its consumer has taken: the executor keeps every event until
+// then (nothing is lost across a reconnect) and pushes at most a window of unacknowledged
+// output (a slow consumer stops the executor's sending instead of filling buffers).
+//
+// When acks go out (the liveness rule of docs/reliability.md: everything consumed is
+// acknowledged before the Client waits for more):
+//   - when the notification queue runs empty (the consumer caught up), or with
+//     Options.OnNotification after every event;
+//   - otherwise every ackEveryBytes of notification bytes or ackEveryEvents events, a
+//     quarter of the executor's default window, so the window never drains;
+//   - at once for the exit and the close.
+// After a session recovery, sessionConn re-sends the last ack of every process (an ack
+// written on a connection that broke may have been lost).
+
+import (
+	"encoding/json"
+	"strconv"
+	"sync"
+
+	"github.com/execlab/executor/executor/protocol"
+)
+
+// outputAcks tracks the processes started with outputAck and what of them was consumed.
+// Safe for concurrent use: the delivery path consumes while StartProcess registers and a
+// recovery reads.
+type outputAcks struct {
+	// mu guards procs; never held while writing.
+	mu    sync.Mutex
+	procs map[string]*ackedProc
+}
+
+// ackedProc is one process's consumption.
+type ackedProc struct {
+	consumed procState // seqs consumed
+	lastAck  uint64    // the last seq acknowledged
+	bytes    int       // notification bytes consumed since lastAck
+	events   int       // events consumed since lastAck
+}
+
+func newOutputAcks() *outputAcks { return &outputAcks{procs: make(map[string]*ackedProc)} }
+
+// add registers pid before its process/start is sent (events may precede the reply).
+func (a *outputAcks) add(pid string) {
+	a.mu.Lock()
+	a.procs[pid] = &ackedProc{}
+	a.mu.Unlock()
+}
+
+// remove forgets pid (its start failed).
+func (a *outputAcks) remove(pid string) {
+	a.mu.Lock()
+	delete(a.procs, pid)
+	a.mu.Unlock()
+}
+
+// has reports whether pid was started with outputAck.
+func (a *outputAcks) has(pid string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.procs[pid] != nil
+}
+
+// consumed records that n was handed to the consumer; idle says nothing else is queued.
+// It returns the ack to send, if one is due (nil otherwise).
+func (a *outputAcks) consumed(n Notification, idle bool) []byte {
+	switch n.Method {
+	case protocol.MethodProcessOutput, protocol.MethodProcessExited, protocol.MethodProcessClosed:
+	default:
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.procs) == 0 {
+		return nil
+	}
+	pid, ok1 := memberString(n.Params, "processId")
+	seq, ok2 := memberUint(n.Params, "seq")
+	p := a.procs[pid]
+	if !ok1 || !ok2 || p == nil || p.consumed.delivered(seq) {
+		return nil
+	}
+	p.consumed.mark(seq)
+	p.bytes += len(n.Params)
+	p.events++
+	terminal := n.Method != protocol.MethodProcessOutput
+	if !idle && !terminal && p.bytes < ackEveryBytes && p.events < ackEveryEvents {
+		return nil
+	}
+	if p.consumed.watermark <= p.lastAck {
+		return nil
+	}
+	p.lastAck, p.bytes, p.events = p.consumed.watermark, 0, 0
+	msg := ackMessage(pid, p.lastAck)
+	if n.Method == protocol.MethodProcessClosed && p.lastAck >= seq {
+		delete(a.procs, pid) // nothing follows a close
+	}
+	return msg
+}
+
+// snapshot returns an ack for every process with something consumed, for a recovery.
+func (a *outputAcks) snapshot() [][]byte {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out [][]byte
+	for pid, p := range a.procs {
+		if p.consumed.watermark > 0 {
+			out = append(out, ackMessage(pid, p.consumed.watermark))
+		}
+	}
+	return out
+}
+
+// ackMessage encodes a process/ack notification.
+func ackMessage(pid string, seq uint64) []byte {
+	b := make([]byte, 0, 64+len(pid))
+	b = append(b, `{"method":"process/ack","params":{"processId":`...)
+	q, _ := json.Marshal(pid) // a string always marshals
+	b = append(b, q...)
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendUint(b, seq, 10)
+	return append(b, `}}`...)
+}
