@@ -61,7 +61,7 @@ func TestExtensions_PerServer(t *testing.T) {
 
 		// PTY: ptySize at start, resize with SIGWINCH.
 		if _, err := c.StartProcess(ctx, protocol.ProcessStartParams{
-			ProcessID: "tty", Argv: []string{"sh", "-c", `echo "size $(stty size)"; trap 'echo "winch $(stty size)"; exit 0' WINCH; i=0; while [ $i -lt 100 ]; do sleep 0.02; i=$((i+1)); done; echo timeout`},
+			ProcessID: "tty", Argv: []string{"sh", "-c", `trap 'echo "winch $(stty size)"; exit 0' WINCH; echo "size $(stty size)"; i=0; while [ $i -lt 100 ]; do sleep 0.02; i=$((i+1)); done; echo timeout`},
 			Cwd: protocol.FromNative("/"), Env: map[string]string{"PATH": "/usr/bin:/bin"}, Tty: true,
 			PtySize: &protocol.PtySize{Rows: 40, Cols: 100},
 		}); err != nil {

@@ -497,7 +497,22 @@ func (s *sessionConn) reattach(ctx context.Context, conn MessageConn) error {
 			"connection to the executor was lost; the request may or may not have been applied"))
 	}
 
-	// Catch up every tracked process.
+	if sid != "" {
+		caught, err := s.catchUpAll(ctx, conn, &live)
+		if err != nil {
+			return err
+		}
+		synth = append(synth, caught...)
+	}
+	s.queue = append(append(s.queue, synth...), live...)
+	return nil
+}
+
+// catchUpAll brings every tracked process up to date on a resumed connection. Processes
+// started with outputAck are replayed by the executor from their last ack, so only their
+// acks are re-sent (the last ones may have been lost with the old connection); the others
+// are caught up with process/read. Messages read meanwhile are appended to live.
+func (s *sessionConn) catchUpAll(ctx context.Context, conn MessageConn, live *[][]byte) ([][]byte, error) {
 	s.mu.Lock()
 	pids := make([]string, 0, len(s.procs))
 	last := make(map[string]procState, len(s.procs))
@@ -507,41 +522,37 @@ func (s *sessionConn) reattach(ctx context.Context, conn MessageConn) error {
 	}
 	s.mu.Unlock()
 	slices.Sort(pids)
-	if sid != "" && s.acks != nil {
-		// Acknowledged processes are replayed by the executor from their last ack; re-send
-		// the acks in case the last ones were lost with the old connection.
+	if s.acks != nil {
 		for _, msg := range s.acks.snapshot() {
 			if err := conn.WriteMessage(ctx, msg); err != nil {
-				return fmt.Errorf("re-sending process/ack: %w", err)
+				return nil, fmt.Errorf("re-sending process/ack: %w", err)
 			}
 		}
 	}
-	if sid != "" {
-		for _, pid := range pids {
-			if s.acks != nil && s.acks.has(pid) {
-				continue
-			}
-			p := last[pid]
-			params, _ := json.Marshal(map[string]any{"processId": pid, "afterSeq": p.watermark, "waitMs": 0})
-			res, rpcErr, err := s.roundTrip(ctx, conn, protocol.MethodProcessRead, params, &live)
-			if err != nil {
-				return err
-			}
-			if rpcErr != nil {
-				// Unknown: evicted (or never started). Whatever was not delivered, the exit
-				// included, is gone; say so rather than wait for it.
-				synth = append(synth, gapNotification(OutputGap{ProcessID: pid, Seq: p.watermark + 1, Final: true}))
-				continue
-			}
-			msgs, err := catchUp(pid, p, res)
-			if err != nil {
-				return err
-			}
-			synth = append(synth, msgs...)
+	var synth [][]byte
+	for _, pid := range pids {
+		if s.acks != nil && s.acks.has(pid) {
+			continue
 		}
+		p := last[pid]
+		params, _ := json.Marshal(map[string]any{"processId": pid, "afterSeq": p.watermark, "waitMs": 0})
+		res, rpcErr, err := s.roundTrip(ctx, conn, protocol.MethodProcessRead, params, live)
+		if err != nil {
+			return nil, err
+		}
+		if rpcErr != nil {
+			// Unknown: evicted (or never started). Whatever was not delivered, the exit
+			// included, is gone; say so rather than wait for it.
+			synth = append(synth, gapNotification(OutputGap{ProcessID: pid, Seq: p.watermark + 1, Final: true}))
+			continue
+		}
+		msgs, err := catchUp(pid, p, res)
+		if err != nil {
+			return nil, err
+		}
+		synth = append(synth, msgs...)
 	}
-	s.queue = append(append(s.queue, synth...), live...)
-	return nil
+	return synth, nil
 }
 
 // roundTrip sends one internal request on conn and waits for its reply; other messages read
