@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/execlab/executor/cmd/executor/internal/registrycmd"
 	"github.com/execlab/executor/registry/server"
@@ -17,7 +18,9 @@ const registryUsage = `usage: executor registry <serve|token> [flags]
 
   serve   run the self-hosted environment registry and rendezvous on one listener;
           prints its base URL (http://127.0.0.1:<port>, https:// with --tls-cert) as one
-          line on stdout
+          line on stdout. Several nodes may share one PostgreSQL --db: give each its own
+          --node-id and --advertise-url, and --public-url the address that balances over
+          all of them (docs/operations.md)
   token   print a new random token line for the token file; the scope is required:
           --roles executor|harness|executor,harness|'*' --envs ID[,ID…]|'*'
 
@@ -56,6 +59,9 @@ func runRegistryServe(ctx context.Context, args []string, stdout, stderr io.Writ
 	publicURL := fs.String("public-url", envOr("EXECUTOR_REGISTRY_PUBLIC_URL", ""), "base URL clients reach this service at (default http://<listen address>) [EXECUTOR_REGISTRY_PUBLIC_URL]")
 	tlsCert := fs.String("tls-cert", envOr("EXECUTOR_REGISTRY_TLS_CERT", ""), "PEM certificate chain: serve HTTPS and wss:// (with --tls-key) [EXECUTOR_REGISTRY_TLS_CERT]")
 	tlsKey := fs.String("tls-key", envOr("EXECUTOR_REGISTRY_TLS_KEY", ""), "PEM private key of --tls-cert [EXECUTOR_REGISTRY_TLS_KEY]")
+	nodeID := fs.String("node-id", envOr("EXECUTOR_REGISTRY_NODE_ID", ""), "this node's id among the nodes sharing one PostgreSQL database; unique per node (default: the host name) [EXECUTOR_REGISTRY_NODE_ID]")
+	advertiseURL := fs.String("advertise-url", envOr("EXECUTOR_REGISTRY_ADVERTISE_URL", ""), "http(s) base URL at which this node alone is reachable; harnesses of executors attached here are sent to it (default: --public-url) [EXECUTOR_REGISTRY_ADVERTISE_URL]")
+	keyRotation := fs.Duration("key-rotation", 0, "how long one URL signing key signs before the next takes over; old keys verify until their URLs expire (default 24h)")
 	maxConns := fs.Int("max-conns", 0, "open connections cap, HTTP and rendezvous sockets (default: 16384, lowered to the file-descriptor limit minus 64)")
 	logLevel := fs.String("log-level", envOr("EXECUTOR_LOG_LEVEL", "warn"), "log level on stderr: debug, info, warn, error [EXECUTOR_LOG_LEVEL]")
 	if err := fs.Parse(args); err != nil {
@@ -82,10 +88,16 @@ func runRegistryServe(ctx context.Context, args []string, stdout, stderr io.Writ
 		return err
 	}
 	registrycmd.CheckTokenFile(*tokenFile, log)
-	if strings.TrimSpace(*publicURL) != "" && !strings.HasPrefix(*publicURL, "http://") && !strings.HasPrefix(*publicURL, "https://") {
-		return fmt.Errorf("%w: --public-url must be http:// or https://", errUsage)
+	for name, u := range map[string]string{"--public-url": *publicURL, "--advertise-url": *advertiseURL} {
+		if strings.TrimSpace(u) != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+			return fmt.Errorf("%w: %s must be http:// or https://", errUsage, name)
+		}
+	}
+	if *keyRotation < 0 || (*keyRotation > 0 && *keyRotation < time.Second) {
+		return fmt.Errorf("%w: --key-rotation must be at least 1s", errUsage)
 	}
 	return registrycmd.Run(ctx, registrycmd.Config{Listen: *listen, PublicURL: *publicURL, DB: *db, Tokens: tokens,
+		NodeID: *nodeID, AdvertiseURL: *advertiseURL, KeyRotation: *keyRotation,
 		TLSCertFile: *tlsCert, TLSKeyFile: *tlsKey, HTTP: &server.HTTPOptions{MaxConns: *maxConns}, Logger: log},
 		func(url string) { fmt.Fprintln(stdout, url) })
 }

@@ -14,10 +14,16 @@
 //
 // Every socket URL is signed by the registry (Signer): HMAC-SHA256 over the role
 // ("environment" or "harness"), the environment id, the registration generation, an expiry
-// and a nonce. The upgrade of a URL with a bad or expired signature is answered HTTP 401
+// and a nonce, with one key of a ring (k= names it; registry/server rotates the ring and
+// shares it between nodes through its store). The host is not signed, so a URL verifies on
+// every node holding the ring. The upgrade of a URL with a bad or expired signature is answered HTTP 401
 // before any websocket is accepted; the executor then re-registers (spec §11). An executor URL
 // whose generation is no longer the environment's current one (a newer registration fenced
 // it) is also refused with 401.
+//
+// The hooks Options.ExecutorAttached/ExecutorDetached tell the registry which executor
+// sockets this Hub holds (registry/server records them, so connect on another node can hand
+// out this node's URL); this package knows nothing of other nodes.
 //
 // # Routing rules
 //

@@ -2,6 +2,8 @@ package rendezvous
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,6 +40,15 @@ type Options struct {
 	HarnessHandshakeTimeout time.Duration
 	// MaxConcurrentUpgrades overrides MaxConcurrentUpgrades. Zero means the default.
 	MaxConcurrentUpgrades int
+	// ExecutorAttached, when set, is called for each executor upgrade whose URL and
+	// generation check out, before the websocket is accepted, with a socket id unique to
+	// this socket: registry/server records there that this node holds the environment's
+	// executor (scale-out). An error refuses the upgrade with 503 (the executor redials).
+	// It runs on the upgrade's goroutine, bounded by the request's context.
+	ExecutorAttached func(ctx context.Context, environmentID string, generation int64, socketID string) error
+	// ExecutorDetached, when set, is called once for each socket ExecutorAttached accepted,
+	// when it ends (or its accept failed), from the socket's goroutine.
+	ExecutorDetached func(environmentID, socketID string)
 	// Logger receives debug events. Nil discards.
 	Logger *slog.Logger
 	// Now is the clock for URL expiry. Nil means time.Now.
@@ -305,10 +316,19 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s := &socket{hub: h, role: c.Role, generation: c.Generation, subject: c.Subject, admitted: c.Role == RoleHarness}
+	if c.Role == RoleEnvironment && h.opts.ExecutorAttached != nil {
+		s.socketID = newSocketID()
+		if err := h.opts.ExecutorAttached(r.Context(), c.EnvironmentID, c.Generation, s.socketID); err != nil {
+			h.log.Warn("recording executor location", "environment_id", c.EnvironmentID, "error", err.Error())
+			writeError(w, http.StatusServiceUnavailable, "internal_error", "recording the executor location failed; retry")
+			return
+		}
+	}
 	refuse := func() {
 		if s.admitted {
 			h.adm.release(c.EnvironmentID, c.Subject)
 		}
+		s.located(c.EnvironmentID)
 	}
 	h.mu.Lock()
 	if h.closed {
@@ -363,6 +383,21 @@ func (s *socket) run() {
 	}
 	s.close()
 	h.detach(s)
+	s.located(s.env.id)
+}
+
+// located reports an executor socket recorded by ExecutorAttached as gone.
+func (s *socket) located(environmentID string) {
+	if s.socketID != "" && s.hub.opts.ExecutorDetached != nil {
+		s.hub.opts.ExecutorDetached(environmentID, s.socketID)
+	}
+}
+
+// newSocketID returns a random id for an executor socket (16 random bytes, hex).
+func newSocketID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // attach adds s to its environment's table. An executor socket replaces the current one;

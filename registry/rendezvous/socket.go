@@ -37,6 +37,9 @@ type socket struct {
 	subject string
 	// admitted: the socket holds an admission slot (harness sockets), released by detach.
 	admitted bool
+	// socketID names an executor socket recorded by Options.ExecutorAttached; "" when
+	// not recorded (harness sockets, no hook).
+	socketID string
 
 	// phase is the harness stream's phase (phase* constants): the harness's read loop
 	// moves it to handshaking, the executor's read loop to answered and established.

@@ -39,11 +39,9 @@ func (s *Server) connect(ctx context.Context, c call, r *http.Request) (any, err
 	if err != nil {
 		return nil, err
 	}
-	if gen, ok := s.opts.Hub.Online(env); !ok || gen != reg.Generation {
-		return nil, offline
-	}
-	if err := s.opts.Hub.HarnessAllowed(env, c.tokenID); err != nil {
-		return nil, api.NewError(http.StatusTooManyRequests, api.CodeRateLimited, "too many failed harness streams with this token; retry later")
+	base, err := s.locate(ctx, env, reg.Generation, c.tokenID)
+	if err != nil {
+		return nil, err
 	}
 	now := s.opts.Now()
 	s.maybePrune(ctx, now)
@@ -70,7 +68,7 @@ func (s *Server) connect(ctx context.Context, c call, r *http.Request) (any, err
 	}
 	return api.ConnectResponse{
 		EnvironmentID: env,
-		URL: s.opts.Signer.URL(s.wsBase, rendezvous.Claims{
+		URL: s.opts.Signer.URL(base, rendezvous.Claims{
 			Role: rendezvous.RoleHarness, EnvironmentID: env, Generation: reg.Generation,
 			Expires: now.Add(rendezvous.HarnessURLTTL), Subject: c.tokenID,
 		}),
@@ -79,6 +77,38 @@ func (s *Server) connect(ctx context.Context, c call, r *http.Request) (any, err
 		ExecutorPublicKey:       json.RawMessage(reg.ExecutorPublicKey),
 		HarnessKeyAuthorization: authz,
 	}, nil
+}
+
+// locate returns the ws(s) base of the node holding the environment's executor socket of
+// generation gen, or 409 environment_offline. Without a Node that is this process, asked
+// of the Hub. With one, the store's location: this process's is checked against the Hub
+// too (and for a paused token, which only the holding node's Hub knows); another live
+// node's is trusted (its lease is current) and that node's upgrade checks the rest.
+func (s *Server) locate(ctx context.Context, env string, gen int64, tokenID string) (string, error) {
+	offline := api.NewError(http.StatusConflict, api.CodeEnvironmentOffline, "no executor is connected for this environment")
+	base, local := s.wsBase, true
+	if s.opts.Node != nil {
+		loc, here, nodeBase, err := s.opts.Node.Locate(ctx, env)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			return "", offline
+		case err != nil:
+			return "", err
+		case loc.Generation != gen:
+			return "", offline
+		}
+		base, local = nodeBase, here
+	}
+	if !local {
+		return base, nil
+	}
+	if g, ok := s.opts.Hub.Online(env); !ok || g != gen {
+		return "", offline
+	}
+	if err := s.opts.Hub.HarnessAllowed(env, tokenID); err != nil {
+		return "", api.NewError(http.StatusTooManyRequests, api.CodeRateLimited, "too many failed harness streams with this token; retry later")
+	}
+	return base, nil
 }
 
 // maybePrune deletes expired authorizations at most once per PruneInterval. Failures are

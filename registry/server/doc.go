@@ -18,6 +18,29 @@
 //	                              a registration that is no longer current: 409
 //	                              registration_fenced
 //
+// # Scale-out (issue 17; docs/operations.md)
+//
+// Any number of processes may serve one PostgreSQL store; each is a Node (node.go) with a
+// node id and an advertised URL (its own address), and the Server's PublicURL is the
+// address that balances over all of them:
+//
+//   - URL signing keys live in the store (signing_keys), one per KeyRotation period, created
+//     a period ahead and kept until MaxURLTTL after their period: every node verifies every
+//     node's URLs, a restart keeps them, a rotation never invalidates a live URL.
+//   - register hands the executor a URL on PublicURL, so after losing its node the executor
+//     redials the same, still valid URL through any live node, with its usual jittered
+//     back-off (no re-registration).
+//   - The node that accepts an executor socket records (environment, node, process
+//     instance, socket, generation) in executor_locations; connect on any node reads it
+//     and hands the harness a URL on that node's advertised address, so frames never cross
+//     two nodes. There is no inter-node forwarding.
+//   - Stale locations are never handed out: a location counts only while its node's lease
+//     (registry_nodes, renewed every HeartbeatInterval, valid LeaseTTL) names the same
+//     process instance. A killed node's locations lapse within LeaseTTL, a restarted
+//     node's at once; a clean shutdown deletes them.
+//
+// SQLite is the single-node default and runs the same code with one node.
+//
 // # Errors
 //
 // Every failure is {"error":{"code","message"}} (registry/api): 400 invalid_request, 401
@@ -50,7 +73,8 @@
 // # Concurrency
 //
 // Server is safe for concurrent use and starts no goroutines (HTTPServer.Serve runs on its
-// caller's goroutine, net/http's per connection); expired authorizations are
+// caller's goroutine, net/http's per connection; Node.Run is the one goroutine of a Node,
+// owned by its caller); expired authorizations are
 // pruned inline by connect at most once per PruneInterval. Single use is enforced by the
 // store (one conditional UPDATE), so it holds across processes sharing a PostgreSQL database.
 //

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/execlab/executor/registry/api"
+	"github.com/execlab/executor/registry/rendezvous"
 )
 
 // Implementation constants (our choice; the reference registry is a closed service).
@@ -37,6 +38,30 @@ const (
 
 	// registrationPrefix starts every registration id.
 	registrationPrefix = "reg_"
+)
+
+// Scale-out constants (our choice; issue 17, docs/operations.md).
+const (
+	// KeyRotation is how long one URL signing key signs. Keys are kept, verifying, until
+	// every URL they signed has expired (MaxURLTTL after their period ends), so a rotation
+	// never invalidates a live URL.
+	KeyRotation = 24 * time.Hour
+
+	// MaxURLTTL is the longest lifetime of a signed rendezvous URL (the executor's).
+	MaxURLTTL = rendezvous.ExecutorURLTTL
+
+	// HeartbeatInterval is how often a node renews its lease (one UPDATE) and checks its key
+	// ring.
+	HeartbeatInterval = 2 * time.Second
+
+	// LeaseTTL is how long a node's lease lasts unrenewed: a node killed without a clean
+	// shutdown stops being handed out within LeaseTTL (usually sooner: its executors
+	// reattach to another node within their redial back-off, which moves the location).
+	// Three heartbeats, so one slow store round does not drop a live node.
+	LeaseTTL = 3 * HeartbeatInterval
+
+	// LocationTimeout bounds recording or clearing one executor location.
+	LocationTimeout = 5 * time.Second
 )
 
 // HTTP limits (our choice; security issue 13). The registry's clients send small requests

@@ -27,9 +27,15 @@ type Options struct {
 	Hub *rendezvous.Hub
 	// Signer signs rendezvous URLs; it must be the Hub's.
 	Signer *rendezvous.Signer
-	// PublicURL is the http(s) base URL clients use to reach this server, without a
-	// trailing slash; rendezvous URLs use the same host with ws(s).
+	// PublicURL is the http(s) base URL clients use to reach this server (with several
+	// nodes: the load-balanced address of all of them), without a trailing slash;
+	// executor rendezvous URLs use the same host with ws(s), so an executor redials
+	// through any live node.
 	PublicURL string
+	// Node, when set, is this process's part in a set of nodes sharing Store: connect
+	// hands out a harness URL on the node that holds the executor's socket (found in
+	// the store) instead of asking only the local Hub. Nil: single process, as before.
+	Node *Node
 	// AuthorizationTTL overrides AuthorizationTTL. Zero means the default.
 	AuthorizationTTL time.Duration
 	// MaxLiveAuthorizations overrides MaxLiveAuthorizations. Zero means the default.
@@ -80,13 +86,8 @@ func New(opts *Options) (*Server, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	base := strings.TrimRight(o.PublicURL, "/")
-	switch {
-	case strings.HasPrefix(base, "http://"):
-		base = "ws://" + strings.TrimPrefix(base, "http://")
-	case strings.HasPrefix(base, "https://"):
-		base = "wss://" + strings.TrimPrefix(base, "https://")
-	default:
+	base, err := wsBase(o.PublicURL)
+	if err != nil {
 		return nil, errors.New("registry server: PublicURL must be http:// or https://")
 	}
 	return &Server{opts: o, log: o.Logger.With("component", "registry"), wsBase: base}, nil

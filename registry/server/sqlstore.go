@@ -199,6 +199,30 @@ CREATE INDEX harness_authorizations_expiry ON harness_authorizations (expires_at
 	2: `
 ALTER TABLE harness_authorizations ADD COLUMN issued_to TEXT NOT NULL DEFAULT '';
 `,
+	// 3: scale-out (issue 17): URL signing keys shared by every node and kept across
+	// restarts, node leases, and where each environment's executor socket is attached.
+	3: `
+CREATE TABLE signing_keys (
+  id         BIGINT PRIMARY KEY,
+  secret     TEXT NOT NULL,
+  created_at BIGINT NOT NULL
+);
+CREATE TABLE registry_nodes (
+  node_id       TEXT PRIMARY KEY,
+  instance      TEXT NOT NULL,
+  advertise_url TEXT NOT NULL,
+  lease_until   BIGINT NOT NULL
+);
+CREATE TABLE executor_locations (
+  environment_id TEXT PRIMARY KEY,
+  node_id        TEXT NOT NULL,
+  instance       TEXT NOT NULL,
+  socket_id      TEXT NOT NULL,
+  generation     BIGINT NOT NULL,
+  attached_at    BIGINT NOT NULL
+);
+CREATE INDEX executor_locations_node ON executor_locations (node_id, instance);
+`,
 }
 
 // migrate creates schema_migrations and applies every missing migration in its own

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/execlab/executor/registry/rendezvous"
 )
 
 // Registration is an environment's current executor registration.
@@ -58,4 +60,53 @@ type Store interface {
 	PruneAuthorizations(ctx context.Context, now time.Time) (int64, error)
 	// Close releases the database.
 	Close() error
+
+	// The scale-out state (cluster.go): URL signing keys shared by every node, node
+	// leases, and which node holds each environment's executor socket.
+
+	// EnsureSigningKey stores key under id unless a key with that id exists, and returns
+	// the stored one: concurrent nodes agree on one key per id.
+	EnsureSigningKey(ctx context.Context, id int64, key []byte, now time.Time) ([]byte, error)
+	// SigningKeys returns the keys with ids at least minID.
+	SigningKeys(ctx context.Context, minID int64) ([]rendezvous.SigningKey, error)
+	// PruneSigningKeys deletes the keys with ids below minID.
+	PruneSigningKeys(ctx context.Context, minID int64) error
+	// ClaimNode records n as the live process of its node id until n.LeaseUntil, replacing
+	// any other process that claimed the id (a restart takes its identity over at once).
+	ClaimNode(ctx context.Context, n NodeLease) error
+	// RenewNode extends the lease of n's process; false when another process has claimed
+	// the node id since (its locations are then never handed out).
+	RenewNode(ctx context.Context, n NodeLease) (bool, error)
+	// ReleaseNode deletes n's process's lease and the locations it recorded.
+	ReleaseNode(ctx context.Context, n NodeLease) error
+	// SetLocation records that l's node holds the environment's executor socket, unless a
+	// location of a newer generation is recorded.
+	SetLocation(ctx context.Context, l Location) error
+	// ClearLocation deletes the environment's location if it names socketID.
+	ClearLocation(ctx context.Context, environmentID, socketID string) error
+	// Location returns the environment's location if the node that recorded it still holds
+	// a lease at now, else ErrNotFound.
+	Location(ctx context.Context, environmentID string, now time.Time) (Location, error)
+}
+
+// NodeLease is one registry process's claim on a node id.
+type NodeLease struct {
+	NodeID string
+	// Instance is random per process: a restarted node has a new one, which makes the
+	// locations its previous process recorded stale.
+	Instance string
+	// AdvertiseURL is the http(s) base URL at which this node alone is reachable.
+	AdvertiseURL string
+	LeaseUntil   time.Time
+}
+
+// Location is where an environment's executor socket is attached.
+type Location struct {
+	EnvironmentID string
+	NodeID        string
+	Instance      string
+	SocketID      string // the rendezvous's id of the socket
+	Generation    int64
+	// AdvertiseURL is the node's (filled by Location from the node's lease).
+	AdvertiseURL string
 }

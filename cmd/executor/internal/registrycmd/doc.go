@@ -24,6 +24,14 @@
 //   - Errors are wrapped with gerund context ("loading TLS certificate: …", "listening on
 //     …: …"); on failure Start releases whatever it had opened.
 //
+// # Scale-out
+//
+// Every service is a registry node (server.Node, docs/operations.md): its URL signing keys
+// live in the store (shared by every node on one PostgreSQL database, and kept across
+// restarts with SQLite too), it holds a lease on Config.NodeID (default: the host name)
+// and records which executor sockets it holds, so connect on any node hands out the
+// holding node's Config.AdvertiseURL (default: the public URL).
+//
 // # Limits
 //
 // The listener's connection cap defaults to registry/server.MaxConns lowered so that the
@@ -34,8 +42,9 @@
 //
 // # Concurrency and ownership
 //
-// Start starts one goroutine, the HTTP server's Serve loop, and the Service owns it:
-// Service.Close closes the listener and idle connections, closes every rendezvous socket
-// (hijacked sockets belong to the hub), waits for the Serve goroutine and then closes the
-// store. Run is Start, ready(url), wait for ctx, Close. Config is never mutated.
+// Start starts two goroutines, the HTTP server's Serve loop and the node's heartbeat
+// (Node.Run), and the Service owns them: Service.Close stops the heartbeat, releases the
+// node's lease and locations, closes the listener and idle connections, closes every
+// rendezvous socket (hijacked sockets belong to the hub), waits for the Serve goroutine and
+// then closes the store. Run is Start, ready(url), wait for ctx, Close. Config is never mutated.
 package registrycmd

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"time"
 
 	"github.com/execlab/executor/registry/rendezvous"
 	"github.com/execlab/executor/registry/server"
@@ -28,6 +29,14 @@ type Config struct {
 	// lowered to the file-descriptor limit minus server.ReservedFDs.
 	HTTP *server.HTTPOptions
 	Conn *wsconn.Options // rendezvous socket tuning; nil = defaults
+	// NodeID names this node among those sharing DB (default: the host name).
+	NodeID string
+	// AdvertiseURL is the http(s) base URL at which this node alone is reachable (default:
+	// the public URL, right for a single node).
+	AdvertiseURL string
+	// KeyRotation overrides server.KeyRotation (how long one URL signing key signs). Zero
+	// means the default.
+	KeyRotation time.Duration
 	// MaxHarnessSockets and MaxHarnessSocketsPerSubject override the rendezvous's bounds
 	// of the same names, for benchmarks that also raise the executor's stream limit. Zero
 	// means the defaults.
@@ -40,9 +49,12 @@ type Service struct {
 	URL   string // http(s) base URL
 	Hub   *rendezvous.Hub
 	Store server.Store
+	Node  *server.Node
 
-	srv  *server.HTTPServer
-	done chan error
+	srv      *server.HTTPServer
+	done     chan error
+	stopBeat context.CancelFunc
+	beatDone chan struct{}
 }
 
 // Start opens the store, binds the listener and serves in a goroutine.
@@ -87,19 +99,31 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 		}
 		base = scheme + ln.Addr().String()
 	}
-	signer := rendezvous.NewRandomSigner()
-	hub, err := rendezvous.New(&rendezvous.Options{
-		Signer: signer, CurrentGeneration: server.GenerationFunc(st), Conn: cfg.Conn, Logger: log,
-		MaxHarnessSockets: cfg.MaxHarnessSockets, MaxHarnessSocketsPerSubject: cfg.MaxHarnessSocketsPerSubject,
-	})
+	signer := rendezvous.NewRandomSigner() // replaced by the stored ring in node.Start
+	node, err := newNode(cfg, st, signer, base, log)
+	if err == nil {
+		err = node.Start(ctx)
+	}
 	if err != nil {
 		ln.Close()
 		st.Close()
 		return nil, err
 	}
-	s, err := server.New(&server.Options{Store: st, Tokens: cfg.Tokens, Hub: hub, Signer: signer, PublicURL: base, Logger: log})
+	hub, err := rendezvous.New(&rendezvous.Options{
+		Signer: signer, CurrentGeneration: server.GenerationFunc(st), Conn: cfg.Conn, Logger: log,
+		MaxHarnessSockets: cfg.MaxHarnessSockets, MaxHarnessSocketsPerSubject: cfg.MaxHarnessSocketsPerSubject,
+		ExecutorAttached: node.Attached, ExecutorDetached: node.Detached,
+	})
 	if err != nil {
 		ln.Close()
+		_ = node.Release(ctx)
+		st.Close()
+		return nil, err
+	}
+	s, err := server.New(&server.Options{Store: st, Tokens: cfg.Tokens, Hub: hub, Signer: signer, PublicURL: base, Node: node, Logger: log})
+	if err != nil {
+		ln.Close()
+		_ = node.Release(ctx)
 		st.Close()
 		return nil, err
 	}
@@ -112,9 +136,30 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	}
 	ho.TLS, ho.Logger = tlsConf, log
 	log.Info("registry listening", "address", ln.Addr().String(), "tls", tlsConf != nil, "max_conns", ho.MaxConns)
-	svc := &Service{URL: base, Hub: hub, Store: st, done: make(chan error, 1), srv: server.NewHTTPServer(s, &ho)}
+	beatCtx, stopBeat := context.WithCancel(context.WithoutCancel(ctx))
+	svc := &Service{URL: base, Hub: hub, Store: st, Node: node, done: make(chan error, 1), srv: server.NewHTTPServer(s, &ho),
+		stopBeat: stopBeat, beatDone: make(chan struct{})}
+	go func() { defer close(svc.beatDone); node.Run(beatCtx) }()
 	go func() { svc.done <- svc.srv.Serve(ln) }()
 	return svc, nil
+}
+
+// newNode returns the service's registry node: NodeID defaults to the host name,
+// AdvertiseURL to base.
+func newNode(cfg Config, st server.Store, signer *rendezvous.Signer, base string, log *slog.Logger) (*server.Node, error) {
+	id := cfg.NodeID
+	if id == "" {
+		h, err := os.Hostname()
+		if err != nil || h == "" {
+			h = "registry"
+		}
+		id = h
+	}
+	adv := cfg.AdvertiseURL
+	if adv == "" {
+		adv = base
+	}
+	return server.NewNode(st, signer, &server.NodeOptions{NodeID: id, AdvertiseURL: adv, KeyRotation: cfg.KeyRotation, Logger: log})
 }
 
 func unscopedWhat(u server.UnscopedToken) string {
@@ -165,7 +210,14 @@ func CheckTokenFile(path string, log *slog.Logger) {
 // Close stops the listener, closes every rendezvous socket, waits for the server goroutine
 // and closes the store.
 func (s *Service) Close() error {
-	err := s.srv.Close() // closes listeners and idle conns; hijacked sockets are the hub's
+	s.stopBeat()
+	<-s.beatDone
+	// Released first: the sockets the shutdown closes leave their locations to this one
+	// delete, and other nodes stop handing this node out at once.
+	err := s.Node.Release(context.Background())
+	if cerr := s.srv.Close(); err == nil { // closes listeners and idle conns; hijacked sockets are the hub's
+		err = cerr
+	}
 	s.Hub.Close()
 	if serr := <-s.done; !errors.Is(serr, http.ErrServerClosed) && err == nil {
 		err = serr

@@ -1,0 +1,258 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/execlab/executor/registry/rendezvous"
+)
+
+// NodeOptions configure a Node. NodeID and AdvertiseURL are required; the struct is never
+// mutated.
+type NodeOptions struct {
+	// NodeID names this node among the registry nodes sharing the store (a StatefulSet
+	// pod name, a host name). A restarted process takes its node id over at once.
+	NodeID string
+	// AdvertiseURL is the http(s) base URL at which this node alone is reachable; harness
+	// URLs for executors attached here use it (with ws/wss).
+	AdvertiseURL string
+	// KeyRotation overrides KeyRotation. Zero means the default.
+	KeyRotation time.Duration
+	// HeartbeatInterval and LeaseTTL override the defaults of the same names. Zero means
+	// the default; LeaseTTL must exceed HeartbeatInterval.
+	HeartbeatInterval, LeaseTTL time.Duration
+	// Logger receives warnings (a failed renewal, a node id taken over). Nil discards.
+	Logger *slog.Logger
+	// Now is the clock. Nil means time.Now.
+	Now func() time.Time
+}
+
+// Node is one registry process's part in a set of nodes sharing a store
+// (docs/operations.md):
+//
+//   - It keeps the Signer's key ring in the store: every node signs with the key of the
+//     current rotation period (KeyRotation) and verifies every stored key whose URLs may
+//     still be valid, so a URL minted by one node, or by a previous process, verifies on
+//     every node. The next period's key is stored a period ahead, so every node holds it
+//     before any signs with it.
+//   - It holds a lease on its node id (renewed every HeartbeatInterval, valid LeaseTTL) and
+//     records, through the Hub's ExecutorAttached/ExecutorDetached hooks, which
+//     environments' executor sockets it holds. Locate hands out a location only while the
+//     node that recorded it holds its lease with the same process instance: a killed
+//     node's locations go stale within LeaseTTL, a restarted node's at once.
+//
+// Safe for concurrent use. Run is its one goroutine, owned by the caller.
+type Node struct {
+	store  Store
+	signer *rendezvous.Signer
+	opts   NodeOptions
+	log    *slog.Logger
+	// lease is this process's claim (LeaseUntil is rewritten per renewal by Run only).
+	lease NodeLease
+
+	// closing is set by Release: sockets closed by the shutdown leave their locations to
+	// Release's bulk delete.
+	closing atomic.Bool
+
+	// keyMu serialises key-ring refreshes (Start and Run's ticks).
+	keyMu sync.Mutex
+	// ringEpoch is the rotation period whose key signs; guarded by keyMu.
+	ringEpoch int64
+}
+
+// NewNode returns a Node for st and signer (the Hub's and the Server's). It starts nothing
+// and touches no store.
+func NewNode(st Store, signer *rendezvous.Signer, opts *NodeOptions) (*Node, error) {
+	if st == nil || signer == nil || opts == nil || opts.NodeID == "" || opts.AdvertiseURL == "" {
+		return nil, errors.New("registry node: store, signer, NodeID and AdvertiseURL are required")
+	}
+	o := *opts
+	if _, err := wsBase(o.AdvertiseURL); err != nil {
+		return nil, fmt.Errorf("registry node: AdvertiseURL: %w", err)
+	}
+	if o.KeyRotation <= 0 {
+		o.KeyRotation = KeyRotation
+	}
+	if o.KeyRotation < time.Second {
+		return nil, errors.New("registry node: KeyRotation must be at least a second")
+	}
+	if o.HeartbeatInterval <= 0 {
+		o.HeartbeatInterval = HeartbeatInterval
+	}
+	if o.LeaseTTL <= 0 {
+		o.LeaseTTL = LeaseTTL
+	}
+	if o.LeaseTTL <= o.HeartbeatInterval {
+		return nil, errors.New("registry node: LeaseTTL must exceed HeartbeatInterval")
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	var inst [8]byte
+	_, _ = rand.Read(inst[:])
+	return &Node{
+		store: st, signer: signer, opts: o, log: o.Logger.With("component", "registry-node", "node_id", o.NodeID),
+		lease: NodeLease{NodeID: o.NodeID, Instance: hex.EncodeToString(inst[:]), AdvertiseURL: strings.TrimRight(o.AdvertiseURL, "/")},
+	}, nil
+}
+
+// ID returns the node id.
+func (n *Node) ID() string { return n.lease.NodeID }
+
+// Start loads (creating if needed) the key ring into the Signer and claims the node id.
+// Call it before serving: URLs signed from then on verify on every node and after a
+// restart.
+func (n *Node) Start(ctx context.Context) error {
+	if err := n.refreshKeys(ctx, true); err != nil {
+		return err
+	}
+	l := n.lease
+	l.LeaseUntil = n.opts.Now().Add(n.opts.LeaseTTL)
+	if err := n.store.ClaimNode(ctx, l); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Run renews the lease and keeps the key ring current every HeartbeatInterval until ctx
+// ends. Failures are logged and retried at the next tick (the lease lapses after LeaseTTL
+// without renewal, and the node's locations stop being handed out).
+func (n *Node) Run(ctx context.Context) {
+	t := time.NewTicker(n.opts.HeartbeatInterval)
+	defer t.Stop()
+	n.log.Debug("node heartbeat started")
+	defer n.log.Debug("node heartbeat stopped")
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		n.tick(ctx)
+	}
+}
+
+func (n *Node) tick(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, n.opts.HeartbeatInterval)
+	defer cancel()
+	l := n.lease
+	l.LeaseUntil = n.opts.Now().Add(n.opts.LeaseTTL)
+	ok, err := n.store.RenewNode(ctx, l)
+	switch {
+	case err != nil:
+		n.log.Warn("renewing node lease", "error", err.Error())
+	case !ok:
+		n.log.Error("another registry process claimed this node id; executors attached here are no longer handed out (give every node its own --node-id)")
+	}
+	if err := n.refreshKeys(ctx, false); err != nil {
+		n.log.Warn("refreshing URL signing keys", "error", err.Error())
+	}
+}
+
+// epoch is the rotation period containing t (positive for any t after 1970 + a period).
+func (n *Node) epoch(t time.Time) int64 { return t.UnixMilli() / n.opts.KeyRotation.Milliseconds() }
+
+// refreshKeys makes sure the store holds the keys of this period and the next, loads every
+// key whose URLs may still be valid into the Signer, signing with this period's, and
+// prunes older keys. Without force it does nothing while the ring is current.
+func (n *Node) refreshKeys(ctx context.Context, force bool) error {
+	n.keyMu.Lock()
+	defer n.keyMu.Unlock()
+	now := n.opts.Now()
+	cur := n.epoch(now)
+	if !force && cur == n.ringEpoch {
+		return nil
+	}
+	for _, id := range []int64{cur, cur + 1} {
+		k := make([]byte, rendezvous.SignerKeyLen)
+		_, _ = rand.Read(k)
+		if _, err := n.store.EnsureSigningKey(ctx, id, k, now); err != nil {
+			return err
+		}
+	}
+	// A key signs until its period ends; its URLs live at most MaxURLTTL after that.
+	minID := n.epoch(now.Add(-MaxURLTTL)) - 1
+	keys, err := n.store.SigningKeys(ctx, minID)
+	if err != nil {
+		return err
+	}
+	if err := n.signer.SetKeys(keys, cur); err != nil {
+		return fmt.Errorf("loading URL signing keys: %w", err)
+	}
+	if err := n.store.PruneSigningKeys(ctx, minID); err != nil {
+		return err
+	}
+	n.ringEpoch = cur
+	return nil
+}
+
+// Attached records that this node holds the environment's executor socket; it is the
+// Hub's ExecutorAttached hook.
+func (n *Node) Attached(ctx context.Context, env string, generation int64, socketID string) error {
+	ctx, cancel := context.WithTimeout(ctx, LocationTimeout)
+	defer cancel()
+	return n.store.SetLocation(ctx, Location{EnvironmentID: env, NodeID: n.lease.NodeID, Instance: n.lease.Instance,
+		SocketID: socketID, Generation: generation})
+}
+
+// Detached forgets the location Attached recorded for socketID; it is the Hub's
+// ExecutorDetached hook. A failure is logged: the location then stays until the
+// executor attaches again (anywhere) or this node's lease ends, and connects meanwhile get
+// this node's URL, where the harness upgrade finds no executor (409, retried).
+func (n *Node) Detached(env, socketID string) {
+	if n.closing.Load() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), LocationTimeout)
+	defer cancel()
+	if err := n.store.ClearLocation(ctx, env, socketID); err != nil {
+		n.log.Warn("clearing executor location", "environment_id", env, "error", err.Error())
+	}
+}
+
+// Locate returns the environment's live location, whether it is this process, and the
+// ws(s) base URL of its node. ErrNotFound when no live node holds the executor.
+func (n *Node) Locate(ctx context.Context, env string) (loc Location, local bool, base string, err error) {
+	loc, err = n.store.Location(ctx, env, n.opts.Now())
+	if err != nil {
+		return Location{}, false, "", err
+	}
+	base, err = wsBase(loc.AdvertiseURL)
+	if err != nil {
+		return Location{}, false, "", fmt.Errorf("reading location of %s: node %s advertises a bad url", env, loc.NodeID)
+	}
+	return loc, loc.NodeID == n.lease.NodeID && loc.Instance == n.lease.Instance, base, nil
+}
+
+// Release gives up the lease and deletes this process's locations (clean shutdown): other
+// nodes stop handing them out at once instead of after LeaseTTL.
+func (n *Node) Release(ctx context.Context) error {
+	n.closing.Store(true)
+	ctx, cancel := context.WithTimeout(ctx, LocationTimeout)
+	defer cancel()
+	return n.store.ReleaseNode(ctx, n.lease)
+}
+
+// wsBase turns an http(s) base URL into the ws(s) base of its rendezvous, without a
+// trailing slash.
+func wsBase(u string) (string, error) {
+	u = strings.TrimRight(u, "/")
+	switch {
+	case strings.HasPrefix(u, "http://"):
+		return "ws://" + strings.TrimPrefix(u, "http://"), nil
+	case strings.HasPrefix(u, "https://"):
+		return "wss://" + strings.TrimPrefix(u, "https://"), nil
+	}
+	return "", errors.New("url must be http:// or https://")
+}
