@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/execlab/executor/executor/executortest"
@@ -219,43 +220,41 @@ func (g *gatedConn) WriteMessage(ctx context.Context, b []byte) error {
 }
 
 func TestConn_NotifyWaitsForByteBudget(t *testing.T) {
-	a, b := executortest.Pipe()
-	g := &gatedConn{End: b, gate: make(chan struct{})}
-	conn := jsonrpc.NewConn(g, nil)
-	done := make(chan error, 1)
-	go func() { done <- conn.Run(context.Background(), &fakeHandler{}) }()
-	defer func() { a.Close(); <-done }()
-	big := json.RawMessage(`"` + strings.Repeat("x", jsonrpc.OutboundBytes/4) + `"`)
-	ctx := context.Background()
-	// The writer takes the first message and blocks in WriteMessage; it still counts.
-	for i := 0; i < 3; i++ {
-		if err := conn.Notify(ctx, "big", big); err != nil {
+	synctest.Test(t, func(t *testing.T) {
+		a, b := executortest.Pipe()
+		g := &gatedConn{End: b, gate: make(chan struct{})}
+		conn := jsonrpc.NewConn(g, nil)
+		done := make(chan error, 1)
+		go func() { done <- conn.Run(context.Background(), &fakeHandler{}) }()
+		defer func() { a.Close(); <-done }()
+		big := json.RawMessage(`"` + strings.Repeat("x", jsonrpc.OutboundBytes/4) + `"`)
+		ctx := context.Background()
+		// The writer takes the first message and blocks in WriteMessage; it still counts.
+		for i := 0; i < 3; i++ {
+			if err := conn.Notify(ctx, "big", big); err != nil {
+				t.Fatal(err)
+			}
+		}
+		blocked := make(chan error, 1)
+		go func() { blocked <- conn.Notify(ctx, "big", big) }() // over budget: must wait
+		synctest.Wait()                                         // every goroutine of the bubble is blocked: the writer, and Notify
+		select {
+		case err := <-blocked:
+			t.Fatalf("fourth notification queued over the byte budget (err %v)", err)
+		default:
+		}
+		g.gate <- struct{}{} // one message written frees its bytes
+		if err := <-blocked; err != nil {
 			t.Fatal(err)
 		}
-	}
-	blocked := make(chan error, 1)
-	go func() { blocked <- conn.Notify(ctx, "big", big) }() // over budget: must wait
-	select {
-	case err := <-blocked:
-		t.Fatalf("fourth notification queued over the byte budget (err %v)", err)
-	case <-time.After(100 * time.Millisecond):
-	}
-	g.gate <- struct{}{} // one message written frees its bytes
-	select {
-	case err := <-blocked:
-		if err != nil {
-			t.Fatal(err)
+		close(g.gate)
+		c := executortest.NewClient(t, a)
+		for i := 0; i < 4; i++ {
+			if m := c.Recv(); m["method"] != "big" {
+				t.Fatalf("got %v", m["method"])
+			}
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("notification still blocked after budget was freed")
-	}
-	close(g.gate)
-	c := executortest.NewClient(t, a)
-	for i := 0; i < 4; i++ {
-		if m := c.Recv(); m["method"] != "big" {
-			t.Fatalf("got %v", m["method"])
-		}
-	}
+	})
 }
 
 // countingConn counts the messages the connection has read from the peer.
@@ -285,43 +284,46 @@ func (c *countingConn) count() int {
 // InboundBytes is queued (issue 13: bounded by count alone, 40 queued 16 MiB messages
 // pinned 1.14 GB); releasing the handler lets the rest through, in order.
 func TestConn_InboundWaitsForByteBudget(t *testing.T) {
-	a, b := executortest.Pipe()
-	cc := &countingConn{End: b}
-	h := &fakeHandler{release: make(chan struct{})}
-	conn := jsonrpc.NewConn(cc, nil)
-	done := make(chan error, 1)
-	go func() { done <- conn.Run(context.Background(), h) }()
-	defer func() { a.Close(); <-done }()
-	ctx := context.Background()
-	if err := a.WriteMessage(ctx, []byte(`{"id":0,"method":"wait"}`)); err != nil {
-		t.Fatal(err)
-	}
-	const n = 8
-	big := `"` + strings.Repeat("x", jsonrpc.InboundBytes/4) + `"`
-	sent := make(chan error, 1)
-	go func() { // the peer keeps writing; the pipe blocks it once we stop reading
-		for i := 1; i <= n; i++ {
-			if err := a.WriteMessage(ctx, []byte(`{"id":`+strconv.Itoa(i)+`,"method":"fail","params":`+big+`}`)); err != nil {
-				sent <- err
-				return
+	synctest.Test(t, func(t *testing.T) {
+		a, b := executortest.Pipe()
+		cc := &countingConn{End: b}
+		h := &fakeHandler{release: make(chan struct{})}
+		conn := jsonrpc.NewConn(cc, nil)
+		done := make(chan error, 1)
+		go func() { done <- conn.Run(context.Background(), h) }()
+		defer func() { a.Close(); <-done }()
+		ctx := context.Background()
+		if err := a.WriteMessage(ctx, []byte(`{"id":0,"method":"wait"}`)); err != nil {
+			t.Fatal(err)
+		}
+		const n = 8
+		big := `"` + strings.Repeat("x", jsonrpc.InboundBytes/4) + `"`
+		sent := make(chan error, 1)
+		go func() { // the peer keeps writing; the pipe blocks it once we stop reading
+			for i := 1; i <= n; i++ {
+				if err := a.WriteMessage(ctx, []byte(`{"id":`+strconv.Itoa(i)+`,"method":"fail","params":`+big+`}`)); err != nil {
+					sent <- err
+					return
+				}
+			}
+			sent <- nil
+		}()
+		synctest.Wait() // the read loop has run as far as it can: it waits for admission
+		// wait + 4 messages within the budget + the one waiting for admission.
+		t.Logf("COUNT %d", cc.count())
+		if got := cc.count(); got > 6 {
+			t.Fatalf("read %d messages while dispatch was blocked, want at most 6 (byte budget %d)", got, jsonrpc.InboundBytes)
+		}
+		close(h.release)
+		c := executortest.NewClient(t, a)
+		for i := 0; i <= n; i++ {
+			m := c.Recv()
+			if id, _ := m["id"].(float64); int(id) != i {
+				t.Fatalf("reply %d has id %v", i, m["id"])
 			}
 		}
-		sent <- nil
-	}()
-	time.Sleep(200 * time.Millisecond) // let the read loop run as far as it can
-	// wait + 4 messages within the budget + the one waiting for admission.
-	if got := cc.count(); got > 6 {
-		t.Fatalf("read %d messages while dispatch was blocked, want at most 6 (byte budget %d)", got, jsonrpc.InboundBytes)
-	}
-	close(h.release)
-	c := executortest.NewClient(t, a)
-	for i := 0; i <= n; i++ {
-		m := c.Recv()
-		if id, _ := m["id"].(float64); int(id) != i {
-			t.Fatalf("reply %d has id %v", i, m["id"])
+		if err := <-sent; err != nil {
+			t.Fatal(err)
 		}
-	}
-	if err := <-sent; err != nil {
-		t.Fatal(err)
-	}
+	})
 }
