@@ -5,6 +5,7 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/execlab/executor/noise/channel"
 )
@@ -155,4 +156,20 @@ func FuzzCatchUp(f *testing.F) {
 			last = e.Params.Seq
 		}
 	})
+}
+
+// TestNextAttempt_FinalAttemptAtDeadline: the back-off is cut so the last attempt starts at
+// the deadline; after it, recovery stops.
+func TestNextAttempt_FinalAttemptAtDeadline(t *testing.T) {
+	now := time.Unix(1000, 0)
+	deadline := now.Add(3 * time.Second)
+	if d, ok := nextAttempt(now, deadline, time.Second); !ok || d != time.Second {
+		t.Errorf("well before the deadline: got %v %v, want 1s true", d, ok)
+	}
+	if d, ok := nextAttempt(now, deadline, 5*time.Second); !ok || d != 3*time.Second {
+		t.Errorf("back-off past the deadline: got %v %v, want 3s true (the final attempt at the deadline)", d, ok)
+	}
+	if _, ok := nextAttempt(deadline, deadline, time.Second); ok {
+		t.Error("at the deadline (the final attempt was made): got another attempt")
+	}
 }

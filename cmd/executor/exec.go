@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/execlab/executor/cmd/executor/internal/execcli"
 	"github.com/execlab/executor/harness"
@@ -27,6 +28,14 @@ func (e envList) Set(v string) error {
 	return nil
 }
 
+const (
+	// defaultReconnectTimeout is exec's session recovery window: a train tunnel, a hotel
+	// Wi-Fi re-login or a restarting load balancer all fit in it.
+	defaultReconnectTimeout = 10 * time.Minute
+	// execTransportFailure is exec's status when the connection itself failed (ssh's 255).
+	execTransportFailure = 255
+)
+
 // errExitCode carries a remote exit status through run.
 type errExitCode struct{ code int }
 
@@ -39,7 +48,8 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprint(stderr, `usage: executor exec [--registry URL --environment-id ID --token-file F | --url ws://… [--auth-bearer-token-file F]] [flags] [-- argv…]
 
 Runs one command in an executor and streams its output; exits with its exit code (128+N
-when it dies by signal N). Without argv, runs the remote user's login shell, in a PTY
+when it dies by signal N), 126/127 when it cannot be executed / is not found, and 255 when
+the connection, authentication or registry fails (as ssh does). Without argv, runs the remote user's login shell, in a PTY
 when local stdin and stdout are terminals (as ssh does). Remote executors are reached
 through a registry (reconnecting transparently); local ones ('executor serve') by --url.
 
@@ -59,6 +69,8 @@ Flags:
 	cwd := fs.String("cwd", "", "working directory on the executor host (default: the executor's)")
 	env := envList{}
 	fs.Var(env, "env", "K=V environment variable for the command (repeatable)")
+	reconnect := fs.Duration("reconnect-timeout", defaultReconnectTimeout,
+		"through a registry: how long to keep trying to resume the session after the connection breaks (the last attempt is made at the deadline; the executor's --session-ttl bounds it too)")
 	logLevel := fs.String("log-level", envOr("EXECUTOR_LOG_LEVEL", "warn"), "log level on stderr [EXECUTOR_LOG_LEVEL]")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -98,6 +110,7 @@ Flags:
 			return err
 		}
 		cfg.Registry, cfg.EnvironmentID, cfg.Token = *registry, *envID, tok
+		cfg.ReconnectTimeout = *reconnect
 	default:
 		return fmt.Errorf("%w: give --url, or --registry, --environment-id and --token-file", errUsage)
 	}
@@ -117,7 +130,23 @@ Flags:
 		fmt.Fprintf(stderr, "Error: %v\n", err)
 		return &errExitCode{code: code}
 	}
-	return err
+	if err != nil {
+		fmt.Fprintf(stderr, "Error: %v\n", err)
+		return &errExitCode{code: execFailureExit(err)}
+	}
+	return nil
+}
+
+// execFailureExit is the status of a run that ended without the remote exit status, as
+// ssh has it: 255 for a failure of the connection itself (transport, authentication,
+// registry, a recovery that ran out of time, a lost session or process); 1 when the
+// executor answered a request with an error (the command could not be started there).
+func execFailureExit(err error) int {
+	var re *harness.RPCError
+	if errors.As(err, &re) && re.Code != harness.CodeConnectionLost {
+		return 1
+	}
+	return execTransportFailure
 }
 
 // terminalFD returns f's descriptor when it is an *os.File on a terminal, else -1.

@@ -8,14 +8,23 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/execlab/executor/cmd/executor/internal/remote"
 	"github.com/execlab/executor/executor"
+	"github.com/execlab/executor/executor/process"
 	"github.com/execlab/executor/sandbox"
 )
 
 // runRemote is `executor remote`: it parses the flags (each with an environment default),
 // rejects usage mistakes (exit 2) and runs remote.RunCommand.
+// defaultRemoteSessionTTL is how long `remote` keeps a detached session: longer than exec's
+// 10-minute recovery window, so a harness that is still trying finds its session. A
+// detached lossless process blocks at --max-unacked-bytes instead of growing, which is
+// what makes a long TTL affordable (docs/reliability.md §5). `serve` keeps the
+// reference's 30 s.
+const defaultRemoteSessionTTL = 15 * time.Minute
+
 func runRemote(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("executor remote", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -56,7 +65,8 @@ Flags (each also settable by the environment variable named in brackets):
 	codexHome := fs.String("codex-home", os.Getenv("CODEX_HOME"), "directory holding auth.json (default ~/.codex) [CODEX_HOME]")
 	maxStreams := fs.Int("max-streams", envInt("EXECUTOR_MAX_STREAMS", remote.DefaultMaxStreams), "most harness streams served at once; the reference allows 128 [EXECUTOR_MAX_STREAMS]")
 	concurrent := fs.Int("concurrent-requests", 1, "requests handled at once per stream; 1 = strictly serial")
-	ttl := fs.Duration("session-ttl", 0, "how long a disconnected session keeps its processes (default 30s)")
+	ttl := fs.Duration("session-ttl", defaultRemoteSessionTTL, "how long a disconnected session keeps its processes before they are killed; longer than exec's --reconnect-timeout (10m), so a harness still trying finds its session (docs/reliability.md)")
+	maxUnacked := fs.Int("max-unacked-bytes", process.DefaultMaxUnackedBytes, "output bytes kept per process until a harness that acknowledges output (ours) has received them; past it the process blocks on its output (docs/reliability.md)")
 	logLevel := fs.String("log-level", envOr("EXECUTOR_LOG_LEVEL", "warn"), "log level on stderr: debug, info, warn, error [EXECUTOR_LOG_LEVEL]")
 	sandboxBackend := sandboxBackendFlag(fs)
 	wsAuth := wsAuthFlags(fs) // accepted only to be refused, as by the reference
@@ -85,6 +95,9 @@ Flags (each also settable by the environment variable named in brackets):
 	if *concurrent < 1 || *maxStreams < 1 {
 		return fmt.Errorf("%w: --concurrent-requests and --max-streams must be at least 1", errUsage)
 	}
+	if *maxUnacked < 1 || *ttl <= 0 {
+		return fmt.Errorf("%w: --max-unacked-bytes and --session-ttl must be positive", errUsage)
+	}
 	if err := checkSandboxBackend(*sandboxBackend); err != nil {
 		return err
 	}
@@ -101,7 +114,7 @@ Flags (each also settable by the environment variable named in brackets):
 		},
 		ExitOnStdinClose: exitOnClose,
 		MaxStreams:       *maxStreams,
-		Server:           executor.Options{ConcurrentRequests: *concurrent, SessionTTL: *ttl},
+		Server:           executor.Options{ConcurrentRequests: *concurrent, SessionTTL: *ttl, MaxUnackedBytes: *maxUnacked},
 		Sandbox:          func(ctx context.Context) *sandbox.Launcher { return startSandbox(ctx, *sandboxBackend, log) },
 		Logger:           log,
 	}, stdin)

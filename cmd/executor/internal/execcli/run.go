@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/harness"
@@ -46,6 +47,11 @@ type Config struct {
 	// StdoutFD is a terminal whose size the remote PTY takes when StdinFD is not one
 	// (-1: none).
 	StdoutFD int
+	// ReconnectTimeout bounds one session recovery through a registry (harness
+	// RemoteOptions.RecoveryTimeout): attempts back off up to 5 s, the last one starts at
+	// the deadline. Zero means the SDK's default (25 s); the command sets 10 min.
+	ReconnectTimeout time.Duration
+
 	// Signals, when non-nil, replaces os/signal delivery of SIGINT, SIGTERM, SIGHUP,
 	// SIGQUIT and SIGWINCH (tests).
 	Signals <-chan os.Signal
@@ -95,7 +101,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	} else {
 		r.c, err = harness.Dial(ctx, &harness.RemoteOptions{
 			Registry: cfg.Registry, EnvironmentID: cfg.EnvironmentID, Token: cfg.Token,
-			Client: copts,
+			Client: copts, RecoveryTimeout: cfg.ReconnectTimeout,
 			OnReconnect: func(done bool, err error) {
 				switch {
 				case !done:
@@ -150,7 +156,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		defer r.term.restoreOnPanic()
 		r.forwardSignals(hctx, sigs)
 	}()
-	return stream(sctx, r.c, r.pid, cfg.Stdout, cfg.Stderr)
+	return stream(sctx, r.c, r.pid, cfg.Stdout, cfg.Stderr, r.out)
 }
 
 // startParams builds process/start: the command (or the login shell), its cwd and

@@ -2,6 +2,7 @@ package execcli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -9,74 +10,79 @@ import (
 	"github.com/execlab/executor/harness"
 )
 
+// ErrProcessLost: the executor no longer knows the process (its session survived but the
+// process was evicted while this client was away), so its exit status is unknown.
+var ErrProcessLost = errors.New("the remote process's output and exit status were lost while disconnected")
+
 // stream writes the process's output in seq order until process/closed and returns its
-// exit status. Events are applied in seq order: the reference sends exit and close from
-// separate tasks, so they can overtake output notifications. When ctx ends it returns
-// ctx's cause.
-func stream(ctx context.Context, c *harness.Client, pid string, stdout, stderr io.Writer) error {
+// exit status. harness.ProcessEvents orders the events (the reference sends exit and close
+// from separate tasks, so they can overtake output) and turns the SDK's proven gaps into
+// events: a gap is reported on stderr once, and streaming goes on. When ctx ends it
+// returns ctx's cause.
+func stream(ctx context.Context, c *harness.Client, pid string, stdout, stderr io.Writer, out *notes) error {
+	evs := harness.NewProcessEvents(pid)
 	exit := -1
-	next := uint64(1)
-	pending := map[uint64]event{}
+	var batch []harness.ProcessEvent
 	for {
+		var n harness.Notification
 		select {
 		case <-ctx.Done():
 			return context.Cause(ctx)
-		case n, ok := <-c.Notifications():
+		case nn, ok := <-c.Notifications():
 			if !ok {
 				if err := c.Err(); err != nil {
 					return err
 				}
 				return harness.ErrClosed
 			}
-			if id, _ := n.ProcessID(); id != pid {
-				continue
-			}
-			ev, err := decodeEvent(n)
-			if err != nil {
-				return err
-			}
-			if ev.seq < next {
-				continue
-			}
-			pending[ev.seq] = ev
-			for {
-				ev, ok := pending[next]
-				if !ok {
-					break
+			n = nn
+		}
+		var err error
+		if batch, err = evs.Add(batch[:0], n); err != nil {
+			return err
+		}
+		for _, ev := range batch {
+			switch ev.Kind {
+			case harness.EventOutput:
+				w := stdout
+				if ev.Stream == protocol.StreamStderr {
+					w = stderr
 				}
-				delete(pending, next)
-				next++
-				switch ev.method {
-				case protocol.MethodProcessOutput:
-					w := stdout
-					if ev.stream == protocol.StreamStderr {
-						w = stderr
-					}
-					if _, err := w.Write(ev.chunk); err != nil {
-						return fmt.Errorf("writing output: %w", err)
-					}
-				case protocol.MethodProcessExited:
-					exit = ev.exitCode
-				case protocol.MethodProcessClosed:
-					switch {
-					case exit == 0:
-						return nil
-					case exit < 0:
-						return &ExitError{Code: 1}
-					}
-					// A signal death is already 128+N on the wire with pipes (SIGTERM →
-					// 143), as ssh reports it; with a PTY the executor reports 1, and
-					// process/exitStatus (when advertised) names the signal.
-					if exit == ptySignalExitCode {
-						if sig := exitSignal(ctx, c, pid); sig > 0 {
-							return &ExitError{Code: 128 + sig}
-						}
-					}
-					return &ExitError{Code: exit}
+				if _, err := w.Write(ev.Chunk); err != nil {
+					return fmt.Errorf("writing output: %w", err)
 				}
+			case harness.EventGap:
+				if ev.Final {
+					return ErrProcessLost
+				}
+				out.printf("executor exec: %d output events (seq %d-%d) were lost while disconnected: the executor had not kept them; continuing\n",
+					ev.LastSeq-ev.Seq+1, ev.Seq, ev.LastSeq)
+			case harness.EventExited:
+				exit = int(ev.ExitCode)
+			case harness.EventClosed:
+				return exitResult(ctx, c, pid, exit)
 			}
 		}
 	}
+}
+
+// exitResult turns the exit code into Run's result: nil for 0, *ExitError otherwise.
+func exitResult(ctx context.Context, c *harness.Client, pid string, exit int) error {
+	switch {
+	case exit == 0:
+		return nil
+	case exit < 0:
+		return &ExitError{Code: 1}
+	}
+	// A signal death is already 128+N on the wire with pipes (SIGTERM → 143), as ssh
+	// reports it; with a PTY the executor reports 1, and process/exitStatus (when
+	// advertised) names the signal.
+	if exit == ptySignalExitCode {
+		if sig := exitSignal(ctx, c, pid); sig > 0 {
+			return &ExitError{Code: 128 + sig}
+		}
+	}
+	return &ExitError{Code: exit}
 }
 
 // exitSignal returns the signal that killed pid, or 0 when it exited normally, the
@@ -87,33 +93,4 @@ func exitSignal(ctx context.Context, c *harness.Client, pid string) int {
 		return 0
 	}
 	return int(*res.Signal)
-}
-
-// event is one decoded process notification.
-type event struct {
-	method   string
-	seq      uint64
-	stream   protocol.ExecOutputStream
-	chunk    []byte
-	exitCode int
-}
-
-// decodeEvent decodes a process/* notification once.
-func decodeEvent(n harness.Notification) (event, error) {
-	ev := event{method: n.Method}
-	switch n.Method {
-	case protocol.MethodProcessOutput:
-		out, err := n.ProcessOutput()
-		ev.seq, ev.stream, ev.chunk = out.Seq, out.Stream, out.Chunk
-		return ev, err
-	case protocol.MethodProcessExited:
-		x, err := n.ProcessExited()
-		ev.seq, ev.exitCode = x.Seq, int(x.ExitCode)
-		return ev, err
-	case protocol.MethodProcessClosed:
-		x, err := n.ProcessClosed()
-		ev.seq = x.Seq
-		return ev, err
-	}
-	return ev, fmt.Errorf("unexpected notification %s", n.Method)
 }

@@ -52,6 +52,23 @@ func TestRemote_Upgrade4xxReregisters5xxDoesNot(t *testing.T) {
 	}
 }
 
+// TestRemote_ReregisteredDialsAtOnce: after a successful re-registration the back-off is
+// reset and the rendezvous dialled within the jitter, however long the back-off had grown
+// (here an hour: without the reset the test would time out).
+func TestRemote_ReregisteredDialsAtOnce(t *testing.T) {
+	fx := newFixture(t)
+	fx.upgradeStatus = []int{401, 0}
+	runExecutor(t, fx, nil, func(c *remote.Config) {
+		c.Backoff = &wsconn.Backoff{Initial: time.Hour, Max: time.Hour}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	fx.nextSocket(ctx)
+	if n := len(fx.registerCalls()); n != 2 {
+		t.Fatalf("register calls: got %d, want 2", n)
+	}
+}
+
 // TestRemote_PongTimeoutReconnects: a rendezvous that never answers Pings is dropped after the
 // pong deadline and the executor redials the same url without re-registering.
 func TestRemote_PongTimeoutReconnects(t *testing.T) {

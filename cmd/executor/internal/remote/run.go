@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"sync"
 
@@ -45,7 +46,9 @@ type Config struct {
 	Conn *wsconn.Options
 	// HTTPClient performs the websocket upgrade. Nil means wsconn's default.
 	HTTPClient *http.Client
-	// Backoff is the redial schedule. Nil means wsconn.Backoff{} (1 s → 30 s).
+	// Backoff is the redial schedule. Nil means 1 s doubling to RedialBackoffMax (2 s),
+	// uniform in [base/2, base]; it is reset after every successful upgrade and every
+	// successful re-registration.
 	Backoff *wsconn.Backoff
 	// Traceparent adds a W3C traceparent to each upgrade request; nil means none.
 	Traceparent func(context.Context) string
@@ -74,7 +77,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	r.log = r.log.With("component", "remote")
 	if r.backoff == nil {
-		r.backoff = &wsconn.Backoff{}
+		r.backoff = &wsconn.Backoff{Max: RedialBackoffMax}
 	}
 	r.identity = cfg.Identity
 	if r.identity == nil {
@@ -109,12 +112,17 @@ func Run(ctx context.Context, cfg Config) error {
 			r.log.Warn("Noise relay rendezvous connection failed", "noise_event", "rendezvous_connection",
 				"noise_outcome", "error", "noise_reason", "websocket_error", "error_kind", errorKind(status),
 				"http_status", status, "request_id", reqID, "connection_attempt", attempt, "error", err)
+			delay := r.backoff.Next()
 			if de != nil && de.IsClientError() {
 				if reg, err = r.register(ctx); err != nil {
 					return err
 				}
+				// Registered: the registry is back. Dial at once (with jitter) instead
+				// of sleeping a back-off grown during the outage.
+				r.backoff.Reset()
+				delay = rand.N(registeredJitter)
 			}
-			if wsconn.Sleep(ctx, r.backoff.Next()) != nil {
+			if wsconn.Sleep(ctx, delay) != nil {
 				return nil
 			}
 			continue
