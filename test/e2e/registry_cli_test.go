@@ -138,8 +138,8 @@ func TestRegistryServe_CLI(t *testing.T) {
 	if err := os.WriteFile(wrong, other, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, code := runExecCLI(t, "--registry", url, "--environment-id", "env-cli", "--token-file", wrong, "--", "true"); code != 1 {
-		t.Errorf("exec with a token scoped to another environment: got exit %d, want 1", code)
+	if _, code := runExecCLI(t, "--registry", url, "--environment-id", "env-cli", "--token-file", wrong, "--", "true"); code != 255 {
+		t.Errorf("exec with a token scoped to another environment: got exit %d, want 255 (an authentication failure, as ssh)", code)
 	}
 	if _, code := runExecCLI(t, "--", "true"); code != 2 {
 		t.Errorf("exec without a target: got exit %d, want 2", code)
