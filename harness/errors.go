@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/execlab/executor/jsonwire"
 )
 
 // RPCError is a JSON-RPC error response from the executor. Code is one of the wire codes
@@ -16,24 +18,16 @@ type RPCError struct {
 	Data    json.RawMessage `json:"data,omitempty"`
 }
 
-// process/start failure kinds (error.data.kind, codex 0.171.0).
-const (
-	KindSpawnNotFound         = "spawnNotFound"         // ENOENT: program or cwd missing
-	KindSpawnPermissionDenied = "spawnPermissionDenied" // EACCES: not executable, a directory
-	KindSpawnFailed           = "spawnFailed"           // every other spawn failure
-	KindSandboxPreparation    = "sandboxPreparation"    // the sandbox context is invalid here
-	KindSandboxUnavailable    = "sandboxUnavailable"    // the confinement cannot be had here
-)
-
-// Kind returns error.data.kind, or "" when the executor sent none (any 0.169.0 one).
-func (e *RPCError) Kind() string {
+// Kind returns error.data.kind, one of the jsonwire.Kind… values (process/start
+// failures), or "" when the executor sent none (any 0.169.0 one).
+func (e *RPCError) Kind() jsonwire.ErrorKind {
 	var d struct {
 		Kind string `json:"kind"`
 	}
 	if len(e.Data) == 0 || json.Unmarshal(e.Data, &d) != nil {
 		return ""
 	}
-	return d.Kind
+	return jsonwire.ErrorKind(d.Kind)
 }
 
 func (e *RPCError) Error() string { return fmt.Sprintf("executor error %d: %s", e.Code, e.Message) }

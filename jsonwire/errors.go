@@ -35,9 +35,18 @@ type Error struct {
 }
 
 // ErrorKind is the value of error.data.kind, the machine-readable class codex 0.171.0
-// attaches to process/start errors (shared/spec/changes-0.171.0.md); the kinds are
-// defined by the layers that raise them.
+// attaches to process/start errors (shared/spec/changes-0.171.0.md). The code and
+// message are unchanged by it; a 0.169.0 peer neither sends nor reads it.
 type ErrorKind string
+
+// process/start failure kinds (codex 0.171.0; the layers that raise them say when).
+const (
+	KindSpawnNotFound         ErrorKind = "spawnNotFound"         // ENOENT: program or cwd missing
+	KindSpawnPermissionDenied ErrorKind = "spawnPermissionDenied" // EACCES/EPERM: not executable, a directory
+	KindSpawnFailed           ErrorKind = "spawnFailed"           // every other spawn failure
+	KindSandboxPreparation    ErrorKind = "sandboxPreparation"    // the sandbox context is invalid here
+	KindSandboxUnavailable    ErrorKind = "sandboxUnavailable"    // the confinement cannot be had here
+)
 
 // WithKind returns a copy of e whose data is {"kind":k}.
 func (e *Error) WithKind(k ErrorKind) *Error {

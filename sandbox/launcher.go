@@ -168,7 +168,7 @@ func (l *Launcher) Wrap(req *Request) (*Command, error) {
 }
 
 func unenforceable(reason string) error {
-	return &policy.Error{Code: jsonwire.CodeInvalidParams, Message: msgUnenforceable + reason, Class: policy.ClassUnavailable}
+	return &policy.Error{Code: jsonwire.CodeInvalidParams, Message: msgUnenforceable + reason, Kind: jsonwire.KindSandboxUnavailable}
 }
 
 func cleanCwd(c string) string {

@@ -13,6 +13,8 @@ import (
 	"github.com/execlab/executor/cmd/executor/internal/execcli"
 	"github.com/execlab/executor/harness"
 	"github.com/execlab/executor/internal/wsauth"
+
+	"github.com/execlab/executor/jsonwire"
 )
 
 // envList collects repeated --env K=V flags.
@@ -167,9 +169,9 @@ func startFailureExit(err error) int {
 		return 0
 	}
 	switch re.Kind() {
-	case harness.KindSpawnNotFound:
+	case jsonwire.KindSpawnNotFound:
 		return 127
-	case harness.KindSpawnPermissionDenied:
+	case jsonwire.KindSpawnPermissionDenied:
 		return 126
 	}
 	return 0

@@ -15,20 +15,14 @@ import (
 //	spawnPermissionDenied   EACCES/EPERM (io::ErrorKind::PermissionDenied), a directory on PATH
 //	spawnFailed             every other spawn error: "missing program for … spawn", NUL
 //	                        bytes, ENOTDIR cwd, the PTY "Unable to spawn …" texts
-//	sandboxPreparation      -32602 "failed to prepare process sandbox: …" (policy.ClassPreparation)
+//	sandboxPreparation      -32602 "failed to prepare process sandbox: …" (jsonwire.KindSandboxPreparation)
 //	sandboxUnavailable      -32602 "native MXC is unavailable on this executor"; also our
 //	                        own "sandbox intent cannot be enforced on this executor: …"
 //
-// The sandbox kinds travel on *policy.Error (wireError); spawn kinds are derived here.
+// The kinds are jsonwire's (one table for server and harness). The sandbox kinds travel
+// on *policy.Error (wireError); spawn kinds are derived here.
 // No data on params-decode errors, "argv must not be empty", the duplicate-id -32600,
 // or the transparent-TCP refusals. A 0.169.0 client ignores error.data.
-
-// Spawn failure kinds (codex 0.171.0).
-const (
-	kindSpawnNotFound         jsonwire.ErrorKind = "spawnNotFound"
-	kindSpawnPermissionDenied jsonwire.ErrorKind = "spawnPermissionDenied"
-	kindSpawnFailed           jsonwire.ErrorKind = "spawnFailed"
-)
 
 // spawnError is a failed spawn; spawnWireError turns it into the -32603 wire error.
 type spawnError struct{ err error }
@@ -46,9 +40,9 @@ func withErrorKind(err error) error {
 	e := jsonwire.Internal("%s", oserr.Text(se.err))
 	switch oserr.KindOf(se.err) {
 	case oserr.KindNotFound:
-		return e.WithKind(kindSpawnNotFound)
+		return e.WithKind(jsonwire.KindSpawnNotFound)
 	case oserr.KindPermissionDenied:
-		return e.WithKind(kindSpawnPermissionDenied)
+		return e.WithKind(jsonwire.KindSpawnPermissionDenied)
 	}
-	return e.WithKind(kindSpawnFailed)
+	return e.WithKind(jsonwire.KindSpawnFailed)
 }

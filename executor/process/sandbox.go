@@ -23,7 +23,7 @@ import (
 // errNoLauncher is returned for sandbox intent when the Manager was built without a
 // Launcher: never run a command less confined than asked.
 var errNoLauncher = jsonwire.InvalidParams("sandbox intent cannot be enforced on this executor: sandbox support is not configured").
-	WithKind(jsonwire.ErrorKind(policy.ClassUnavailable))
+	WithKind(jsonwire.KindSandboxUnavailable)
 
 // sandboxRequested reports whether params carry sandbox intent: a sandbox context, or
 // enforceManagedNetwork (which the executor treats as a disabled profile under managed
@@ -137,8 +137,8 @@ func wireError(err error) error {
 	var pe *policy.Error
 	if errors.As(err, &pe) {
 		e := &jsonwire.Error{Code: pe.Code, Message: pe.Message}
-		if pe.Class != "" {
-			e = e.WithKind(jsonwire.ErrorKind(pe.Class))
+		if pe.Kind != "" {
+			e = e.WithKind(pe.Kind)
 		}
 		return e
 	}

@@ -37,7 +37,7 @@
 // the jsonwire code to answer with (jsonwire.CodeInvalidParams for decode and
 // preparation errors, almost always; jsonwire.CodeInvalidRequest for fs/* path
 // conversion; jsonwire.CodeInternal for runtime-path failures), whose Message is the
-// exact wire text, and whose Class tells the executor which error.data.kind a
+// exact wire text, and whose Kind is the error.data.kind (a jsonwire.Kind… value) a
 // process/start failure carries (codex 0.171.0).
 //
 // # Limits (limits.go)

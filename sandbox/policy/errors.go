@@ -11,22 +11,14 @@ import (
 type Error struct {
 	Code    int
 	Message string
-	// Class is the machine-readable failure class a process/start error carries in
-	// error.data.kind (codex 0.171.0); "" means none. fs/* errors never send it.
-	Class Class
+	// Kind is the machine-readable failure class a process/start error carries in
+	// error.data.kind (codex 0.171.0, shared/spec/changes-0.171.0.md); "" means none.
+	// fs/* errors never send it. Sandbox failures use jsonwire.KindSandboxPreparation
+	// ("failed to prepare process sandbox: …") and jsonwire.KindSandboxUnavailable (the
+	// requested confinement cannot be had on this executor: "native MXC is
+	// unavailable…", and our "sandbox intent cannot be enforced…").
+	Kind jsonwire.ErrorKind
 }
-
-// Class is the error.data.kind of a sandbox failure on process/start.
-type Class string
-
-// Sandbox failure classes (shared/spec/changes-0.171.0.md).
-const (
-	// ClassPreparation: "failed to prepare process sandbox: …".
-	ClassPreparation Class = "sandboxPreparation"
-	// ClassUnavailable: the requested confinement cannot be had on this executor
-	// ("native MXC is unavailable…", and our "sandbox intent cannot be enforced…").
-	ClassUnavailable Class = "sandboxUnavailable"
-)
 
 func (e *Error) Error() string { return e.Message }
 
@@ -41,7 +33,7 @@ func invalidParams(format string, args ...any) *Error {
 // (spec/sandbox.md §1.6).
 func prepareError(format string, args ...any) *Error {
 	return &Error{Code: jsonwire.CodeInvalidParams, Message: "failed to prepare process sandbox: " + fmt.Sprintf(format, args...),
-		Class: ClassPreparation}
+		Kind: jsonwire.KindSandboxPreparation}
 }
 
 // errDynamicNeedsCwd is returned for fs/* contexts without cwd whose entries need one
@@ -54,4 +46,4 @@ var errDynamicNeedsCwd = &Error{Code: jsonwire.CodeInvalidParams,
 var errUnknownDeny = &Error{Code: jsonwire.CodeInvalidParams, Message: "unsupported special path in deny entry"}
 
 // errMXC is the reference's answer to windowsSandboxLevel "mxc" (observed).
-var errMXC = &Error{Code: jsonwire.CodeInvalidParams, Message: "native MXC is unavailable on this executor", Class: ClassUnavailable}
+var errMXC = &Error{Code: jsonwire.CodeInvalidParams, Message: "native MXC is unavailable on this executor", Kind: jsonwire.KindSandboxUnavailable}
