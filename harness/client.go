@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 
 	"github.com/execlab/executor/executor/protocol"
-
 	"github.com/execlab/executor/jsonwire"
 )
 

@@ -8,7 +8,6 @@ import (
 	"testing/synctest"
 
 	"github.com/execlab/executor/harness"
-
 	"github.com/execlab/executor/jsonwire"
 )
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/execlab/executor/executor/protocol"
-
 	"github.com/execlab/executor/jsonwire"
 )
 

@@ -7,7 +7,6 @@ import (
 
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/harness"
-
 	"github.com/execlab/executor/jsonwire"
 )
 

@@ -15,7 +15,6 @@ import (
 
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/harness"
-
 	"github.com/execlab/executor/jsonwire"
 )
 

@@ -31,9 +31,8 @@ import (
 	"time"
 
 	"github.com/execlab/executor/executor/protocol"
-	"github.com/execlab/executor/noise/channel"
-
 	"github.com/execlab/executor/jsonwire"
+	"github.com/execlab/executor/noise/channel"
 )
 
 // errSessionLost: the executor no longer knows the session (expired or evicted).

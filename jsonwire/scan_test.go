@@ -129,3 +129,24 @@ func TestDecodeAndString(t *testing.T) {
 		t.Errorf("String(12): got %v, want invalid type: number", err)
 	}
 }
+
+func TestUnexpected(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{``, "null"},
+		{` null `, "null"},
+		{`true`, "boolean `true`"},
+		{`false`, "boolean `false`"},
+		{`-1.5e3`, "number"},
+		{`[1]`, "sequence"},
+		{`{"a":1}`, "map"},
+		{`"x'y"`, `string "x'y"`},
+		// Rust's Debug: \u{..} for control and grapheme-extending characters, short escapes.
+		{`"a\u0001\u00e9\u0301\t\"\\"`, `string "a\u{1}é\u{301}\t\"\\"`},
+		{`"unterminated`, "string"},
+	}
+	for _, tt := range tests {
+		if got := jsonwire.Unexpected([]byte(tt.in)); got != tt.want {
+			t.Errorf("Unexpected(%s): got %s, want %s", tt.in, got, tt.want)
+		}
+	}
+}

@@ -63,6 +63,24 @@ func errUnknownVariant(v string, variants []string) *decodeError {
 	return &decodeError{b.String()}
 }
 
+// Unexpected describes the JSON value raw (surrounding whitespace allowed; empty reads
+// as null) the way the reference's serde names it in "invalid type: <unexpected>,
+// expected …" texts: null, "boolean `true`", "number", `string "<Rust Debug of the
+// text>"`, "sequence", "map". It is for hand-written decoders (sandbox/policy, PathUri)
+// so that their texts cannot drift from this package's. Text that is not valid JSON is
+// named by its first byte, a string then as plain "string".
+func Unexpected(raw []byte) string {
+	r := reader{data: raw}
+	r.skipWS()
+	if r.pos >= len(raw) {
+		return "null"
+	}
+	if raw[r.pos] == '"' && Validate(raw) != nil {
+		return "string"
+	}
+	return unexpected(&r)
+}
+
 // unexpected describes the value at the cursor without consuming it.
 func unexpected(r *reader) string {
 	switch c := r.peek(); c {

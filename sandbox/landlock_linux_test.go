@@ -11,11 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/execlab/executor/jsonwire"
 	"github.com/execlab/executor/sandbox"
 	"github.com/execlab/executor/sandbox/policy"
 	"github.com/execlab/executor/sandbox/sandboxtest"
-
-	"github.com/execlab/executor/jsonwire"
 )
 
 func TestDegraded_ReadOnlyFull(t *testing.T) {

@@ -5,9 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/execlab/executor/sandbox/policy"
-
 	"github.com/execlab/executor/jsonwire"
+	"github.com/execlab/executor/sandbox/policy"
 )
 
 // Launcher turns a resolved policy and a command into the command line that runs it

@@ -6,11 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/execlab/executor/jsonwire"
 	"github.com/execlab/executor/sandbox"
 	"github.com/execlab/executor/sandbox/policy"
 	"github.com/execlab/executor/sandbox/sandboxtest"
-
-	"github.com/execlab/executor/jsonwire"
 )
 
 func TestProbe_ReportsLayers(t *testing.T) {

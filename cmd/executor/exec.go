@@ -13,7 +13,6 @@ import (
 	"github.com/execlab/executor/cmd/executor/internal/execcli"
 	"github.com/execlab/executor/harness"
 	"github.com/execlab/executor/internal/wsauth"
-
 	"github.com/execlab/executor/jsonwire"
 )
 

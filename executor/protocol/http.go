@@ -35,7 +35,7 @@ func (p *HTTPRedirectPolicy) UnmarshalJSON(b []byte) error {
 		if string(b) == "null" {
 			return &PathURIError{Msg: "invalid type: null, expected string or map"}
 		}
-		return &PathURIError{Msg: "invalid type: " + serdeUnexpected(b) + ", expected string or map"}
+		return &PathURIError{Msg: "invalid type: " + jsonwire.Unexpected(b) + ", expected string or map"}
 	}
 	if err := json.Unmarshal(b, &s); err != nil {
 		return err

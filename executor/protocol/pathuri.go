@@ -85,7 +85,7 @@ func ParsePathURI(s string) (PathURI, error) {
 // reference's decoder text (used verbatim as the -32602 message).
 func (p *PathURI) UnmarshalJSON(b []byte) error {
 	if len(b) == 0 || b[0] != '"' {
-		return &PathURIError{Msg: "invalid type: " + serdeUnexpected(b) + ", expected a string"}
+		return &PathURIError{Msg: "invalid type: " + jsonwire.Unexpected(b) + ", expected a string"}
 	}
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
@@ -97,24 +97,6 @@ func (p *PathURI) UnmarshalJSON(b []byte) error {
 	}
 	*p = u
 	return nil
-}
-
-// serdeUnexpected renders a non-string JSON value the way serde names it in "invalid type"
-// errors. The reference's serde_json is built with arbitrary_precision, so every number is
-// just "number" (observed from codex 0.169.0: `invalid type: number, expected a string`).
-func serdeUnexpected(b []byte) string {
-	s := strings.TrimSpace(string(b))
-	switch {
-	case s == "null":
-		return "null"
-	case s == "true" || s == "false":
-		return "boolean `" + s + "`"
-	case strings.HasPrefix(s, "["):
-		return "sequence"
-	case strings.HasPrefix(s, "{"):
-		return "map"
-	}
-	return "number"
 }
 
 // String returns the canonical URI.

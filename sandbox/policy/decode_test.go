@@ -5,9 +5,8 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/execlab/executor/sandbox/policy"
-
 	"github.com/execlab/executor/jsonwire"
+	"github.com/execlab/executor/sandbox/policy"
 )
 
 const specExample = `{
@@ -81,6 +80,10 @@ func TestContext_DecodeErrors(t *testing.T) {
 		{"permissions null", `{"permissions":null,"windowsSandboxLevel":"disabled"}`, "invalid type: null, expected internally tagged enum PermissionProfile"},
 		{"entry missing access", restrictedWith(`{"path":{"type":"special","value":{"kind":"root"}}}`), "missing field `access`"},
 		{"roots not seq", `{"permissions":{"type":"disabled"},"windowsSandboxLevel":"disabled","workspaceRoots":"file:///x"}`, `invalid type: string "file:///x", expected a sequence`},
+		// Strings are rendered as Rust's Debug does (\u{1}, a combining mark escaped), as
+		// observed from codex 0.169.0 and 0.171.0, not as Go's %q would (\x01).
+		{"depth string", ctxWith(`{"type":"managed","network":"enabled","file_system":{"type":"restricted","entries":[],"glob_scan_max_depth":"a\u0001\u00e9\u0301\t"}}`),
+			"invalid type: string \"a\\u{1}é\\u{301}\\t\", expected a nonzero usize"},
 		{"depth float", ctxWith(`{"type":"managed","network":"enabled","file_system":{"type":"restricted","entries":[],"glob_scan_max_depth":1.5}}`), "invalid type: floating point `1.5`, expected a nonzero usize"},
 		{"number for string", `{"permissions":{"type":"disabled"},"windowsSandboxLevel":5}`, "invalid type: number, expected enum WindowsSandboxLevel"},
 		{"duplicate", `{"permissions":{"type":"disabled"},"windowsSandboxLevel":"disabled","cwd":null,"cwd":null}`, "duplicate field `cwd`"},

@@ -5,9 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/execlab/executor/sandbox/policy"
-
 	"github.com/execlab/executor/jsonwire"
+	"github.com/execlab/executor/sandbox/policy"
 )
 
 // FuzzContextDecode: the decoder never panics, every error is a -32602 *Error, and a

@@ -6,9 +6,8 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/execlab/executor/sandbox/policy"
-
 	"github.com/execlab/executor/jsonwire"
+	"github.com/execlab/executor/sandbox/policy"
 )
 
 func mustResolve(t *testing.T, ctx string, opts *policy.ResolveOptions) *policy.Policy {

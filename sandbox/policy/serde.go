@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/execlab/executor/jsonwire"
 )
 
 type field struct {
@@ -17,34 +19,10 @@ type field struct {
 	val json.RawMessage
 }
 
-// describe renders a JSON value the way serde's Unexpected does.
-func describe(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return "null"
-	}
-	switch raw[0] {
-	case 'n':
-		return "null"
-	case 't', 'f':
-		return fmt.Sprintf("boolean `%s`", raw)
-	case '"':
-		var s string
-		if json.Unmarshal(raw, &s) == nil {
-			return "string " + strconv.Quote(s)
-		}
-		return "string"
-	case '[':
-		return "sequence"
-	case '{':
-		return "map"
-	default:
-		// The reference's serde_json is built with arbitrary_precision: every number
-		// reached through peek_invalid_type is just "number" (observed from codex
-		// 0.169.0: `invalid type: number, expected a string`).
-		return "number"
-	}
-}
+// describe renders a JSON value the way serde's Unexpected does (jsonwire.Unexpected:
+// strings in Rust's Debug form, every number just "number", because the reference's
+// serde_json is built with arbitrary_precision).
+func describe(raw json.RawMessage) string { return jsonwire.Unexpected(raw) }
 
 // describeNumber renders a number the way serde's primitive number visitors do
 // (integer `5`, floating point `1.5`), used where a number was expected.
