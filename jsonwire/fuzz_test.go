@@ -2,6 +2,7 @@ package jsonwire_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/execlab/executor/jsonwire"
@@ -46,6 +47,52 @@ func FuzzDecodeBase64(f *testing.F) {
 		}
 		if err == nil && jsonwire.EncodeBase64(out) != s {
 			t.Fatalf("%q: decodes to %q, which re-encodes to %q", s, out, jsonwire.EncodeBase64(out))
+		}
+	})
+}
+
+func FuzzUnexpected(f *testing.F) {
+	for _, s := range []string{``, `null`, `true`, `1e5`, `[]`, `{}`, `"a\u0001\u0301"`, `"unterminated`, `"\ud800"`, ` "x" y`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got := jsonwire.Unexpected(data) // must not panic on any input
+		if got == "" {
+			t.Fatalf("Unexpected(%q) is empty", data)
+		}
+		var s string
+		if jsonwire.Validate(data) == nil && jsonwire.Decode(data, &s) == nil {
+			if !strings.HasPrefix(got, `string "`) || !strings.HasSuffix(got, `"`) {
+				t.Fatalf("Unexpected(%q) = %s, want a quoted string", data, got)
+			}
+		}
+	})
+}
+
+// FuzzScanRoot: ScanRoot followed by CheckTrailing agrees with Validate, and every
+// captured member is one valid JSON value.
+func FuzzScanRoot(f *testing.F) {
+	for _, s := range []string{`{"id":1,"method":"m","params":{"id":2}}`, `{"id":1} x`, `[{"id":1}]`,
+		`{"i\u0064":"x","id":1}`, `{"id":[1,}`, ` {"method" : "a" } `, `"s"`} {
+		f.Add([]byte(s))
+	}
+	names := []string{"id", "method", "params"}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		verr := jsonwire.Validate(data)
+		root, err := jsonwire.ScanRoot(data, names, nil)
+		if err == nil {
+			err = jsonwire.CheckTrailing(data, root.End)
+		}
+		if (err == nil) != (verr == nil) || err != nil && err.Error() != verr.Error() {
+			t.Fatalf("ScanRoot+CheckTrailing: %v; Validate: %v", err, verr)
+		}
+		if len(root.Members) > len(names) || !root.Object && len(root.Members) > 0 {
+			t.Fatalf("captured %d members (object %v)", len(root.Members), root.Object)
+		}
+		for _, m := range root.Members {
+			if err := jsonwire.Validate(data[m.Start:m.End]); err != nil {
+				t.Fatalf("member %d %q is not one JSON value: %v", m.Name, data[m.Start:m.End], err)
+			}
 		}
 	})
 }
