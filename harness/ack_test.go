@@ -1,0 +1,125 @@
+package harness_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"testing/synctest"
+
+	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/harness"
+)
+
+// startOverFake initializes c against the fake server with the given capabilities JSON and
+// starts process "p", returning the process/start params as sent.
+func startOverFake(t *testing.T, c *harness.Client, srv *fakeServer, caps string) string {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Initialize(context.Background(), "t", "")
+		done <- err
+	}()
+	srv.recv()
+	srv.send(`{"id":1,"result":{"sessionId":"s","environmentInfo":{"capabilities":` + caps + `}}}`)
+	srv.recv() // initialized
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		_, err := c.StartProcess(context.Background(), protocol.ProcessStartParams{ProcessID: "p", Argv: []string{"x"}, Cwd: "file:///", Env: map[string]string{}})
+		done <- err
+	}()
+	start := srv.recv()
+	srv.send(`{"id":2,"result":{"processId":"p","sandboxType":"none"}}`)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	return string(start.Params)
+}
+
+// TestOutputAck_NotUsedWithoutFlag: against an executor that does not advertise
+// processOutputAck (every released one) the SDK sends no outputAck and no process/ack:
+// the bytes on the wire are the released client's.
+func TestOutputAck_NotUsedWithoutFlag(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cp, sp := newPipe()
+		c := harness.Open(cp, nil)
+		defer c.Close()
+		srv := &fakeServer{t, sp}
+		params := startOverFake(t, c, srv, `{"processExitStatus":true}`)
+		if strings.Contains(params, "outputAck") {
+			t.Fatalf("process/start params %s carry outputAck without the flag", params)
+		}
+		srv.send(`{"method":"process/output","params":{"processId":"p","seq":1,"stream":"stdout","chunk":"YQ=="}}`)
+		srv.send(`{"method":"process/closed","params":{"processId":"p","seq":2}}`)
+		<-c.Notifications()
+		<-c.Notifications()
+		synctest.Wait()
+		// The next message the client sends must be this call, not an ack.
+		go func() { _ = c.Call(context.Background(), "environment/info", nil, nil) }()
+		if m := srv.recv(); m.Method != "environment/info" {
+			t.Fatalf("client sent %s, want no process/ack", m.raw)
+		}
+		srv.send(`{"id":3,"result":{}}`)
+	})
+}
+
+// TestOutputAck_AcksWhatTheConsumerTook: with the flag, process/start carries outputAck
+// and the client acknowledges consumed events cumulatively: at the latest when its queue
+// runs empty, and at once for the close.
+func TestOutputAck_AcksWhatTheConsumerTook(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cp, sp := newPipe()
+		c := harness.Open(cp, nil)
+		defer c.Close()
+		srv := &fakeServer{t, sp}
+		params := startOverFake(t, c, srv, `{"processOutputAck":true}`)
+		if !strings.Contains(params, `"outputAck":true`) {
+			t.Fatalf("process/start params %s, want outputAck true", params)
+		}
+		// From here the fake server reads in the background: an ack write must not wait
+		// for the test.
+		sent := make(chan string, 16)
+		go func() {
+			for {
+				b, err := sp.ReadMessage(context.Background())
+				if err != nil {
+					close(sent)
+					return
+				}
+				sent <- string(b)
+			}
+		}()
+		for seq := 1; seq <= 3; seq++ {
+			srv.send(fmt.Sprintf(`{"method":"process/output","params":{"processId":"p","seq":%d,"stream":"stdout","chunk":"YQ=="}}`, seq))
+		}
+		synctest.Wait()
+		// Nothing was taken; at most the event in the channel's one slot counts as
+		// handed over.
+		if len(sent) > 1 {
+			t.Fatalf("%d acks sent before the consumer took anything", len(sent))
+		}
+		for range 3 {
+			<-c.Notifications()
+		}
+		synctest.Wait()
+		// Cumulative acks, the last one up to 3 (the queue ran empty after it; earlier
+		// ones may have gone when it was momentarily empty).
+		var last string
+		for len(sent) > 0 {
+			last = <-sent
+			if !strings.HasPrefix(last, `{"method":"process/ack",`) {
+				t.Fatalf("client sent %s, want process/ack", last)
+			}
+		}
+		if last != `{"method":"process/ack","params":{"processId":"p","seq":3}}` {
+			t.Fatalf("last ack %s, want seq 3", last)
+		}
+		srv.send(`{"method":"process/closed","params":{"processId":"p","seq":4}}`)
+		<-c.Notifications()
+		if m := <-sent; m != `{"method":"process/ack","params":{"processId":"p","seq":4}}` {
+			t.Fatalf("after the close the client sent %s, want the ack of seq 4", m)
+		}
+	})
+}
