@@ -1,7 +1,9 @@
 // Package jsonwire is the JSON vocabulary every speaker of the exec-server protocol
 // shares: decoding that behaves byte for byte like the reference's serde_json, the
 // JSON-RPC error codes and error type, and the base64 of byte strings. It is a leaf: it
-// imports only the standard library (test/deps_test.go enforces that).
+// imports no project package (test/deps_test.go enforces that), only the standard library
+// and, for encoding base64 alone, github.com/segmentio/asm/base64 (AVX2; see AppendBase64
+// for why).
 //
 // # Why a package of its own, at the top of the tree
 //
@@ -18,8 +20,9 @@
 // ScanRoot, RequestID, String and Decode), executor/protocol (params types built from
 // Bytes, Unit, Enum, RustNamed), the method packages (UnmarshalParams, the error
 // constructors), harness (codes, base64 of output chunks) and sandbox/policy (codes).
-// Below: the standard library only. It knows no JSON-RPC envelope, no method and no
-// transport; encoding outbound messages is executor/jsonrpc's.
+// Below: the standard library, and segmentio/asm's base64 encoder (AppendBase64). It
+// knows no JSON-RPC envelope, no method and no transport; encoding outbound messages is
+// executor/jsonrpc's.
 //
 // # Contract: serde_json's behaviour and texts
 //

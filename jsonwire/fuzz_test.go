@@ -1,6 +1,8 @@
 package jsonwire_test
 
 import (
+	"bytes"
+	"encoding/base64"
 	"errors"
 	"strings"
 	"testing"
@@ -93,6 +95,21 @@ func FuzzScanRoot(f *testing.F) {
 			if err := jsonwire.Validate(data[m.Start:m.End]); err != nil {
 				t.Fatalf("member %d %q is not one JSON value: %v", m.Name, data[m.Start:m.End], err)
 			}
+		}
+	})
+}
+
+// FuzzAppendBase64: the SIMD encoder appends exactly what encoding/base64 produces, after
+// any prefix, for any input.
+func FuzzAppendBase64(f *testing.F) {
+	for _, s := range []string{"", "a", "hi", "abc", "0123456789abcdefghijklmnopqrstuvwxyz0123456789ABCDEF", "\x00\xff\xfe\x80"} {
+		f.Add([]byte(s), []byte("pre"))
+	}
+	f.Fuzz(func(t *testing.T, b, prefix []byte) {
+		got := jsonwire.AppendBase64(bytes.Clone(prefix), b)
+		want := append(bytes.Clone(prefix), base64.StdEncoding.EncodeToString(b)...)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("AppendBase64(%q, %x): got %q, want %q", prefix, b, got, want)
 		}
 	})
 }

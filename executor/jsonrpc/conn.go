@@ -7,7 +7,8 @@ import "context"
 //
 // ReadMessage and WriteMessage may be called concurrently with each other, but each only
 // from one goroutine at a time. After any error from ReadMessage the connection is
-// finished. Close unblocks pending calls.
+// finished. Close unblocks pending calls. WriteMessage must not keep msg (or any part of
+// it) after it returns: the caller reuses the buffer for later messages.
 type MessageConn interface {
 	ReadMessage(ctx context.Context) ([]byte, error)
 	WriteMessage(ctx context.Context, msg []byte) error

@@ -231,6 +231,7 @@ func (c *Conn) writeLoop(ctx context.Context, cancel context.CancelCauseFunc) {
 		case b := <-c.out:
 			err := c.mc.WriteMessage(ctx, b)
 			c.release(len(b))
+			putBuffer(b) // WriteMessage keeps no reference (MessageConn)
 			if err != nil {
 				cancel(errPeerGone)
 				return
@@ -423,7 +424,7 @@ func encodeError(b []byte, id ID, e *jsonwire.Error) []byte {
 }
 
 func encodeResult(id ID, result any) ([]byte, error) {
-	b := append([]byte(nil), `{"id":`...)
+	b := append(getBuffer(sizeHint(result)), `{"id":`...)
 	b = append(b, id.raw...)
 	b = append(b, `,"result":`...)
 	b, err := appendValue(b, result)
@@ -434,7 +435,7 @@ func encodeResult(id ID, result any) ([]byte, error) {
 }
 
 func encodeNotification(method string, params any) ([]byte, error) {
-	b := append([]byte(nil), `{"method":`...)
+	b := append(getBuffer(sizeHint(params)), `{"method":`...)
 	b = appendJSONString(b, method)
 	b = append(b, `,"params":`...)
 	b, err := appendValue(b, params)
@@ -473,10 +474,26 @@ func appendValue(b []byte, v any) ([]byte, error) {
 }
 
 func appendJSONString(b []byte, s string) []byte {
+	if plainASCII(s) { // method names: no escaping, no encoder
+		b = append(b, '"')
+		b = append(b, s...)
+		return append(b, '"')
+	}
 	buf := bytes.NewBuffer(b)
 	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s)
 	out := buf.Bytes()
 	return out[:len(out)-1]
+}
+
+// plainASCII reports whether s is printable ASCII without '"' or '\\', which JSON (and
+// serde_json) writes between quotes unchanged.
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
