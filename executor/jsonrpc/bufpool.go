@@ -32,9 +32,10 @@ const (
 	// names and braces, in bytes. Method names and ids are short; a longer one only costs
 	// a growth of the buffer.
 	envelopeSlack = 256
-	// minPooled is the smallest pooled buffer, in bytes: below it the heap's size classes
-	// already reuse memory well.
-	minPooled = 32 << 10
+	// minPooled is the smallest pooled buffer, in bytes. Even 4–8 KiB messages (one small
+	// pipe read each) churn the heap fast enough for the runtime to return and re-fault
+	// their pages, so they are pooled too; smaller replies are rare and not hinted.
+	minPooled = 4 << 10
 	// maxPooled is the largest pooled buffer, in bytes: a 1 MiB fs/readBlock chunk in
 	// base64 plus its envelope fits.
 	maxPooled = 2 << 20
@@ -43,8 +44,8 @@ const (
 // minPooledShift is log2(minPooled); poolClasses the number of power-of-two classes from
 // minPooled to maxPooled.
 const (
-	minPooledShift = 15
-	poolClasses    = 7
+	minPooledShift = 12
+	poolClasses    = 10
 )
 
 var (

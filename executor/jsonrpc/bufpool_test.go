@@ -4,8 +4,8 @@ import "testing"
 
 func TestPoolClass(t *testing.T) {
 	tests := []struct{ n, class int }{
-		{0, -1}, {1, 0}, {minPooled, 0}, {minPooled + 1, 1}, {64 << 10, 1}, {350 << 10, 4},
-		{1 << 20, 5}, {maxPooled, poolClasses - 1}, {maxPooled + 1, -1},
+		{0, -1}, {1, 0}, {minPooled, 0}, {minPooled + 1, 1}, {64 << 10, 4}, {350 << 10, 7},
+		{1 << 20, 8}, {maxPooled, poolClasses - 1}, {maxPooled + 1, -1},
 	}
 	for _, tt := range tests {
 		if got := poolClass(tt.n); got != tt.class {

@@ -1,6 +1,9 @@
 package serve
 
-import "net/netip"
+import (
+	"net/http"
+	"net/netip"
+)
 
 func MaxConnsForForTest(nofile uint64) int { return maxConnsFor(nofile) }
 
@@ -13,3 +16,6 @@ func SandboxedPeerForTest(local, remote netip.AddrPort) (int, error) {
 func SocketInodeForTest(local, remote netip.AddrPort) (string, error) {
 	return socketInode(local, remote)
 }
+
+// BufferedHijackForTest wraps w as the upgrade handler does.
+func BufferedHijackForTest(w http.ResponseWriter) http.Hijacker { return bufferedHijack{w} }

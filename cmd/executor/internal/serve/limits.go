@@ -11,6 +11,10 @@ const (
 	// MaxMessageBytes bounds one inbound WebSocket message or stdio line. Large enough
 	// for multi-MiB base64 writes; bounded so a client cannot exhaust memory.
 	MaxMessageBytes = 64 << 20
+	// WriteBufferBytes is the write buffer of each WebSocket connection, in bytes
+	// (net/http's default is 4 KiB): one frame header plus a typical streamed output
+	// message (one pipe read) fits, so such a message is one write syscall (hijack.go).
+	WriteBufferBytes = 16 << 10
 	// ShutdownGrace bounds how long Run waits for connections to finish after ctx ends.
 	ShutdownGrace = 5 * time.Second
 )

@@ -166,7 +166,7 @@ func (h *wsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Time{})
 	_ = rc.SetWriteDeadline(time.Time{})
-	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
+	c, err := websocket.Accept(bufferedHijack{w}, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
 	release()
 	if err != nil {
 		h.log.Debug("websocket upgrade failed", "err", err)
