@@ -8,6 +8,7 @@ import (
 
 	"github.com/execlab/executor/executor/fs"
 	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/executor/process"
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/executor/session"
 	"github.com/execlab/executor/sandbox"
@@ -42,6 +43,10 @@ type Options struct {
 	// process/start with managedNetwork or enforceManagedNetwork is refused (-32602),
 	// as the reference refuses it without one. "" (default): no such requirement.
 	TCPUpstreamProxy string
+	// ProcessGuard makes every process group die with the executor, even after kill -9
+	// (process.Guard). Nil: only each group's leader gets SIGTERM (Pdeathsig). The caller
+	// owns it and closes it after the Server.
+	ProcessGuard *process.Guard
 }
 
 func (o *Options) withDefaults() Options {

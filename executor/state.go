@@ -29,6 +29,7 @@ func newSessionState(s *Server) *sessionState {
 		RuntimeReadGrants:    s.runtimeGrants,
 		Home:                 homeDir(),
 		MandatoryTCPUpstream: s.opts.TCPUpstreamProxy != "",
+		Guard:                s.opts.ProcessGuard,
 	})}
 }
 

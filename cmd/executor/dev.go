@@ -93,7 +93,9 @@ Flags:
 	}
 	fmt.Fprintf(stdout, "registry:  %s\nenvironment: %s\ntoken file: %s\n\ntry from another terminal:\n  %s exec --registry %s --environment-id %s --token-file %s -- sh -c 'echo hello from $(hostname)'\n",
 		svc.URL, *envID, tokenFile, exe, svc.URL, *envID, tokenFile)
-	srv := executor.NewServer(&executor.Options{Logger: log, Sandbox: startSandbox(ctx, *sandboxBackend, log)})
+	guard := startProcessGuard(log)
+	defer guard.Close() // runs after srv.Close
+	srv := executor.NewServer(&executor.Options{Logger: log, Sandbox: startSandbox(ctx, *sandboxBackend, log), ProcessGuard: guard})
 	defer srv.Close() // created here, so closed here: Run does not close it
 	err = remote.Run(ctx, remote.Config{Registry: c, Server: srv, Logger: log})
 	if errors.Is(err, context.Canceled) {

@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/execlab/executor/executor/fs"
+	"github.com/execlab/executor/executor/process"
 	"github.com/execlab/executor/sandbox"
 )
 
@@ -24,6 +25,8 @@ Commands:
   registry  run the self-hosted environment registry + rendezvous (registry serve, registry token)
   exec      run one command in an executor (through a registry, or --url ws://…) and stream it
   dev       all in one process: registry + rendezvous + remote executor; prints an exec command
+  chaos     fault-injecting proxy in front of a registry + rendezvous (cut, stall, delay,
+            drop, duplicate, reorder frames on either side, scheduled or on demand)
   sandbox-info  print the sandbox capability probe (backend, bwrap, seccomp, Landlock) as JSON
   bench     run the performance scoreboard against the reference (docs/bench.md)
   help      show this help
@@ -43,6 +46,9 @@ func main() {
 		os.Exit(code)
 	}
 	if handled, code := fs.MaybeRunHelper(os.Args, os.Stdin, os.Stdout); handled {
+		os.Exit(code)
+	}
+	if handled, code := process.MaybeRunGuard(os.Args, os.Stdin); handled {
 		os.Exit(code)
 	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
@@ -74,6 +80,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = runExec(ctx, args[1:], stdin, stdout, stderr)
 	case "dev":
 		err = runDev(ctx, args[1:], stdin, stdout, stderr)
+	case "chaos":
+		err = runChaos(ctx, args[1:], stdout, stderr)
 	case "sandbox-info":
 		err = runSandboxInfo(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":

@@ -105,6 +105,8 @@ Flags (each also settable by the environment variable named in brackets):
 	if err != nil {
 		return err
 	}
+	guard := startProcessGuard(log)
+	defer guard.Close() // after RunCommand closed the server (and killed its sessions' groups)
 	return remote.RunCommand(ctx, &remote.Command{
 		RegistryURL:   *registry,
 		EnvironmentID: *envID,
@@ -114,7 +116,7 @@ Flags (each also settable by the environment variable named in brackets):
 		},
 		ExitOnStdinClose: exitOnClose,
 		MaxStreams:       *maxStreams,
-		Server:           executor.Options{ConcurrentRequests: *concurrent, SessionTTL: *ttl, MaxUnackedBytes: *maxUnacked},
+		Server:           executor.Options{ConcurrentRequests: *concurrent, SessionTTL: *ttl, MaxUnackedBytes: *maxUnacked, ProcessGuard: guard},
 		Sandbox:          func(ctx context.Context) *sandbox.Launcher { return startSandbox(ctx, *sandboxBackend, log) },
 		Logger:           log,
 	}, stdin)

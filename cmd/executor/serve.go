@@ -62,9 +62,12 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
+	guard := startProcessGuard(log)
+	defer guard.Close() // after Run closed the server (and killed its sessions' groups)
 	return serve.Run(ctx, serve.Config{
 		Listen: l,
 		Server: executor.Options{
+			ProcessGuard:       guard,
 			ConcurrentRequests: *concurrent,
 			SessionTTL:         *ttl,
 			MaxRetainedBytes:   *maxBytes,

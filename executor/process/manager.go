@@ -49,6 +49,10 @@ type Options struct {
 	// that cannot be enforced, so every start with managedNetwork or
 	// enforceManagedNetwork is refused (-32602, the reference's text). Default false.
 	MandatoryTCPUpstream bool
+	// Guard, when non-nil, is told of every process group started and of every group
+	// whose entry is gone, so the groups die with the executor even after kill -9
+	// (guard.go). Nil: each group's leader still gets SIGTERM from Pdeathsig.
+	Guard *Guard
 }
 
 func (o *Options) withDefaults() Options {
@@ -177,7 +181,9 @@ func (m *Manager) Close() {
 				p.killed = true
 			}
 			q := p.stdin
+			pgid := p.pgid
 			p.mu.Unlock()
+			m.opts.Guard.untrack(pgid)
 			if q != nil {
 				q.stop()
 			}
@@ -208,6 +214,7 @@ func (m *Manager) sweepLocked(now time.Time) {
 		if m.procs[e.id] == e.p {
 			delete(m.procs, e.id)
 		}
+		m.opts.Guard.untrack(e.p.pgid)
 		n++
 	}
 	if n > 0 {

@@ -121,6 +121,7 @@ func (m *Manager) start(ctx context.Context, params *protocol.ProcessStartParams
 	p.mu.Lock()
 	p.starting = false
 	p.pgid = sp.proc.Pid
+	m.opts.Guard.track(p.pgid)
 	p.outputs = sp.outputs
 	p.openStreams = len(sp.outputs)
 	p.readers = len(sp.outputs)

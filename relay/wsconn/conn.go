@@ -37,6 +37,14 @@ type Options struct {
 	PongTimeout time.Duration
 	// WriteTimeout bounds each WriteFrame. Default WriteTimeout (60 s).
 	WriteTimeout time.Duration
+	// ParkedReaderGrace, when true, keeps Keepalive from taking a parked reader for a dead
+	// link: Pongs are only seen while a ReadFrame runs, so when a Pong deadline passes and
+	// ReadFrame ran for less than half of the wait (the caller stopped reading: back-
+	// pressure from a slow consumer), Keepalive pings again instead of dropping the
+	// connection. A dead link is still found within PongTimeout of the reader's return.
+	// Default false: the released executor's rule (spec/relay-noise.md §10), which the
+	// executor keeps; our harness and rendezvous set it.
+	ParkedReaderGrace bool
 	// Logger receives debug events (keepalive start/stop). Nil discards.
 	Logger *slog.Logger
 }
@@ -71,6 +79,11 @@ type Conn struct {
 	opts Options
 
 	reason atomic.Uint32 // CloseReason; first one wins
+
+	// readNanos is the time spent in completed ReadFrame calls, in ns; readStart the unix
+	// ns at which the ReadFrame in progress began, 0 when none (ReadingTime).
+	readNanos atomic.Int64
+	readStart atomic.Int64
 	closed chan struct{} // closed by fail/Close
 	once   sync.Once
 }
@@ -93,6 +106,12 @@ func New(ws *websocket.Conn, opts *Options) *Conn {
 // usable. Any other error fails the Conn (reason peer_close or read_error). A ctx error also
 // fails the Conn (coder/websocket cannot abandon a read halfway).
 func (c *Conn) ReadFrame(ctx context.Context) ([]byte, error) {
+	start := time.Now().UnixNano()
+	c.readStart.Store(start)
+	defer func() {
+		c.readNanos.Add(time.Now().UnixNano() - start)
+		c.readStart.Store(0)
+	}()
 	typ, r, err := c.ws.Reader(ctx)
 	if err != nil {
 		return nil, c.readFailed(err)
@@ -164,6 +183,25 @@ func (c *Conn) WriteFrame(ctx context.Context, b []byte) error {
 	return nil
 }
 
+// ReadingTime returns the total time ReadFrame has spent running (waiting for and reading
+// messages), the one in progress included. Approximate under concurrent ReadFrame
+// entry/exit. Liveness checks use it to tell a silent link (the reader waits) from a parked
+// reader (the caller is not reading, so Pongs cannot be seen).
+func (c *Conn) ReadingTime() time.Duration {
+	d := c.readNanos.Load()
+	if s := c.readStart.Load(); s != 0 {
+		d += time.Now().UnixNano() - s
+	}
+	return time.Duration(d)
+}
+
+// ReaderWasParked reports whether, since ReadingTime returned readingBefore, ReadFrame ran
+// for less than half of waited: the caller mostly was not reading, so a missing Pong says
+// nothing about the link.
+func (c *Conn) ReaderWasParked(readingBefore, waited time.Duration) bool {
+	return c.ReadingTime()-readingBefore < waited/2
+}
+
 // Keepalive sends a Ping every PingInterval, one at a time, and drops the connection when its
 // Pong does not arrive within PongTimeout (returning ErrPongTimeout). It returns nil when ctx
 // is done or the Conn ends for another reason. Pongs are only seen while a ReadFrame loop runs.
@@ -180,10 +218,7 @@ func (c *Conn) Keepalive(ctx context.Context) error {
 			return nil
 		case <-t.C:
 		}
-		pctx, cancel := context.WithTimeout(ctx, c.opts.PongTimeout)
-		err := c.ws.Ping(pctx)
-		timedOut := errors.Is(pctx.Err(), context.DeadlineExceeded)
-		cancel()
+		timedOut, err := c.pingUntilAnswered(ctx)
 		switch {
 		case err == nil:
 		case ctx.Err() != nil:
@@ -195,6 +230,23 @@ func (c *Conn) Keepalive(ctx context.Context) error {
 			// The ping write failed, or the conn ended meanwhile.
 			c.fail(ReasonWriteError)
 			return nil
+		}
+	}
+}
+
+// pingUntilAnswered sends one Ping and waits PongTimeout for its Pong; with
+// ParkedReaderGrace it pings again while the reader was parked during the wait. timedOut
+// says the last wait ran out.
+func (c *Conn) pingUntilAnswered(ctx context.Context) (timedOut bool, err error) {
+	for {
+		pctx, cancel := context.WithTimeout(ctx, c.opts.PongTimeout)
+		readingBefore := c.ReadingTime()
+		err = c.ws.Ping(pctx)
+		timedOut = errors.Is(pctx.Err(), context.DeadlineExceeded)
+		cancel()
+		if err == nil || !timedOut || ctx.Err() != nil || !c.opts.ParkedReaderGrace ||
+			!c.ReaderWasParked(readingBefore, c.opts.PongTimeout) {
+			return timedOut, err
 		}
 	}
 }

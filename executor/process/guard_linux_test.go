@@ -1,0 +1,84 @@
+//go:build linux
+
+package process_test
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/execlab/executor/executor/process"
+)
+
+// markedPids lists the processes whose environment holds marker (MARKER=value).
+func markedPids(marker string) []int {
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err == nil && bytes.Contains(b, []byte(marker)) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+func newMarker(t *testing.T) string {
+	t.Helper()
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "GUARD_TEST_MARKER=" + hex.EncodeToString(b[:])
+}
+
+// TestGuard_KillsEveryGroupMemberWhenTheExecutorGoes: when the executor's end of the
+// guard's pipe closes — what the kernel does when the executor dies, kill -9 included —
+// the guard kills the whole process group of every tracked process (the leader, its
+// background children, a grandchild in a group of its own within the session), pipe and
+// PTY processes alike, not just the leaders that Pdeathsig reaches.
+func TestGuard_KillsEveryGroupMemberWhenTheExecutorGoes(t *testing.T) {
+	g, err := process.StartGuard()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	m := newManager(t, &process.Options{Guard: g})
+	marker := newMarker(t)
+	k, v, _ := bytes.Cut([]byte(marker), []byte("="))
+	script := `sleep 30 & sleep 31 & (set -m; sleep 32 & wait) & echo ready; wait`
+	for _, tty := range []bool{false, true} {
+		p := startParams("p"+strconv.FormatBool(tty), tmpURI(t), "sh", "-c", script)
+		p.Env[string(k)] = string(v)
+		p.Tty = tty
+		mustStart(t, m, p)
+		waitOutput(t, m, p.ProcessID, "ready")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(markedPids(marker)) < 8 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := len(markedPids(marker)); n < 8 {
+		t.Fatalf("%d marked processes before the guard acted, want 8 (2 × sh + 3 sleeps + a subshell)", n)
+	}
+	start := time.Now()
+	if err := g.Close(); err != nil {
+		t.Fatalf("closing the guard: %v", err)
+	}
+	for time.Since(start) < 5*time.Second {
+		left := markedPids(marker)
+		if len(left) == 0 {
+			t.Logf("every marked process gone %v after the guard's pipe closed", time.Since(start).Round(time.Millisecond))
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("processes survived the guard: %v", markedPids(marker))
+}
