@@ -13,7 +13,6 @@ import (
 	"syscall"
 
 	"github.com/execlab/executor/executor/fs"
-	"github.com/execlab/executor/executor/process"
 	"github.com/execlab/executor/sandbox"
 )
 
@@ -46,9 +45,6 @@ func main() {
 		os.Exit(code)
 	}
 	if handled, code := fs.MaybeRunHelper(os.Args, os.Stdin, os.Stdout); handled {
-		os.Exit(code)
-	}
-	if handled, code := process.MaybeRunGuard(os.Args, os.Stdin); handled {
 		os.Exit(code)
 	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))

@@ -10,9 +10,20 @@ import (
 	"time"
 )
 
-// GuardArg is argv[1] of the process guard: the executor binary re-entered as a helper
-// (MaybeRunGuard dispatches it). Hidden: not a command users run.
+// GuardArg is argv[1] of the process guard: the running binary re-entered as a helper.
+// Hidden: not a command users run.
 const GuardArg = "__executor-process-guard"
+
+// init runs the guard when this binary was started as one. It lives in init, not in a
+// function main must remember to call, so that every binary able to start a Guard — the
+// executor and every test binary linking this package — is also one that runs it: a
+// binary that ignored GuardArg would run its whole program (or test suite) again as the
+// "guard".
+func init() {
+	if len(os.Args) == 2 && os.Args[1] == GuardArg {
+		os.Exit(runGuard(os.Stdin))
+	}
+}
 
 // guardGrace is how long the guard waits between SIGTERM and SIGKILL to the groups it
 // kills when the executor died: the leaders also got SIGTERM from Pdeathsig (as with the
@@ -83,15 +94,6 @@ func (g *Guard) Close() error {
 	return err
 }
 
-// MaybeRunGuard runs the guard when args (os.Args) name it, reading its pipe from stdin,
-// and reports whether it did and the exit code. main calls it first thing.
-func MaybeRunGuard(args []string, stdin io.Reader) (handled bool, code int) {
-	if len(args) != 2 || args[1] != GuardArg {
-		return false, 0
-	}
-	return true, runGuard(stdin)
-}
-
 // readGuardLines applies the executor's lines to the set of groups until EOF.
 func readGuardLines(r io.Reader, groups map[int]int) {
 	sc := bufio.NewScanner(r)
@@ -115,8 +117,8 @@ func readGuardLines(r io.Reader, groups map[int]int) {
 	}
 }
 
-// startGuardWith starts exe as the guard (tests pass their own binary).
-func startGuardWith(exe string, extraEnv []string) (*Guard, error) {
+// startGuardWith starts exe as the guard.
+func startGuardWith(exe string) (*Guard, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("starting process guard: %w", err)
@@ -128,9 +130,8 @@ func startGuardWith(exe string, extraEnv []string) (*Guard, error) {
 		return nil, fmt.Errorf("starting process guard: %w", err)
 	}
 	defer devnull.Close()
-	proc, err := os.StartProcess(exe, []string{exe, GuardArg}, &os.ProcAttr{
+	proc, err := os.StartProcess(exe, []string{"executor-process-guard", GuardArg}, &os.ProcAttr{
 		Files: []*os.File{r, devnull, devnull},
-		Env:   append(os.Environ(), extraEnv...),
 		Sys:   guardSysProcAttr(),
 	})
 	if err != nil {

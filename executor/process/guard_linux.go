@@ -12,10 +12,10 @@ import (
 	"time"
 )
 
-// StartGuard starts the process guard (see Guard) by re-entering the running executor
-// binary (/proc/self/exe) with GuardArg; the binary's main must call MaybeRunGuard first.
+// StartGuard starts the process guard (see Guard) by re-entering the running binary
+// (/proc/self/exe) with GuardArg; this package's init runs it there.
 func StartGuard() (*Guard, error) {
-	return startGuardWith("/proc/self/exe", nil)
+	return startGuardWith("/proc/self/exe")
 }
 
 // guardSysProcAttr: the guard leads its own session, out of the reach of a terminal's

@@ -27,10 +27,6 @@ func TestMain(m *testing.M) {
 	if handled, code := sandbox.MaybeRunStage(os.Args); handled {
 		reexec.Exit(code)
 	}
-	// The process guard re-enters it too (process.StartGuard).
-	if handled, code := process.MaybeRunGuard(os.Args, os.Stdin); handled {
-		reexec.Exit(code)
-	}
 	code := m.Run()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {

@@ -84,9 +84,15 @@
 //
 // # Liveness
 //
-// Every socket gets a websocket Ping 30 s after accept and every 30 s after, one at a time;
-// no Pong within 60 s drops it, matching the released peers (spec §10). A timer (not a
-// goroutine) waits between pings, so an idle socket costs one goroutine, its read loop.
+// Every socket gets a websocket Ping PingInterval (10 s) after accept and 10 s after each
+// Pong, one at a time; no Pong within PongTimeout (20 s) drops it. So a dead-but-not-reset
+// link (a stall: no FIN, no RST) is dropped within 30 s of its last Pong — the harness's
+// socket is then closed, or the executor's streams reset, and recovery starts — instead of
+// the released peers' 90 s (spec §10; they keep their schedule towards us and answer ours).
+// Pongs are only seen while a socket's read loop reads: when the loop was parked by
+// back-pressure for most of the wait (wsconn.Conn.ReaderWasParked), the wait is re-armed
+// instead. A timer (not a goroutine) waits between pings, so an idle socket costs one
+// goroutine, its read loop.
 //
 // # Concurrency and ownership
 //

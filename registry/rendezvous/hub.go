@@ -28,7 +28,8 @@ type Options struct {
 	// trusts the URL's generation (fencing then relies on Fence alone).
 	CurrentGeneration func(ctx context.Context, environmentID string) (generation int64, ok bool, err error)
 	// Conn tunes every accepted socket (ping interval, pong and write deadlines). Nil means
-	// wsconn's defaults (30 s, 60 s, 60 s).
+	// PingInterval (10 s), PongTimeout (20 s) and wsconn's write deadline (60 s);
+	// ParkedReaderGrace is always on.
 	Conn *wsconn.Options
 	// SlowConsumerTimeout overrides SlowConsumerTimeout (tests). Zero means the default.
 	SlowConsumerTimeout time.Duration
@@ -65,11 +66,12 @@ func (o *Options) withDefaults() Options {
 		conn = *c.Conn
 	}
 	if conn.PingInterval <= 0 {
-		conn.PingInterval = wsconn.PingInterval
+		conn.PingInterval = PingInterval
 	}
 	if conn.PongTimeout <= 0 {
-		conn.PongTimeout = wsconn.PongTimeout
+		conn.PongTimeout = PongTimeout
 	}
+	conn.ParkedReaderGrace = true
 	c.Conn = &conn
 	if c.SlowConsumerTimeout <= 0 {
 		c.SlowConsumerTimeout = SlowConsumerTimeout

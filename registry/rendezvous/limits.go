@@ -43,6 +43,17 @@ const (
 	// URL's nonce is remembered (single use), so it bounds that memory's age.
 	HarnessURLTTL = 2 * time.Minute
 
+	// PingInterval and PongTimeout are the rendezvous's own keepalive on every socket
+	// (websocket Ping; the released peers answer any Ping, spec/relay-noise.md §10, and
+	// keep their own 30 s / 60 s schedule towards us). A link that goes silent without a
+	// FIN or RST — a stall — is therefore dropped within PingInterval + PongTimeout = 30 s
+	// of its last Pong, well under the 45 s the harness may wait, so the harness is closed
+	// (or the executor's streams reset) and recovery starts. A socket whose reader is
+	// parked by back-pressure (it cannot see Pongs while it waits for queue room) is not
+	// counted as silent: the wait is re-armed (wsconn.Conn.ReaderWasParked).
+	PingInterval = 10 * time.Second
+	PongTimeout  = 20 * time.Second
+
 	// BasePath is the URL path prefix the Hub serves.
 	BasePath = "/rendezvous/v1/"
 )

@@ -89,22 +89,26 @@ func (s *socket) close() {
 	_ = s.conn.Close()
 }
 
-// schedulePing arms the next Ping (spec/relay-noise.md §10: every 30 s, one outstanding,
-// Pong within 60 s). A timer, not a goroutine, waits between pings.
-func (s *socket) schedulePing() {
+// schedulePing arms the next Ping after PingInterval (one outstanding; Pong within
+// PongTimeout; limits.go). A timer, not a goroutine, waits between pings.
+func (s *socket) schedulePing() { s.schedulePingIn(s.hub.opts.Conn.PingInterval) }
+
+func (s *socket) schedulePingIn(d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return
 	}
 	if s.pingTimer == nil {
-		s.pingTimer = time.AfterFunc(s.hub.opts.Conn.PingInterval, s.ping)
+		s.pingTimer = time.AfterFunc(d, s.ping)
 	} else {
-		s.pingTimer.Reset(s.hub.opts.Conn.PingInterval)
+		s.pingTimer.Reset(d)
 	}
 }
 
-// ping runs on the timer's goroutine: one Ping, then re-arm, or close on a missing Pong.
+// ping runs on the timer's goroutine: one Ping, then re-arm, or close on a missing Pong —
+// unless the socket's reader was parked by back-pressure for most of the wait (it could
+// not have seen the Pong): then it pings again at once.
 // It counts itself in the Hub's wg only while the socket is open (the read loop, which
 // holds a count until after close, makes that Add safe).
 func (s *socket) ping() {
@@ -117,8 +121,14 @@ func (s *socket) ping() {
 	s.mu.Unlock()
 	defer s.hub.wg.Done()
 	ctx, cancel := context.WithTimeout(s.hub.life, s.hub.opts.Conn.PongTimeout)
+	readingBefore := s.conn.ReadingTime()
 	err := s.ws.Ping(ctx)
+	timedOut := errors.Is(ctx.Err(), context.DeadlineExceeded)
 	cancel()
+	if err != nil && timedOut && s.conn.ReaderWasParked(readingBefore, s.hub.opts.Conn.PongTimeout) {
+		s.schedulePingIn(0)
+		return
+	}
 	if err != nil {
 		s.hub.log.Debug("closing rendezvous socket without pong", "environment_id", s.env.id)
 		s.close()

@@ -295,3 +295,43 @@ func TestBackoff_Schedule(t *testing.T) {
 		t.Errorf("after Reset: got %v, want in [500ms, 1s]", d)
 	}
 }
+
+// TestKeepalive_ParkedReaderGrace: with ParkedReaderGrace, a missing Pong while the caller
+// is not reading (back-pressure: Pongs cannot be seen) does not drop the conn, however long
+// that lasts; once a ReadFrame runs again and the peer stays silent, the conn is dropped
+// within two pong deadlines. Without it (the executor's reference rule) the same parked
+// reader is dropped at interval + deadline.
+func TestKeepalive_ParkedReaderGrace(t *testing.T) {
+	const interval, deadline = 20 * time.Millisecond, 60 * time.Millisecond
+	synctest.Test(t, func(t *testing.T) {
+		c, _, _ := memPair(t, &wsconn.Options{PingInterval: interval, PongTimeout: deadline, ParkedReaderGrace: true}, true)
+		ctx := context.Background()
+		kaDone := make(chan error, 1)
+		go func() { kaDone <- c.Keepalive(ctx) }()
+		time.Sleep(50 * deadline) // parked: nobody reads
+		synctest.Wait()
+		if got := c.Reason(); got != wsconn.ReasonNone {
+			t.Fatalf("parked reader: conn dropped (%v), want it kept", got)
+		}
+		resumed := time.Now()
+		readDone := make(chan error, 1)
+		go func() { _, err := c.ReadFrame(ctx); readDone <- err }()
+		if err := <-kaDone; !errors.Is(err, wsconn.ErrPongTimeout) {
+			t.Fatalf("Keepalive: got %v, want ErrPongTimeout once the reader runs", err)
+		}
+		if el := time.Since(resumed); el > 2*deadline {
+			t.Errorf("dropped %v after the reader resumed, want at most two pong deadlines (%v)", el, 2*deadline)
+		}
+		<-readDone
+	})
+	synctest.Test(t, func(t *testing.T) {
+		c, _, _ := memPair(t, &wsconn.Options{PingInterval: interval, PongTimeout: deadline}, true)
+		start := time.Now()
+		if err := c.Keepalive(context.Background()); !errors.Is(err, wsconn.ErrPongTimeout) {
+			t.Fatalf("Keepalive without the grace: got %v, want ErrPongTimeout", err)
+		}
+		if el := time.Since(start); el != interval+deadline {
+			t.Errorf("without the grace a parked reader is dropped after %v, want %v", el, interval+deadline)
+		}
+	})
+}
