@@ -26,7 +26,7 @@ var (
 // channel.RecordConn with the harness's per-frame rules (spec/relay-noise.md §13): frames of
 // other streams and resume/ack_frame/heartbeat are ignored; text messages, undecodable or
 // invalid frames, a reset, or a handshake after the first one fail the stream. It owns the
-// socket's keepalive goroutine (Ping 30 s / Pong 60 s), waited for by Close.
+// socket's keepalive goroutine (RemoteOptions.Conn: by default Ping 10 s / Pong 20 s), waited for by Close.
 type relayRecordConn struct {
 	ws       *wsconn.Conn
 	streamID string

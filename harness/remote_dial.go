@@ -37,7 +37,9 @@ type RemoteOptions struct {
 	// again when it ends (done true; err nil on success). It runs on the Client's read loop
 	// and must return promptly.
 	OnReconnect func(done bool, err error)
-	// Conn tunes each relay websocket (ping, pong, write deadline). Nil means defaults.
+	// Conn tunes each relay websocket (ping, pong, write deadline). Nil means
+	// RelayPingInterval (10 s), RelayPongTimeout (20 s) with wsconn.Options'
+	// ParkedReaderGrace, and wsconn's 60 s write deadline.
 	Conn *wsconn.Options
 	// Client configures the JSON-RPC Client. Nil means defaults.
 	Client *Options
@@ -70,6 +72,9 @@ func Dial(ctx context.Context, opts *RemoteOptions) (*Client, error) {
 		if o.Identity, err = noise.GenerateIdentity(nil); err != nil {
 			return nil, fmt.Errorf("generating harness identity: %w", err)
 		}
+	}
+	if o.Conn == nil {
+		o.Conn = &wsconn.Options{PingInterval: RelayPingInterval, PongTimeout: RelayPongTimeout, ParkedReaderGrace: true}
 	}
 	if o.RecoveryTimeout <= 0 {
 		o.RecoveryTimeout = DefaultRecoveryTimeout

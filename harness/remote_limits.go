@@ -4,6 +4,18 @@ import "time"
 
 // Remote-mode constants (spec/registry-auth.md §5.3, §8.3; spec/jsonrpc.md §2.5).
 const (
+	// RelayPingInterval and RelayPongTimeout are the harness's keepalive on its relay
+	// socket (our choice; the released harness pings every 30 s and waits 60 s for the
+	// Pong, spec/relay-noise.md §10). A link that goes silent without a FIN or RST — a
+	// stall — is therefore noticed within RelayPingInterval + RelayPongTimeout = 30 s of
+	// the last Pong and recovery starts, instead of after up to 90 s. While the harness is
+	// not reading (its consumer applies back-pressure) Pongs cannot be seen, so a missed
+	// Pong then only re-arms the wait (wsconn.Options.ParkedReaderGrace). Pings are
+	// websocket control frames to the rendezvous, which answers any; relay frames are
+	// unchanged.
+	RelayPingInterval = 10 * time.Second
+	RelayPongTimeout  = 20 * time.Second
+
 	// DefaultRecoveryTimeout bounds one session recovery: the reference harness gives up
 	// after 25 s.
 	DefaultRecoveryTimeout = 25 * time.Second

@@ -6,8 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/execlab/executor/cmd/executor/internal/execcli"
@@ -132,10 +134,23 @@ Flags:
 		return &errExitCode{code: code}
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "Error: %v\n", err)
+		if connectionDropped(err) {
+			// The executor (or the path to it) went away mid-run: say so first; the cause
+			// follows for the curious.
+			fmt.Fprintf(stderr, "Error: connection to the executor lost (%v)\n", err)
+		} else {
+			fmt.Fprintf(stderr, "Error: %v\n", err)
+		}
 		return &errExitCode{code: execFailureExit(err)}
 	}
 	return nil
+}
+
+// connectionDropped reports whether err is an established connection ending under the
+// client (EOF, a reset): the executor died or the network failed, not a refusal.
+func connectionDropped(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, net.ErrClosed)
 }
 
 // execFailureExit is the status of a run that ended without the remote exit status, as
