@@ -36,6 +36,14 @@ type ourRegistry struct {
 // startOurRegistry serves a fresh SQLite-backed registry; everything is closed in Cleanup.
 func startOurRegistry(t testing.TB) *ourRegistry {
 	t.Helper()
+	return startOurRegistryBehind(t, nil)
+}
+
+// startOurRegistryBehind is startOurRegistry whose public URL (the one its bundles and
+// registrations hand out, and r.URL) is front(listener address) when front is non-nil: a
+// proxy in front of it.
+func startOurRegistryBehind(t testing.TB, front func(addr string) string) *ourRegistry {
+	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
 	st, err := server.OpenStore(ctx, filepath.Join(dir, "registry.db"))
@@ -63,6 +71,9 @@ func startOurRegistry(t testing.TB) *ourRegistry {
 		t.Fatal(err)
 	}
 	url := "http://" + ln.Addr().String()
+	if front != nil {
+		url = front(ln.Addr().String())
+	}
 	s, err := server.New(&server.Options{Store: st, Tokens: tokens, Hub: hub, Signer: signer, PublicURL: url})
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,220 @@
+package interop_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/execlab/executor/internal/refbin"
+)
+
+// cutProxy forwards every TCP connection to target and can cut them all at once, then
+// refuse new ones for an outage: a rendezvous socket flap on both sides (docs/
+// reliability.md).
+type cutProxy struct {
+	ln     net.Listener
+	target string
+
+	mu    sync.Mutex // guards conns and until
+	conns map[net.Conn]struct{}
+	until time.Time // connections accepted before this are closed at once
+	wg    sync.WaitGroup
+}
+
+func startCutProxy(t testing.TB) *cutProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &cutProxy{ln: ln, conns: map[net.Conn]struct{}{}}
+	p.wg.Add(1)
+	go p.accept()
+	t.Cleanup(func() {
+		ln.Close()
+		p.cut(0)
+		p.wg.Wait()
+	})
+	return p
+}
+
+func (p *cutProxy) accept() {
+	defer p.wg.Done()
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		refuse := time.Now().Before(p.until)
+		p.mu.Unlock()
+		if refuse {
+			c.Close()
+			continue
+		}
+		up, err := net.Dial("tcp", p.target)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		p.mu.Lock()
+		p.conns[c], p.conns[up] = struct{}{}, struct{}{}
+		p.mu.Unlock()
+		p.wg.Add(2)
+		go p.pipe(c, up)
+		go p.pipe(up, c)
+	}
+}
+
+func (p *cutProxy) pipe(dst, src net.Conn) {
+	defer p.wg.Done()
+	_, _ = io.Copy(dst, src)
+	dst.Close()
+	src.Close()
+	p.mu.Lock()
+	delete(p.conns, dst)
+	delete(p.conns, src)
+	p.mu.Unlock()
+}
+
+// cut closes every open connection and refuses new ones for outage.
+func (p *cutProxy) cut(outage time.Duration) {
+	p.mu.Lock()
+	p.until = time.Now().Add(outage)
+	conns := make([]net.Conn, 0, len(p.conns))
+	for c := range p.conns {
+		conns = append(conns, c)
+	}
+	p.mu.Unlock()
+	for _, c := range conns {
+		if tc, ok := c.(*net.TCPConn); ok {
+			_ = tc.SetLinger(0) // RST, as a dropped NAT mapping or a killed process
+		}
+		c.Close()
+	}
+}
+
+// cutAfter is an io.Writer that keeps everything and runs cut once n bytes have passed.
+type cutAfter struct {
+	buf  bytes.Buffer
+	n    int
+	once sync.Once
+	cut  func()
+}
+
+func (w *cutAfter) Write(b []byte) (int, error) {
+	w.buf.Write(b)
+	if w.buf.Len() >= w.n {
+		w.once.Do(func() { go w.cut() })
+	}
+	return len(b), nil
+}
+
+// TestReliability_CutMidStream: `executor exec` streams a 32 MiB file through our registry
+// and rendezvous; after 4 MiB every connection (executor and harness side) is cut and
+// refused for 1 s. With our executor the output is complete and identical (lossless:
+// acknowledged output, replayed from the last ack). With a released executor, which
+// keeps only its last 1 MiB, exec must not hang: it completes, or reports the lost run on
+// stderr, delivers the rest in order (a prefix and a suffix of the file) and exits 0.
+func TestReliability_CutMidStream(t *testing.T) {
+	const size = 32 << 20
+	data := make([]byte, size)
+	_, _ = rand.Read(data)
+	path := filepath.Join(t.TempDir(), "data.bin")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	forEachExecutor(t, func(t *testing.T, ref *refbin.Release) {
+		proxy := startCutProxy(t)
+		reg := startOurRegistryBehind(t, func(addr string) string {
+			proxy.target = addr
+			return "http://" + proxy.ln.Addr().String()
+		})
+		ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+		defer cancel()
+		startRemoteExecutor(t, ref, reg.URL, "env-cut", reg.Token)
+		reg.waitOnline(t, ctx, "env-cut")
+		out := &cutAfter{n: 4 << 20, cut: func() { proxy.cut(time.Second) }}
+		stderr, code := runExec(t, ctx, reg, "env-cut", out, "cat", path)
+		got := out.buf.Bytes()
+		lost := strings.Contains(stderr, "were lost while disconnected")
+		t.Logf("%d of %d bytes, exit %d, stderr %q", len(got), size, code, stderr)
+		if code != 0 {
+			t.Fatalf("exit %d, want 0 (cat's status, delivered in order)", code)
+		}
+		if !strings.Contains(stderr, "reconnected") {
+			t.Errorf("stderr %q: want the reconnect reported (was the connection cut?)", stderr)
+		}
+		if ref == nil {
+			if lost || !bytes.Equal(got, data) {
+				t.Fatalf("ours: got %d bytes (equal %v), gap reported %v; want all %d bytes, no gap", len(got), bytes.Equal(got, data), lost, size)
+			}
+			return
+		}
+		if bytes.Equal(got, data) {
+			return // nothing was evicted before the catch-up
+		}
+		if !lost {
+			t.Fatalf("%d of %d bytes and no gap reported", len(got), size)
+		}
+		// A prefix of the file, then a suffix: the run in between was evicted.
+		k := 0
+		for k < len(got) && got[k] == data[k] {
+			k++
+		}
+		if !bytes.Equal(got[k:], data[size-(len(got)-k):]) {
+			t.Fatalf("output is not a prefix (%d bytes) and a suffix of the file", k)
+		}
+	})
+}
+
+// stallAfter is an io.Writer that blocks once, for d, after n bytes: a reader that stops
+// reading (`exec … | (sleep 7; cat)`).
+type stallAfter struct {
+	buf     bytes.Buffer
+	n       int
+	d       time.Duration
+	stalled bool
+}
+
+func (w *stallAfter) Write(b []byte) (int, error) {
+	if !w.stalled && w.buf.Len() >= w.n {
+		w.stalled = true
+		time.Sleep(w.d)
+	}
+	return w.buf.Write(b)
+}
+
+// TestReliability_SlowReaderIsFlowControlled: our exec stops reading for 7 s, longer than
+// the rendezvous waits for a full harness socket queue before closing it (5 s,
+// registry/rendezvous SlowConsumerTimeout). With our executor the window of
+// unacknowledged output (docs/reliability.md §4) stops the executor's sending instead: no
+// disconnect, every byte arrives.
+func TestReliability_SlowReaderIsFlowControlled(t *testing.T) {
+	const size = 16 << 20
+	data := make([]byte, size)
+	_, _ = rand.Read(data)
+	path := filepath.Join(t.TempDir(), "data.bin")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reg := startOurRegistry(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	startRemoteExecutor(t, nil, reg.URL, "env-slow", reg.Token)
+	reg.waitOnline(t, ctx, "env-slow")
+	out := &stallAfter{n: 2 << 20, d: 7 * time.Second}
+	stderr, code := runExec(t, ctx, reg, "env-slow", out, "cat", path)
+	if code != 0 || !bytes.Equal(out.buf.Bytes(), data) || stderr != "" {
+		t.Fatalf("got %d of %d bytes (equal %v), exit %d, stderr %q; want all, exit 0, nothing on stderr (no disconnect)",
+			out.buf.Len(), size, bytes.Equal(out.buf.Bytes(), data), code, stderr)
+	}
+}
