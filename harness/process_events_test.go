@@ -67,3 +67,33 @@ func TestProcessEvents_Malformed(t *testing.T) {
 		t.Fatal("a malformed event of the process was accepted")
 	}
 }
+
+// FuzzProcessEvents: any sequence of notifications yields events in strictly increasing
+// seq order, each seq once, nothing after the last event, and no panic.
+func FuzzProcessEvents(f *testing.F) {
+	f.Add([]byte(`{"processId":"p","seq":2,"exitCode":0}`), []byte(`{"processId":"p","seq":1,"stream":"stdout","chunk":"YQ=="}`), []byte(`{"processId":"p","seq":3}`), uint8(0))
+	f.Add([]byte(`{"processId":"p","seq":1,"lastSeq":4}`), []byte(`{"processId":"p","seq":3,"stream":"pty","chunk":""}`), []byte(`{"processId":"p","seq":5}`), uint8(1))
+	f.Add([]byte(`{"processId":"p","seq":1,"final":true}`), []byte(`{"processId":"p","seq":18446744073709551615,"stream":"stdout","chunk":"YQ=="}`), []byte(`{}`), uint8(2))
+	methods := []string{"process/output", "process/exited", "process/closed", harness.MethodOutputGap}
+	f.Fuzz(func(t *testing.T, a, b, c []byte, order uint8) {
+		e := harness.NewProcessEvents("p")
+		var got []harness.ProcessEvent
+		for i, params := range [][]byte{a, b, c, a, b, c} {
+			n := harness.Notification{Method: methods[(int(order)+i)%len(methods)], Params: params}
+			got, _ = e.Add(got, n)
+		}
+		var next uint64 = 1
+		for i, ev := range got {
+			if ev.Seq < next {
+				t.Fatalf("event %d (%s) at seq %d, want ≥ %d", i, ev.Kind, ev.Seq, next)
+			}
+			if i > 0 && (got[i-1].Kind == harness.EventClosed || got[i-1].Final) {
+				t.Fatalf("event %d after the last one", i)
+			}
+			next = ev.Seq + 1
+			if ev.Kind == harness.EventGap && ev.LastSeq >= ev.Seq {
+				next = ev.LastSeq + 1
+			}
+		}
+	})
+}

@@ -30,8 +30,11 @@ type RemoteOptions struct {
 	Identity *noise.Identity
 	// HTTPClient performs connect calls. Nil means a client that never follows redirects.
 	HTTPClient *http.Client
-	// RecoveryTimeout bounds one session recovery (reference: 25 s). Zero means
-	// DefaultRecoveryTimeout.
+	// RecoveryTimeout bounds one session recovery (reference: 25 s): attempts back off
+	// from 0.5 s to 5 s with jitter, the last one starts at the deadline. A resume refused
+	// because the executor no longer knows the session (its --session-ttl passed, or it
+	// restarted) ends the recovery at once. Zero means DefaultRecoveryTimeout. The first
+	// connection waits at most DefaultRecoveryTimeout for an offline environment.
 	RecoveryTimeout time.Duration
 	// OnReconnect, when non-nil, is called when a recovery starts (err is the cause) and
 	// again when it ends (done true; err nil on success). It runs on the Client's read loop
@@ -81,7 +84,9 @@ func Dial(ctx context.Context, opts *RemoteOptions) (*Client, error) {
 	}
 	copts := o.Client.withDefaults()
 	d := &remoteDialer{opts: o, log: copts.Logger.With("component", "harness")}
-	sc, err := newSessionConn(ctx, d.dial, o.RecoveryTimeout, o.OnReconnect, d.log)
+	// The first connection waits at most the reference's 25 s for an offline environment
+	// even with a longer recovery window: nothing is at stake yet.
+	sc, err := newSessionConn(ctx, d.dial, min(o.RecoveryTimeout, DefaultRecoveryTimeout), o.RecoveryTimeout, o.OnReconnect, d.log)
 	if err != nil {
 		return nil, err
 	}

@@ -132,9 +132,9 @@ type sessionConn struct {
 
 // newSessionConn makes the first connection, retrying recoverable failures (an environment
 // whose executor is not connected yet answers 409 environment_offline) with the recovery
-// backoff for at most timeout, or until ctx ends.
-func newSessionConn(ctx context.Context, dial func(context.Context) (MessageConn, error), timeout time.Duration, onReconnect func(bool, error), log *slog.Logger) (*sessionConn, error) {
-	dctx, cancel := context.WithTimeout(ctx, timeout)
+// backoff for at most connectTimeout, or until ctx ends; timeout bounds later recoveries.
+func newSessionConn(ctx context.Context, dial func(context.Context) (MessageConn, error), connectTimeout, timeout time.Duration, onReconnect func(bool, error), log *slog.Logger) (*sessionConn, error) {
+	dctx, cancel := context.WithTimeout(ctx, connectTimeout)
 	defer cancel()
 	var conn MessageConn
 	var err error
@@ -617,44 +617,34 @@ func catchUp(pid string, p procState, result []byte) ([][]byte, error) {
 	if r.Closed && r.NextSeq > 0 {
 		closeSeq = r.NextSeq - 1
 	}
-	// Holes: assigned seqs neither delivered, nor returned, nor the close.
-	var holes []uint64
-	for seq := p.watermark + 1; seq+1 <= r.NextSeq; seq++ {
-		if !have[seq] && !p.delivered(seq) && seq != closeSeq {
-			holes = append(holes, seq)
-		}
-	}
+	holes := holeRuns(p, have, closeSeq, r.NextSeq)
 	// Holes above the first returned chunk can only be the exit (a ring evicts its oldest
 	// chunks); holes below it are evicted output, or the exit evicted with it.
-	below := len(holes)
-	if firstChunk != 0 {
-		below, _ = slices.BinarySearch(holes, firstChunk)
-	}
 	if r.Exited && !p.exitSeen && len(holes) > 0 {
-		at := below // the first hole among the retained chunks
-		if at == len(holes) {
-			at = below - 1 // none there: evicted, at the end of the lost run
+		exitSeq := holes[len(holes)-1].last // none among the retained chunks: end of the lost run
+		for _, h := range holes {
+			if firstChunk != 0 && h.first > firstChunk {
+				exitSeq = h.first
+				break
+			}
+			if firstChunk != 0 && h.first < firstChunk {
+				exitSeq = h.last
+			}
 		}
 		code := int32(0)
 		if r.ExitCode != nil {
 			code = *r.ExitCode
 		}
 		b, _ := json.Marshal(map[string]any{"method": protocol.MethodProcessExited,
-			"params": map[string]any{"processId": pid, "seq": holes[at], "exitCode": code, "sandboxDenied": r.SandboxDenied}})
-		evs = append(evs, seqMsg{holes[at], b})
-		holes = slices.Delete(holes, at, at+1)
-		if at < below {
-			below--
-		}
+			"params": map[string]any{"processId": pid, "seq": exitSeq, "exitCode": code, "sandboxDenied": r.SandboxDenied}})
+		evs = append(evs, seqMsg{exitSeq, b})
+		holes = removeSeq(holes, exitSeq)
 	}
-	holes = holes[:below]
-	for i := 0; i < len(holes); {
-		j := i
-		for j+1 < len(holes) && holes[j+1] == holes[j]+1 {
-			j++
+	for _, h := range holes {
+		if firstChunk != 0 && h.first > firstChunk {
+			break // not provably lost (see above)
 		}
-		evs = append(evs, seqMsg{holes[i], gapNotification(OutputGap{ProcessID: pid, Seq: holes[i], LastSeq: holes[j]})})
-		i = j + 1
+		evs = append(evs, seqMsg{h.first, gapNotification(OutputGap{ProcessID: pid, Seq: h.first, LastSeq: h.last})})
 	}
 	if closeSeq != 0 && !p.delivered(closeSeq) {
 		b, _ := json.Marshal(map[string]any{"method": protocol.MethodProcessClosed,
@@ -681,6 +671,62 @@ type catchUpResult struct {
 	ExitCode      *int32 `json:"exitCode"`
 	Closed        bool   `json:"closed"`
 	SandboxDenied bool   `json:"sandboxDenied"`
+}
+
+// seqRun is a run of seqs, first…last.
+type seqRun struct{ first, last uint64 }
+
+// holeRuns returns, in order, the runs of assigned seqs (watermark < seq < nextSeq) that
+// were neither delivered, nor returned (have), nor the close. It walks the known seqs, not
+// the range, so a huge nextSeq costs nothing.
+func holeRuns(p procState, have map[uint64]bool, closeSeq, nextSeq uint64) []seqRun {
+	if nextSeq <= p.watermark+1 {
+		return nil
+	}
+	known := make([]uint64, 0, len(have)+len(p.above)+1)
+	for seq := range have {
+		known = append(known, seq)
+	}
+	for seq := range p.above {
+		known = append(known, seq)
+	}
+	if closeSeq != 0 {
+		known = append(known, closeSeq)
+	}
+	slices.Sort(known)
+	var runs []seqRun
+	next := p.watermark + 1 // first seq not yet accounted for
+	for _, k := range known {
+		if k < next || k >= nextSeq {
+			continue
+		}
+		if k > next {
+			runs = append(runs, seqRun{next, k - 1})
+		}
+		next = k + 1
+	}
+	if next < nextSeq {
+		runs = append(runs, seqRun{next, nextSeq - 1})
+	}
+	return runs
+}
+
+// removeSeq removes seq from the runs, splitting the run that holds it.
+func removeSeq(runs []seqRun, seq uint64) []seqRun {
+	out := make([]seqRun, 0, len(runs)+1)
+	for _, r := range runs {
+		if seq < r.first || seq > r.last {
+			out = append(out, r)
+			continue
+		}
+		if r.first < seq {
+			out = append(out, seqRun{r.first, seq - 1})
+		}
+		if seq < r.last {
+			out = append(out, seqRun{seq + 1, r.last})
+		}
+	}
+	return out
 }
 
 // seqMsg is a synthesized message and the seq it is ordered by.

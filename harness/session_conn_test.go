@@ -135,6 +135,7 @@ func FuzzCatchUp(f *testing.F) {
 	f.Add(uint64(1), []byte(`{"chunks":[{"seq":2,"stream":"stdout","chunk":"YQ=="}],"nextSeq":5,"exited":true,"exitCode":3,"closed":true}`))
 	f.Add(uint64(0), []byte(`{"chunks":[],"nextSeq":0,"exited":true,"closed":true}`))
 	f.Add(uint64(9), []byte(`null`))
+	f.Add(uint64(1), []byte(`{"chunks":[{"seq":7,"stream":"stdout","chunk":"YQ=="}],"nextSeq":9223372036854775807,"exited":true,"exitCode":0,"closed":true}`))
 	f.Fuzz(func(t *testing.T, watermark uint64, result []byte) {
 		msgs, err := catchUp("p", procState{watermark: watermark}, result)
 		if err != nil {
