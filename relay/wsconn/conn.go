@@ -77,6 +77,9 @@ func (o *Options) withDefaults() Options {
 type Conn struct {
 	ws   *websocket.Conn
 	opts Options
+	// cork batches each written frame into one write syscall (cork.go); nil for accepted
+	// connections and for dials with a caller's HTTPClient.
+	cork *corkConn
 
 	reason atomic.Uint32 // CloseReason; first one wins
 
@@ -84,8 +87,8 @@ type Conn struct {
 	// ns at which the ReadFrame in progress began, 0 when none (ReadingTime).
 	readNanos atomic.Int64
 	readStart atomic.Int64
-	closed chan struct{} // closed by fail/Close
-	once   sync.Once
+	closed    chan struct{} // closed by fail/Close
+	once      sync.Once
 }
 
 var _ mux.FrameConn = (*Conn)(nil)
@@ -173,7 +176,8 @@ func (c *Conn) WriteFrame(ctx context.Context, b []byte) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.opts.WriteTimeout)
 	defer cancel()
-	if err := c.ws.Write(ctx, websocket.MessageBinary, b); err != nil {
+	err := c.writeCorked(ctx, b)
+	if err != nil {
 		c.fail(ReasonWriteError)
 		if c.Reason() == ReasonLocalShutdown {
 			return ErrClosed
@@ -200,6 +204,19 @@ func (c *Conn) ReadingTime() time.Duration {
 // nothing about the link.
 func (c *Conn) ReaderWasParked(readingBefore, waited time.Duration) bool {
 	return c.ReadingTime()-readingBefore < waited/2
+}
+
+// writeCorked writes b as one binary message, through the cork when there is one.
+func (c *Conn) writeCorked(ctx context.Context, b []byte) error {
+	if c.cork == nil {
+		return c.ws.Write(ctx, websocket.MessageBinary, b)
+	}
+	c.cork.hold()
+	err := c.ws.Write(ctx, websocket.MessageBinary, b)
+	if rerr := c.cork.release(ctx); err == nil {
+		err = rerr
+	}
+	return err
 }
 
 // Keepalive sends a Ping every PingInterval, one at a time, and drops the connection when its

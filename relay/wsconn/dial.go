@@ -59,8 +59,12 @@ func Dial(ctx context.Context, rawURL string, opts *DialOptions) (*Conn, error) 
 	if o.Timeout <= 0 {
 		o.Timeout = DialTimeout
 	}
+	var cork *corkConn
 	if o.HTTPClient == nil {
-		o.HTTPClient = defaultClient
+		// A client of its own per dial, so that the connection it dials is known to be
+		// this websocket's (a shared transport may hand a dialled connection to another
+		// request), and its frames can be batched (cork.go).
+		o.HTTPClient = corkedClient(&cork)
 	}
 	redacted := RedactURL(rawURL)
 	u, err := url.Parse(rawURL)
@@ -83,7 +87,9 @@ func Dial(ctx context.Context, rawURL string, opts *DialOptions) (*Conn, error) 
 		}
 		return nil, de
 	}
-	return New(ws, o.Conn), nil
+	c := New(ws, o.Conn)
+	c.cork = cork
+	return c, nil
 }
 
 // sanitize rewrites err's text so it cannot carry the URL's query or userinfo (net/http
@@ -125,16 +131,29 @@ func RedactURL(rawURL string) string {
 	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
 }
 
-// defaultClient is shared by every Dial without an HTTPClient: the upgraded connection is
-// hijacked, so its idle pool never holds websocket connections.
-var defaultClient = &http.Client{
-	Transport: &http.Transport{
-		DialContext:         noDelayDialer((&net.Dialer{Timeout: DialTimeout}).DialContext),
-		TLSHandshakeTimeout: DialTimeout,
-		ForceAttemptHTTP2:   false,
-		Proxy:               nil,
-	},
-	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+// corkedClient is the HTTP client of one Dial without an HTTPClient: TCP_NODELAY, system
+// TLS roots, no proxy, no redirects. The TCP connection it dials is wrapped in a corkConn
+// stored in *cork (the TLS layer, for wss, sits above it). The upgraded connection is
+// hijacked, so the client keeps no idle connection and is garbage once Dial returns.
+func corkedClient(cork **corkConn) *http.Client {
+	dial := noDelayDialer((&net.Dialer{Timeout: DialTimeout}).DialContext)
+	return &http.Client{
+		Transport: &http.Transport{
+			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				nc, err := dial(ctx, network, addr)
+				if err != nil {
+					return nil, err
+				}
+				cc := &corkConn{Conn: nc}
+				*cork = cc
+				return cc, nil
+			},
+			TLSHandshakeTimeout: DialTimeout,
+			ForceAttemptHTTP2:   false,
+			Proxy:               nil,
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
 }
 
 // noDelayDialer wraps a dial function so TCP connections have TCP_NODELAY set explicitly

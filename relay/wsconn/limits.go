@@ -41,6 +41,11 @@ const (
 	// detected without relying on the websocket library's off-by-one read limit.
 	readScratchSize = MaxMessageSize + 1
 
+	// corkLimit bounds the bytes a dialled connection collects while one frame is written
+	// (cork.go), in bytes: the largest frame, its header (at most 14 bytes) and room for a
+	// control frame written meanwhile (at most 131 bytes).
+	corkLimit = MaxMessageSize + 256
+
 	// discardLimit bounds how much of a text message is read to drop it, in bytes (the read
 	// limit already bounds it; this names the value used).
 	discardLimit = MaxMessageSize + 1
