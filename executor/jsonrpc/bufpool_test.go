@@ -67,3 +67,18 @@ func TestEncodeNotification_PooledBufferFits(t *testing.T) {
 	}
 	putBuffer(b)
 }
+
+// BenchmarkEncodeNotification_Pooled is the connection's share of a stdout stream: the
+// envelope around a 256 KiB hinted value, encoded into a pooled buffer and returned.
+func BenchmarkEncodeNotification_Pooled(b *testing.B) {
+	h := &hinted{payload: make([]byte, 256<<10)}
+	b.SetBytes(int64(len(h.payload)))
+	b.ReportAllocs()
+	for b.Loop() {
+		buf, err := encodeNotification("process/output", h)
+		if err != nil {
+			b.Fatal(err)
+		}
+		putBuffer(buf)
+	}
+}
