@@ -61,6 +61,9 @@ type Node struct {
 	// closing is set by Release: sockets closed by the shutdown leave their locations to
 	// Release's bulk delete.
 	closing atomic.Bool
+	// leaseUntil is when the last successful claim or renewal lapses (Unix ms); Ready
+	// compares it with the clock.
+	leaseUntil atomic.Int64
 
 	// keyMu serialises key-ring refreshes (Start and Run's ticks).
 	keyMu sync.Mutex
@@ -122,7 +125,15 @@ func (n *Node) Start(ctx context.Context) error {
 	if err := n.store.ClaimNode(ctx, l); err != nil {
 		return err
 	}
+	n.leaseUntil.Store(l.LeaseUntil.UnixMilli())
 	return nil
+}
+
+// Ready reports whether the node holds its lease now: it reached the store within
+// LeaseTTL and no other process took its node id. /readyz answers 503 otherwise, so a
+// load balancer stops sending executors to a node whose locations would not be handed out.
+func (n *Node) Ready() bool {
+	return !n.closing.Load() && n.opts.Now().UnixMilli() < n.leaseUntil.Load()
 }
 
 // Run renews the lease and keeps the key ring current every HeartbeatInterval until ctx
@@ -154,6 +165,9 @@ func (n *Node) tick(ctx context.Context) {
 		n.log.Warn("renewing node lease", "error", err.Error())
 	case !ok:
 		n.log.Error("another registry process claimed this node id; executors attached here are no longer handed out (give every node its own --node-id)")
+		n.leaseUntil.Store(0)
+	default:
+		n.leaseUntil.Store(l.LeaseUntil.UnixMilli())
 	}
 	if err := n.refreshKeys(ctx, false); err != nil {
 		n.log.Warn("refreshing URL signing keys", "error", err.Error())

@@ -222,6 +222,11 @@ func TestNodes_StaleLocationNeverHandedOut(t *testing.T) {
 			if st, code, _ := c.fixtureFor(1).connect(env, tokAll, keyJSON()); st != 409 || code != api.CodeEnvironmentOffline {
 				t.Fatalf("connect with the holding node's lease lapsed: got %d %s, want 409 environment_offline", st, code)
 			}
+			for i, want := range []int{200, 200, 503} {
+				if got := readyz(t, c.nodes[i].URL); got != want {
+					t.Errorf("node %d /readyz: got %d, want %d", i, got, want)
+				}
+			}
 			ex.Close()
 			c.fixtureFor(0).online(c.at(reg.URL, 1)) // the same URL, through another node
 			c.fixtureFor(1).waitOnline(env, true)
@@ -292,3 +297,13 @@ func kOf(t *testing.T, raw string) string {
 }
 
 func itoa64(v int64) string { return strconv.FormatInt(v, 10) }
+
+func readyz(t *testing.T, base string) int {
+	t.Helper()
+	resp, err := http.Get(base + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}

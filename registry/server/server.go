@@ -107,11 +107,15 @@ func GenerationFunc(st Store) func(ctx context.Context, env string) (int64, bool
 	}
 }
 
-// ServeHTTP routes /readyz, the registry API under api.EnvironmentPathPrefix and the
+// ServeHTTP routes /readyz (200, or 503 while a Node does not hold its lease), the registry API under api.EnvironmentPathPrefix and the
 // rendezvous upgrades under rendezvous.BasePath.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.URL.Path == "/readyz":
+		if s.opts.Node != nil && !s.opts.Node.Ready() {
+			w.WriteHeader(http.StatusServiceUnavailable) // lease lapsed: store unreachable or node id taken
+			return
+		}
 		w.WriteHeader(http.StatusOK)
 	case strings.HasPrefix(r.URL.Path, rendezvous.BasePath):
 		s.opts.Hub.ServeHTTP(w, r)
