@@ -134,4 +134,20 @@ var rows = []Row{
 		Describe: "p50 latency of fs/readFile (1 KiB) through the sandboxed helper (read-list profile), local ws",
 		Measure:  measureSandboxedReadFile,
 	},
+	{
+		Name:     "registry_connect_sqlite",
+		Unit:     "ms",
+		Goal:     Goal{Kind: OursAtMost, Value: 5},
+		Describe: "p50 latency of the registry's connect (R3) on one registry serve node on SQLite, executor attached",
+		Measure:  measureRegistryConnectSQLite,
+		OursOnly: true,
+	},
+	{
+		Name:     "registry_connect_pg3",
+		Unit:     "ms",
+		Goal:     Goal{Kind: OursAtMost, Value: 10},
+		Describe: "p50 latency of connect over 3 registry nodes on one PostgreSQL (2 of 3 locate the executor on another node)",
+		Measure:  measureRegistryConnectPG3,
+		OursOnly: true,
+	},
 }
