@@ -149,8 +149,9 @@ type scanner struct {
 	// Root capture (ScanRoot only).
 	names      []string // keys of the root object's members to capture; nil captures none
 	rootObject bool
-	members    []Member // captured members in document order
+	members    []Member // captured members in document order; starts on memberBuf
 	pending    int      // index into members of the root value being scanned, or -1
+	memberBuf  [8]Member
 }
 
 func (s *scanner) reset(data []byte, names []string) {
@@ -162,7 +163,7 @@ func (s *scanner) reset(data []byte, names []string) {
 	s.scratch = s.scratch[:0]
 	s.names = names
 	s.rootObject = false
-	s.members = s.members[:0]
+	s.members = s.memberBuf[:0] // no allocation for up to len(memberBuf) names
 	s.pending = -1
 }
 
