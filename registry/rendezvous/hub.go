@@ -239,6 +239,28 @@ func (h *Hub) Fence(environmentID string, generation int64) {
 	}
 }
 
+// CloseExecutor closes the environment's executor socket (and its harness sockets) if it
+// is the one recorded under socketID by Options.ExecutorAttached, and reports whether it
+// did: registry/server closes a socket whose location another node has since taken (the
+// executor reattached there, or a newer registration did), as Fence does on one node.
+func (h *Hub) CloseExecutor(environmentID, socketID string) bool {
+	h.mu.Lock()
+	e := h.envs[environmentID]
+	h.mu.Unlock()
+	if e == nil || socketID == "" {
+		return false
+	}
+	e.mu.Lock()
+	s := e.executor
+	e.mu.Unlock()
+	if s == nil || s.socketID != socketID {
+		return false
+	}
+	h.log.Debug("closing executor socket whose location moved", "environment_id", environmentID)
+	s.close()
+	return true
+}
+
 // Close closes every socket and waits for all of the Hub's goroutines. Later upgrades get
 // 503.
 func (h *Hub) Close() error {

@@ -38,6 +38,8 @@
 //     (registry_nodes, renewed every HeartbeatInterval, valid LeaseTTL) names the same
 //     process instance. A killed node's locations lapse within LeaseTTL, a restarted
 //     node's at once; a clean shutdown deletes them.
+//   - Cross-node fencing: every RelocationCheckInterval a node closes its executor sockets
+//     whose location another node's attach has overwritten (Hub.CloseExecutor).
 //
 // SQLite is the single-node default and runs the same code with one node.
 //

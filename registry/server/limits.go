@@ -60,6 +60,10 @@ const (
 	// Three heartbeats, so one slow store round does not drop a live node.
 	LeaseTTL = 3 * HeartbeatInterval
 
+	// RelocationCheckInterval is how often a node looks for its executor sockets whose
+	// location another node has taken (one read of its own locations), and closes them.
+	RelocationCheckInterval = 10 * time.Second
+
 	// LocationTimeout bounds recording or clearing one executor location.
 	LocationTimeout = 5 * time.Second
 )

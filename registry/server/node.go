@@ -65,6 +65,15 @@ type Node struct {
 	// compares it with the clock.
 	leaseUntil atomic.Int64
 
+	// localMu guards local: the Hub's hooks (upgrade and socket goroutines) and Run's
+	// location check race on it.
+	localMu sync.Mutex
+	// local is the socket id of every executor socket this process recorded and still
+	// holds, by environment id; guarded by localMu.
+	local map[string]string
+	// ticks counts Run's heartbeats; every relocateEvery-th also checks local (Run only).
+	ticks int
+
 	// keyMu serialises key-ring refreshes (Start and Run's ticks).
 	keyMu sync.Mutex
 	// ringEpoch is the rotation period whose key signs; guarded by keyMu.
@@ -105,6 +114,7 @@ func NewNode(st Store, signer *rendezvous.Signer, opts *NodeOptions) (*Node, err
 	var inst [8]byte
 	_, _ = rand.Read(inst[:])
 	return &Node{
+		local: map[string]string{},
 		store: st, signer: signer, opts: o, log: o.Logger.With("component", "registry-node", "node_id", o.NodeID),
 		lease: NodeLease{NodeID: o.NodeID, Instance: hex.EncodeToString(inst[:]), AdvertiseURL: strings.TrimRight(o.AdvertiseURL, "/")},
 	}, nil
@@ -138,8 +148,12 @@ func (n *Node) Ready() bool {
 
 // Run renews the lease and keeps the key ring current every HeartbeatInterval until ctx
 // ends. Failures are logged and retried at the next tick (the lease lapses after LeaseTTL
-// without renewal, and the node's locations stop being handed out).
-func (n *Node) Run(ctx context.Context) {
+// without renewal, and the node's locations stop being handed out). Every
+// RelocationCheckInterval it also closes, through closeExecutor (the Hub's CloseExecutor),
+// the executor sockets whose location another node has taken since: the executor
+// reattached there (this socket is a dead or superseded one) or a newer registration did.
+// That is cross-node fencing; on one node, register fences at once (Hub.Fence).
+func (n *Node) Run(ctx context.Context, closeExecutor func(environmentID, socketID string) bool) {
 	t := time.NewTicker(n.opts.HeartbeatInterval)
 	defer t.Stop()
 	n.log.Debug("node heartbeat started")
@@ -151,6 +165,40 @@ func (n *Node) Run(ctx context.Context) {
 		case <-t.C:
 		}
 		n.tick(ctx)
+		n.ticks++
+		if closeExecutor != nil && n.ticks%relocateEvery(n.opts.HeartbeatInterval) == 0 {
+			n.closeRelocated(ctx, closeExecutor)
+		}
+	}
+}
+
+// relocateEvery is how many heartbeats make a RelocationCheckInterval (at least one).
+func relocateEvery(hb time.Duration) int { return max(1, int(RelocationCheckInterval/hb)) }
+
+// closeRelocated closes the local executor sockets whose recorded location no longer
+// stands (another node's attach overwrote it).
+func (n *Node) closeRelocated(ctx context.Context, closeExecutor func(environmentID, socketID string) bool) {
+	ctx, cancel := context.WithTimeout(ctx, LocationTimeout)
+	defer cancel()
+	// The snapshot comes first: Attached adds a socket to local only after its location is
+	// written, so every socket in it is in the store unless something overwrote it since.
+	n.localMu.Lock()
+	mine := make(map[string]string, len(n.local))
+	for env, sock := range n.local {
+		mine[env] = sock
+	}
+	n.localMu.Unlock()
+	standing, err := n.store.LocationsOf(ctx, n.lease)
+	if err != nil {
+		n.log.Warn("reading this node's executor locations", "error", err.Error())
+		return
+	}
+	for env, sock := range mine {
+		// A socket that ended or was replaced here meanwhile is not the Hub's current one:
+		// CloseExecutor leaves it.
+		if standing[env] != sock && closeExecutor(env, sock) {
+			n.log.Info("closed an executor socket whose location moved to another node", "environment_id", env)
+		}
 	}
 }
 
@@ -216,8 +264,14 @@ func (n *Node) refreshKeys(ctx context.Context, force bool) error {
 func (n *Node) Attached(ctx context.Context, env string, generation int64, socketID string) error {
 	ctx, cancel := context.WithTimeout(ctx, LocationTimeout)
 	defer cancel()
-	return n.store.SetLocation(ctx, Location{EnvironmentID: env, NodeID: n.lease.NodeID, Instance: n.lease.Instance,
-		SocketID: socketID, Generation: generation})
+	if err := n.store.SetLocation(ctx, Location{EnvironmentID: env, NodeID: n.lease.NodeID, Instance: n.lease.Instance,
+		SocketID: socketID, Generation: generation}); err != nil {
+		return err
+	}
+	n.localMu.Lock()
+	n.local[env] = socketID // a replaced socket of the same environment is closed by the Hub
+	n.localMu.Unlock()
+	return nil
 }
 
 // Detached forgets the location Attached recorded for socketID; it is the Hub's
@@ -225,6 +279,11 @@ func (n *Node) Attached(ctx context.Context, env string, generation int64, socke
 // executor attaches again (anywhere) or this node's lease ends, and connects meanwhile get
 // this node's URL, where the harness upgrade finds no executor (409, retried).
 func (n *Node) Detached(env, socketID string) {
+	n.localMu.Lock()
+	if n.local[env] == socketID {
+		delete(n.local, env)
+	}
+	n.localMu.Unlock()
 	if n.closing.Load() {
 		return
 	}

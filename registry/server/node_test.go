@@ -307,3 +307,35 @@ func readyz(t *testing.T, base string) int {
 	resp.Body.Close()
 	return resp.StatusCode
 }
+
+// TestNodes_RelocatedSocketClosed: when the executor reattaches to another node while its
+// old socket still looks open here (a half-dead connection), the old node's relocation
+// check closes the old socket; a socket whose location stands is left alone.
+func TestNodes_RelocatedSocketClosed(t *testing.T) {
+	for _, kind := range storeKinds(t) {
+		t.Run(kind, func(t *testing.T) {
+			c := newCluster(t, kind, 2)
+			const env, other = "env-moved", "env-stays"
+			reg := c.fixtureFor(0).register(env, keyJSON())
+			regOther := c.fixtureFor(0).register(other, keyJSON())
+			c.fixtureFor(0).online(c.at(reg.URL, 0))
+			c.fixtureFor(0).online(c.at(regOther.URL, 0))
+			c.fixtureFor(0).waitOnline(env, true)
+			c.fixtureFor(0).waitOnline(other, true)
+			c.fixtureFor(1).online(c.at(reg.URL, 1)) // the executor reattached at node 1
+			c.fixtureFor(1).waitOnline(env, true)
+			c.nodes[0].node.CloseRelocatedForTest(context.Background(), c.nodes[0].hub.CloseExecutor)
+			c.fixtureFor(0).waitOnline(env, false)
+			if _, ok := c.nodes[0].hub.Online(other); !ok {
+				t.Errorf("executor socket whose location stands was closed")
+			}
+			if _, ok := c.nodes[1].hub.Online(env); !ok {
+				t.Errorf("the reattached socket at node 1 is gone")
+			}
+			st, code, b := c.fixtureFor(0).connect(env, tokAll, keyJSON())
+			if st != 200 || hostOf(t, b.URL) != hostOf(t, c.nodes[1].URL) {
+				t.Errorf("connect after the move: got %d %s %s, want 200 at node 1", st, code, hostOf(t, b.URL))
+			}
+		})
+	}
+}

@@ -134,3 +134,24 @@ WHERE l.environment_id = $1 AND n.lease_until > $2`), env, now.UnixMilli()).
 	}
 	return l, nil
 }
+
+func (s *sqlStore) LocationsOf(ctx context.Context, n NodeLease) (map[string]string, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT environment_id, socket_id FROM executor_locations WHERE node_id = $1 AND instance = $2`),
+		n.NodeID, n.Instance)
+	if err != nil {
+		return nil, s.classify("reading node locations", err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var env, sock string
+		if err := rows.Scan(&env, &sock); err != nil {
+			return nil, s.classify("reading node locations", err)
+		}
+		out[env] = sock
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.classify("reading node locations", err)
+	}
+	return out, nil
+}

@@ -87,6 +87,9 @@ type Store interface {
 	// Location returns the environment's location if the node that recorded it still holds
 	// a lease at now, else ErrNotFound.
 	Location(ctx context.Context, environmentID string, now time.Time) (Location, error)
+	// LocationsOf returns the socket ids of the locations n's process recorded and that
+	// still stand, by environment id.
+	LocationsOf(ctx context.Context, n NodeLease) (map[string]string, error)
 }
 
 // NodeLease is one registry process's claim on a node id.

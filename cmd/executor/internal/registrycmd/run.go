@@ -139,7 +139,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	beatCtx, stopBeat := context.WithCancel(context.WithoutCancel(ctx))
 	svc := &Service{URL: base, Hub: hub, Store: st, Node: node, done: make(chan error, 1), srv: server.NewHTTPServer(s, &ho),
 		stopBeat: stopBeat, beatDone: make(chan struct{})}
-	go func() { defer close(svc.beatDone); node.Run(beatCtx) }()
+	go func() { defer close(svc.beatDone); node.Run(beatCtx, hub.CloseExecutor) }()
 	go func() { svc.done <- svc.srv.Serve(ln) }()
 	return svc, nil
 }
