@@ -8,18 +8,21 @@ package harness
 // then (nothing is lost across a reconnect) and pushes at most a window of unacknowledged
 // output (a slow consumer stops the executor's sending instead of filling buffers).
 //
-// When acks go out (the liveness rule of docs/reliability.md: everything consumed is
-// acknowledged before the Client waits for more):
-//   - when the notification queue runs empty (the consumer caught up), or with
-//     Options.OnNotification after every event;
-//   - otherwise every ackEveryBytes of notification bytes or ackEveryEvents events, a
-//     quarter of the executor's default window, so the window never drains;
-//   - at once for the exit and the close.
+// When acks go out:
+//   - every ackEveryBytes of consumed notification bytes or ackEveryEvents events, a
+//     quarter of the executor's default window or less: the executor stops only with a
+//     full window in flight, whose consumption always crosses a threshold, so a window
+//     never stalls (liveness) while acks stay few (one per 256 KiB at full speed);
+//   - at once for the exit and the close (the executor then frees the process).
+// A quiet process's last few events may stay unacknowledged until more come; the executor
+// keeps them (a few bytes) and resends them after a reconnect, where they are dropped as
+// duplicates.
 // After a session recovery, sessionConn re-sends the last ack of every process (an ack
 // written on a connection that broke may have been lost).
 
 import (
 	"encoding/json"
+	"errors"
 	"strconv"
 	"sync"
 
@@ -66,9 +69,9 @@ func (a *outputAcks) has(pid string) bool {
 	return a.procs[pid] != nil
 }
 
-// consumed records that n was handed to the consumer; idle says nothing else is queued.
-// It returns the ack to send, if one is due (nil otherwise).
-func (a *outputAcks) consumed(n Notification, idle bool) []byte {
+// consumed records that n was handed to the consumer. It returns the ack to send, if one
+// is due (nil otherwise).
+func (a *outputAcks) consumed(n Notification) []byte {
 	switch n.Method {
 	case protocol.MethodProcessOutput, protocol.MethodProcessExited, protocol.MethodProcessClosed:
 	default:
@@ -79,17 +82,16 @@ func (a *outputAcks) consumed(n Notification, idle bool) []byte {
 	if len(a.procs) == 0 {
 		return nil
 	}
-	pid, ok1 := memberString(n.Params, "processId")
-	seq, ok2 := memberUint(n.Params, "seq")
+	pid, seq, ok := processIDSeq(n.Params)
 	p := a.procs[pid]
-	if !ok1 || !ok2 || p == nil || p.consumed.delivered(seq) {
+	if !ok || p == nil || p.consumed.delivered(seq) {
 		return nil
 	}
 	p.consumed.mark(seq)
 	p.bytes += len(n.Params)
 	p.events++
 	terminal := n.Method != protocol.MethodProcessOutput
-	if !idle && !terminal && p.bytes < ackEveryBytes && p.events < ackEveryEvents {
+	if !terminal && p.bytes < ackEveryBytes && p.events < ackEveryEvents {
 		return nil
 	}
 	if p.consumed.watermark <= p.lastAck {
@@ -114,6 +116,32 @@ func (a *outputAcks) snapshot() [][]byte {
 		}
 	}
 	return out
+}
+
+// errFound stops a member walk early.
+var errFound = errors.New("found")
+
+// processIDSeq reads processId and seq from process event params, stopping as soon as
+// both are known: our executor and the reference write them before the (large) chunk, so
+// an output notification is not scanned twice.
+func processIDSeq(params []byte) (pid string, seq uint64, ok bool) {
+	if len(params) == 0 || params[0] != '{' {
+		return "", 0, false
+	}
+	var havePID, haveSeq bool
+	err := forEachMember(params, 0, func(k, v []byte) error {
+		switch string(k) {
+		case "processId":
+			pid, havePID = decodeString(v)
+		case "seq":
+			seq, haveSeq = parseJSONUint(v)
+		}
+		if havePID && haveSeq {
+			return errFound
+		}
+		return nil
+	})
+	return pid, seq, havePID && haveSeq && (err == nil || err == errFound)
 }
 
 // ackMessage encodes a process/ack notification.

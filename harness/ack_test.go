@@ -66,8 +66,8 @@ func TestOutputAck_NotUsedWithoutFlag(t *testing.T) {
 }
 
 // TestOutputAck_AcksWhatTheConsumerTook: with the flag, process/start carries outputAck
-// and the client acknowledges consumed events cumulatively: at the latest when its queue
-// runs empty, and at once for the close.
+// and the client acknowledges consumed events cumulatively: every 256 events (or 256 KiB),
+// and at once for the close.
 func TestOutputAck_AcksWhatTheConsumerTook(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cp, sp := newPipe()
@@ -91,35 +91,29 @@ func TestOutputAck_AcksWhatTheConsumerTook(t *testing.T) {
 				sent <- string(b)
 			}
 		}()
-		for seq := 1; seq <= 3; seq++ {
+		// 300 small events: one ack after the 256th consumed (the event threshold), none
+		// before the consumer took them.
+		for seq := 1; seq <= 300; seq++ {
 			srv.send(fmt.Sprintf(`{"method":"process/output","params":{"processId":"p","seq":%d,"stream":"stdout","chunk":"YQ=="}}`, seq))
-		}
-		synctest.Wait()
-		// Nothing was taken; at most the event in the channel's one slot counts as
-		// handed over.
-		if len(sent) > 1 {
-			t.Fatalf("%d acks sent before the consumer took anything", len(sent))
-		}
-		for range 3 {
+			if seq == 3 {
+				synctest.Wait()
+				if len(sent) != 0 {
+					t.Fatalf("%d acks sent before the consumer took anything", len(sent))
+				}
+			}
 			<-c.Notifications()
 		}
 		synctest.Wait()
-		// Cumulative acks, the last one up to 3 (the queue ran empty after it; earlier
-		// ones may have gone when it was momentarily empty).
-		var last string
-		for len(sent) > 0 {
-			last = <-sent
-			if !strings.HasPrefix(last, `{"method":"process/ack",`) {
-				t.Fatalf("client sent %s, want process/ack", last)
-			}
+		if len(sent) != 1 {
+			t.Fatalf("%d acks after 300 small events, want 1", len(sent))
 		}
-		if last != `{"method":"process/ack","params":{"processId":"p","seq":3}}` {
-			t.Fatalf("last ack %s, want seq 3", last)
+		if m := <-sent; m != `{"method":"process/ack","params":{"processId":"p","seq":256}}` {
+			t.Fatalf("ack %s, want seq 256", m)
 		}
-		srv.send(`{"method":"process/closed","params":{"processId":"p","seq":4}}`)
+		srv.send(`{"method":"process/closed","params":{"processId":"p","seq":301}}`)
 		<-c.Notifications()
-		if m := <-sent; m != `{"method":"process/ack","params":{"processId":"p","seq":4}}` {
-			t.Fatalf("after the close the client sent %s, want the ack of seq 4", m)
+		if m := <-sent; m != `{"method":"process/ack","params":{"processId":"p","seq":301}}` {
+			t.Fatalf("after the close the client sent %s, want the ack of seq 301", m)
 		}
 	})
 }

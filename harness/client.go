@@ -107,7 +107,7 @@ func (c *Client) routineForward() {
 	defer close(c.fwdDone)
 	defer close(c.notes)
 	for {
-		n, idle, ok := c.queue.get(c.stop)
+		n, ok := c.queue.get(c.stop)
 		if !ok {
 			return
 		}
@@ -116,14 +116,14 @@ func (c *Client) routineForward() {
 		case <-c.stop:
 			return
 		}
-		c.ackConsumed(n, idle)
+		c.ackConsumed(n)
 	}
 }
 
 // ackConsumed sends the process/ack that n's consumption makes due, if any. A failed write
 // is left to the transport: a Dial connection recovers and re-sends the last acks.
-func (c *Client) ackConsumed(n Notification, idle bool) {
-	if msg := c.acks.consumed(n, idle); msg != nil {
+func (c *Client) ackConsumed(n Notification) {
+	if msg := c.acks.consumed(n); msg != nil {
 		if err := c.write(c.life, msg); err != nil {
 			c.log.Debug("process/ack not sent", "error", err.Error())
 		}
@@ -230,7 +230,7 @@ func (c *Client) readMessages() error {
 			n := Notification{Method: m.method, Params: m.params}
 			if c.opts.OnNotification != nil {
 				c.opts.OnNotification(n)
-				c.ackConsumed(n, true)
+				c.ackConsumed(n)
 				continue
 			}
 			if !c.queue.put(c.life, n) {

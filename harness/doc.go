@@ -13,11 +13,20 @@
 // The package owns request/response correlation (integer ids from 1, never reused), the
 // handshake helper (Initialize sends `initialize`, then the `initialized` notification), typed
 // helpers for process/* and environment/*, and delivery of server notifications. For Dial it
-// also owns session recovery (session_conn.go): on any disconnect, within 25 s, a fresh
+// also owns session recovery (session_conn.go): on any disconnect, within
+// RemoteOptions.RecoveryTimeout (default 25 s, a final attempt at the deadline), a fresh
 // bundle, socket, stream id and handshake, `initialize{resumeSessionId}`, re-sent in-flight
-// requests that are safe to repeat (process/write keeps its writeId) and process/read
-// catch-up of every process started on the Client, delivered without duplicates. It does not
-// own fs/* and http/* helpers; Call reaches any method.
+// requests that are safe to repeat (process/write keeps its writeId) and the catch-up of
+// every process started on the Client, delivered without duplicates. Output the executor
+// could not keep is reported as a harness/outputGap notification, never waited for
+// (docs/reliability.md §6); ProcessEvents orders a process's events and gaps by seq. It
+// does not own fs/* and http/* helpers; Call reaches any method.
+//
+// Acknowledged output (ack.go, docs/reliability.md): when the executor advertises
+// processOutputAck, StartProcess opts the process in and the Client acknowledges its
+// events as the consumer takes them, so the executor loses none across reconnects (it
+// replays from the last ack instead of a process/read catch-up) and keeps at most a
+// window in flight: a slow consumer slows the executor instead of being disconnected.
 //
 // Protocol extensions (extensions.go, docs/protocol-extensions.md): CloseStdin, ResizePty,
 // SendSignal and StartProcess's PtySize are used only when the executor advertised them in
@@ -34,8 +43,9 @@
 //
 // # Concurrency
 //
-// A Client is safe for concurrent use. It owns one goroutine, readLoop, started by Open (and
-// so by DialLocal and Dial) and waited for by Close; a Dial connection also owns its relay
+// A Client is safe for concurrent use. It owns readLoop and, without OnNotification,
+// routineForward (it sends the acks), both started by Open (and so by DialLocal and Dial)
+// and waited for by Close; a Dial connection also owns its relay
 // socket's keepalive goroutine (relayRecordConn), stopped and waited for when the physical
 // connection closes. Session recoveries run on readLoop.
 // Writes are serialised by a one-slot semaphore that honours the caller's ctx while
@@ -45,10 +55,11 @@
 // # Notifications and back-pressure
 //
 // Notifications are delivered in arrival order, either to Options.OnNotification (called
-// on readLoop) or through the bounded channel returned by Notifications (capacity
-// Options.NotificationBuffer, default DefaultNotificationBuffer). Overflow policy: block.
-// When the channel is full, readLoop stops reading, which stops responses too and, through
-// the transport's flow control, stalls the server's output pump. Nothing is ever dropped,
+// on readLoop) or through the channel returned by Notifications, fed from a queue bounded by
+// count and bytes (Options.NotificationBuffer, default 1,024; Options.NotificationBytes,
+// default 8 MiB) by routineForward. Overflow policy: block. When the queue is full, readLoop
+// stops reading, which stops responses too and, through the transport's flow control,
+// stalls the server's output pump. Nothing is ever dropped,
 // process/output included. A consumer must therefore drain Notifications (or return from
 // OnNotification) promptly and must not wait for a Call of the same Client while doing so.
 //

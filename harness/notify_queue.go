@@ -68,8 +68,8 @@ func (q *noteQueue) end() {
 }
 
 // get removes the oldest item, waiting for one. It reports ok false once the queue has
-// ended and is empty, or when stop is closed. idle says the queue is empty after it.
-func (q *noteQueue) get(stop <-chan struct{}) (n Notification, idle, ok bool) {
+// ended and is empty, or when stop is closed.
+func (q *noteQueue) get(stop <-chan struct{}) (n Notification, ok bool) {
 	for {
 		q.mu.Lock()
 		if len(q.items) > 0 {
@@ -77,20 +77,19 @@ func (q *noteQueue) get(stop <-chan struct{}) (n Notification, idle, ok bool) {
 			q.items[0] = Notification{}
 			q.items = q.items[1:]
 			q.bytes -= len(n.Params)
-			idle = len(q.items) == 0
 			q.mu.Unlock()
 			signal(q.space)
-			return n, idle, true
+			return n, true
 		}
 		ended := q.ended
 		q.mu.Unlock()
 		if ended {
-			return Notification{}, true, false
+			return Notification{}, false
 		}
 		select {
 		case <-q.avail:
 		case <-stop:
-			return Notification{}, true, false
+			return Notification{}, false
 		}
 	}
 }

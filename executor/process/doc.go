@@ -18,17 +18,28 @@
 // SIGWINCH), SendSignal (send_signal.go: RFC 4254 signal names to the group), and an
 // initial PTY size from process/start's ptySize.
 //
+// Lossless output (ack_state.go, ack.go; docs/reliability.md): a process started with
+// outputAck keeps every event its client has not acknowledged with process/ack (up to
+// Options.MaxUnackedBytes, 64 MiB, then the reader stops and the child blocks), pushes them
+// from one sender goroutine in seq order inside a window (Options.OutputWindow, 1 MiB;
+// 1,024 events), and after every Attach resends from the last ack. Acknowledged output
+// ages out under the released bounds; a closed entry is evicted ClosedRetention after its
+// close is acknowledged.
+//
 // Invariants:
 //   - One seq counter per process, from 1, shared by output chunks, the exit event and
 //     the close event; close needs the exit and EOF on every output stream.
 //   - Notifications for one process are pushed in seq order; while the attached
 //     notifier blocks, that process's pumps block (back-pressure, no drops); while
-//     detached, events are only retained.
+//     detached, events are only retained. For an outputAck process the pumps never wait
+//     for the notifier, only for room under MaxUnackedBytes, and its sender is its only
+//     notifier.
 //   - Every child is reaped by its wait goroutine; a signal is never sent to a group
 //     whose leader has been reaped, so recycled pids are safe.
 //   - Every goroutine (per process: one wait, one or two readers, at most one stdin
-//     writer) is counted in Manager.wg; all end once the process is closed, and Close
-//     kills every group, stops the pumps and waits for them.
+//     writer, one sender with outputAck) is counted in Manager.wg; all end once the
+//     process is closed (the sender once the close is acknowledged), and Close kills
+//     every group, stops the pumps and senders and waits for them.
 //   - Process lifetime is the Manager's, never a request ctx's.
 //
 // Concurrency: all Manager methods are safe for concurrent use. Lock order:
