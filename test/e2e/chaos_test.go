@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/execlab/executor/internal/refbin"
 	"github.com/execlab/executor/registry/rendezvous"
 	"github.com/execlab/executor/registry/rendezvous/chaos"
 	"github.com/execlab/executor/registry/server"
@@ -34,6 +35,13 @@ type chaosRig struct {
 	TokenFile string
 	hub       *rendezvous.Hub
 	hubURL    string
+	executor  *exec.Cmd // the executor process (ours or the reference)
+}
+
+// rigOptions chooses the rig's executor.
+type rigOptions struct {
+	reference  *refbin.Release // nil: ours
+	remoteArgs []string        // extra flags for ours
 }
 
 // freeAddr returns a loopback address that was free a moment ago.
@@ -48,6 +56,11 @@ func freeAddr(t *testing.T) string {
 }
 
 func startChaosRig(t *testing.T, faults ...string) *chaosRig {
+	t.Helper()
+	return startChaosRigWith(t, rigOptions{}, faults...)
+}
+
+func startChaosRigWith(t *testing.T, ro rigOptions, faults ...string) *chaosRig {
 	t.Helper()
 	proxyAddr := freeAddr(t)
 	rig := &chaosRig{Proxy: "http://" + proxyAddr, Env: "env-chaos"}
@@ -91,11 +104,55 @@ func startChaosRig(t *testing.T, faults ...string) *chaosRig {
 		args = append(args, "--fault", f)
 	}
 	rig.Control = startChaosProcess(t, args...)
-	startOurRemote(t, rig.Proxy, rig.Env, token)
+	rig.executor = startRigExecutor(t, ro, rig.Proxy, rig.Env, token)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	waitFor(t, ctx, "the executor to connect through the proxy", func() bool { _, ok := hub.Online(rig.Env); return ok })
 	return rig
+}
+
+// startRigExecutor starts the rig's executor registered through the proxy, and stops it
+// (SIGTERM, then SIGKILL after 5 s) in Cleanup.
+func startRigExecutor(t *testing.T, ro rigOptions, registryURL, env, bearer string) *exec.Cmd {
+	t.Helper()
+	var cmd *exec.Cmd
+	if ro.reference != nil {
+		cmd = exec.Command(ro.reference.Path, "exec-server", "--remote", registryURL, "--environment-id", env, "--registration-bearer-stdin")
+		home := refbin.CodexHome(t)
+		cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "CODEX_HOME=" + home, "RUST_LOG=warn"}
+	} else {
+		args := append([]string{"remote", "--registry", registryURL, "--environment-id", env, "--registration-bearer-stdin"}, ro.remoteArgs...)
+		cmd = exec.Command(remoteExecutorBin(t), args...)
+		cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + t.TempDir()}
+	}
+	stdin, err := cmd.StdinPipe() // kept open: stdin EOF may mean "exit" to an executor
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out lockedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(stdin, bearer+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(waited) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-waited:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			<-waited
+		}
+		stdin.Close()
+		if t.Failed() {
+			t.Logf("executor output:\n%s", out.String())
+		}
+	})
+	return cmd
 }
 
 // startChaosProcess runs `executor chaos`, waits for its two address lines and returns the
@@ -185,22 +242,51 @@ type chaosExec struct {
 	code   int
 	stderr string
 	took   time.Duration
+	hung   bool // killed at its time limit
 }
 
 // exec runs `executor exec` through the proxy and hashes its stdout as it streams.
 func (r *chaosRig) exec(t *testing.T, limit time.Duration, argv ...string) chaosExec {
 	t.Helper()
+	return r.execWith(t, limit, nil, argv...)
+}
+
+// execWith is exec with extra `executor exec` flags. An exec still running at limit is
+// killed and reported with hung set.
+func (r *chaosRig) execWith(t *testing.T, limit time.Duration, flags []string, argv ...string) chaosExec {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	args := append([]string{"exec", "--registry", r.Proxy, "--environment-id", r.Env, "--token-file", r.TokenFile}, flags...)
+	args = append(append(args, "--"), argv...)
+	cmd := exec.CommandContext(ctx, remoteExecutorBin(t), args...)
+	res := runHashed(t, cmd)
+	res.hung = ctx.Err() != nil
+	return res
+}
+
+// execStreaming is exec that hands its live stderr buffer to stderrCh once started.
+func (r *chaosRig) execStreaming(t *testing.T, limit time.Duration, stderrCh chan<- *lockedBuffer, argv ...string) chaosExec {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	args := append([]string{"exec", "--registry", r.Proxy, "--environment-id", r.Env, "--token-file", r.TokenFile, "--"}, argv...)
 	cmd := exec.CommandContext(ctx, remoteExecutorBin(t), args...)
-	return runHashed(t, cmd)
+	stderr := &lockedBuffer{}
+	stderrCh <- stderr
+	res := runHashedInto(t, cmd, stderr)
+	res.hung = ctx.Err() != nil
+	return res
 }
 
 func runHashed(t *testing.T, cmd *exec.Cmd) chaosExec {
 	t.Helper()
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
+	return runHashedInto(t, cmd, &lockedBuffer{})
+}
+
+func runHashedInto(t *testing.T, cmd *exec.Cmd, stderr *lockedBuffer) chaosExec {
+	t.Helper()
+	cmd.Stderr = stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -232,6 +318,10 @@ func localRun(t *testing.T, argv ...string) chaosExec {
 
 func checkSame(t *testing.T, what string, got, want chaosExec) {
 	t.Helper()
+	if got.hung {
+		t.Errorf("%s: exec still running after %v (hang); %d bytes so far (stderr %s)", what, got.took.Round(time.Second), got.n, got.stderr)
+		return
+	}
 	if got.sum != want.sum || got.n != want.n || got.code != want.code {
 		t.Errorf("%s: %d bytes sha256 %x rc %d; local run: %d bytes sha256 %x rc %d (stderr %s)",
 			what, got.n, got.sum[:6], got.code, want.n, want.sum[:6], want.code, got.stderr)
@@ -283,4 +373,3 @@ func TestChaos_OnDemandHarnessCut(t *testing.T) {
 		t.Errorf("exec stderr %q: want a reconnect notice", got.stderr)
 	}
 }
-

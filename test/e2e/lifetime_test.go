@@ -162,4 +162,3 @@ func TestLifetime_Kill9RemoteLeavesNoProcess(t *testing.T) {
 	took := waitNoneMarked(t, val, groups, 5*time.Second)
 	t.Logf("every process of the session gone %v after kill -9", took.Round(time.Millisecond))
 }
-
