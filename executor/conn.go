@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"time"
 
 	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/protocol"
@@ -66,9 +67,28 @@ func (c *conn) Lane(method string) jsonrpc.Lane {
 	return m.lane
 }
 
-// Handle implements jsonrpc.Handler in the reference's order (spec/jsonrpc.md §1.4):
-// route lookup, params decoding, then the handshake checks.
+// Handle implements jsonrpc.Handler: route, timed for the Observer (and traced when it
+// implements RequestSpan).
 func (c *conn) Handle(ctx context.Context, req *jsonrpc.Message) (any, error) {
+	obs := c.srv.opts.Observer
+	method := methodLabel(req.Method)
+	var end func(code string)
+	if rs, ok := obs.(RequestSpan); ok {
+		ctx, end = rs.StartRequest(ctx, method)
+	}
+	start := time.Now()
+	res, err := c.route(ctx, req)
+	code := codeLabel(err)
+	obs.RequestHandled(method, code, time.Since(start))
+	if end != nil {
+		end(code)
+	}
+	return res, err
+}
+
+// route serves one request in the reference's order (spec/jsonrpc.md §1.4): route lookup,
+// params decoding, then the handshake checks.
+func (c *conn) route(ctx context.Context, req *jsonrpc.Message) (any, error) {
 	m, ok := methods[req.Method]
 	if !ok {
 		return nil, jsonrpc.MethodNotFound(req.Method)

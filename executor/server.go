@@ -47,6 +47,9 @@ type Options struct {
 	// (process.Guard). Nil: only each group's leader gets SIGTERM (Pdeathsig). The caller
 	// owns it and closes it after the Server.
 	ProcessGuard *process.Guard
+	// Observer receives request, back-pressure and process counts for metrics
+	// (metrics.go). Nil means none.
+	Observer Observer
 }
 
 func (o *Options) withDefaults() Options {
@@ -56,6 +59,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Observer == nil {
+		c.Observer = nopObserver{}
 	}
 	return c
 }
@@ -156,7 +162,9 @@ func (s *Server) ServeConn(ctx context.Context, mc jsonrpc.MessageConn, info Con
 	s.cancels[slot] = cancel
 	s.conns.Add(1)
 	s.mu.Unlock()
+	s.opts.Observer.ConnOpened()
 	defer func() {
+		s.opts.Observer.ConnClosed()
 		s.mu.Lock()
 		delete(s.cancels, slot)
 		s.mu.Unlock()
@@ -167,6 +175,7 @@ func (s *Server) ServeConn(ctx context.Context, mc jsonrpc.MessageConn, info Con
 		ConcurrentRequests: s.opts.ConcurrentRequests,
 		ParseErrorPrefix:   info.parseErrorPrefix(),
 		Logger:             s.opts.Logger,
+		Observer:           s.opts.Observer,
 	})
 	c := newConn(s, rpc)
 	defer c.close()

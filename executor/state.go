@@ -30,6 +30,7 @@ func newSessionState(s *Server) *sessionState {
 		Home:                 homeDir(),
 		MandatoryTCPUpstream: s.opts.TCPUpstreamProxy != "",
 		Guard:                s.opts.ProcessGuard,
+		Observer:             s.opts.Observer,
 	})}
 }
 

@@ -65,6 +65,9 @@ func TestDependencyDirection(t *testing.T) {
 		{from: "", forbidden: []string{mod + "proto/relayv1"}, except: []string{"relay/frame", "proto/relayv1"}},
 		// jsonwire is the leaf under every JSON-RPC speaker (server, harness, sandbox policy).
 		{from: "jsonwire", forbidden: []string{strings.TrimSuffix(mod, "/")}},
+		// Metrics and tracing libraries only in internal/telemetry and cmd/: the layers below
+		// report through their own Observer interfaces (docs/observability.md).
+		{from: "", forbidden: []string{"github.com/prometheus", "go.opentelemetry.io"}, except: []string{"internal/telemetry", "cmd", "test"}},
 	}
 	pkgs := pkgDeps(t)
 	if len(pkgs) < 10 {

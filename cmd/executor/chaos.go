@@ -72,6 +72,7 @@ Flags:
 	control := fs.String("control", "", "address of the control endpoint, host:port (default: none)")
 	seed := fs.Uint64("seed", 1, "seed of the drop/dup/reorder random source")
 	logLevel := fs.String("log-level", envOr("EXECUTOR_LOG_LEVEL", "info"), "log level on stderr: debug, info, warn, error [EXECUTOR_LOG_LEVEL]")
+	logFormat := logFormatFlag(fs)
 	var faults faultFlags
 	fs.Var(&faults, "fault", "a fault spec (repeatable; see above)")
 	if err := fs.Parse(args); err != nil {
@@ -83,7 +84,7 @@ Flags:
 	if *upstream == "" {
 		return fmt.Errorf("%w: --upstream is required", errUsage)
 	}
-	log, err := newLogger(stderr, *logLevel)
+	log, err := newLogger(stderr, *logLevel, *logFormat)
 	if err != nil {
 		return err
 	}

@@ -36,6 +36,7 @@ Flags:
 	listen := fs.String("listen", "127.0.0.1:0", "registry listen address, host:port")
 	envID := fs.String("environment-id", "dev", "environment id the executor registers as")
 	logLevel := fs.String("log-level", envOr("EXECUTOR_LOG_LEVEL", "warn"), "log level on stderr: debug, info, warn, error")
+	logFormat := logFormatFlag(fs)
 	sandboxBackend := sandboxBackendFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -46,7 +47,7 @@ Flags:
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
-	log, err := newLogger(stderr, *logLevel)
+	log, err := newLogger(stderr, *logLevel, *logFormat)
 	if err != nil {
 		return err
 	}

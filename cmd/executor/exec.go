@@ -75,6 +75,7 @@ Flags:
 	reconnect := fs.Duration("reconnect-timeout", defaultReconnectTimeout,
 		"through a registry: how long to keep trying to resume the session after the connection breaks (the last attempt is made at the deadline; the executor's --session-ttl bounds it too)")
 	logLevel := fs.String("log-level", envOr("EXECUTOR_LOG_LEVEL", "warn"), "log level on stderr [EXECUTOR_LOG_LEVEL]")
+	logFormat := logFormatFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -117,7 +118,7 @@ Flags:
 	default:
 		return fmt.Errorf("%w: give --url, or --registry, --environment-id and --token-file", errUsage)
 	}
-	log, err := newLogger(stderr, *logLevel)
+	log, err := newLogger(stderr, *logLevel, *logFormat)
 	if err != nil {
 		return err
 	}

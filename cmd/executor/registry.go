@@ -12,6 +12,7 @@ import (
 
 	"github.com/execlab/executor/cmd/executor/internal/registrycmd"
 	"github.com/execlab/executor/registry/server"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 const registryUsage = `usage: executor registry <serve|token> [flags]
@@ -64,6 +65,8 @@ func runRegistryServe(ctx context.Context, args []string, stdout, stderr io.Writ
 	keyRotation := fs.Duration("key-rotation", 0, "how long one URL signing key signs before the next takes over; old keys verify until their URLs expire (default 24h)")
 	maxConns := fs.Int("max-conns", 0, "open connections cap, HTTP and rendezvous sockets (default: 16384, lowered to the file-descriptor limit minus 64)")
 	logLevel := fs.String("log-level", envOr("EXECUTOR_LOG_LEVEL", "warn"), "log level on stderr: debug, info, warn, error [EXECUTOR_LOG_LEVEL]")
+	logFormat := logFormatFlag(fs)
+	metricsAddr := metricsFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -79,7 +82,7 @@ func runRegistryServe(ctx context.Context, args []string, stdout, stderr io.Writ
 	if *maxConns < 0 {
 		return fmt.Errorf("%w: --max-conns must be positive", errUsage)
 	}
-	log, err := newLogger(stderr, *logLevel)
+	log, err := newLogger(stderr, *logLevel, *logFormat)
 	if err != nil {
 		return err
 	}
@@ -96,9 +99,16 @@ func runRegistryServe(ctx context.Context, args []string, stdout, stderr io.Writ
 	if *keyRotation < 0 || (*keyRotation > 0 && *keyRotation < time.Second) {
 		return fmt.Errorf("%w: --key-rotation must be at least 1s", errUsage)
 	}
+	var tm *registrycmd.Metrics
+	stopMetrics, err := startMetrics(*metricsAddr, log, func(reg prometheus.Registerer) { tm = registrycmd.NewMetrics(reg) })
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	return registrycmd.Run(ctx, registrycmd.Config{Listen: *listen, PublicURL: *publicURL, DB: *db, Tokens: tokens,
 		NodeID: *nodeID, AdvertiseURL: *advertiseURL, KeyRotation: *keyRotation,
-		TLSCertFile: *tlsCert, TLSKeyFile: *tlsKey, HTTP: &server.HTTPOptions{MaxConns: *maxConns}, Logger: log},
+		TLSCertFile: *tlsCert, TLSKeyFile: *tlsKey, HTTP: &server.HTTPOptions{MaxConns: *maxConns}, Logger: log,
+		Metrics: tm},
 		func(url string) { fmt.Fprintln(stdout, url) })
 }
 

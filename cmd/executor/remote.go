@@ -13,7 +13,9 @@ import (
 	"github.com/execlab/executor/cmd/executor/internal/remote"
 	"github.com/execlab/executor/executor"
 	"github.com/execlab/executor/executor/process"
+	"github.com/execlab/executor/internal/telemetry"
 	"github.com/execlab/executor/sandbox"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // runRemote is `executor remote`: it parses the flags (each with an environment default),
@@ -68,6 +70,8 @@ Flags (each also settable by the environment variable named in brackets):
 	ttl := fs.Duration("session-ttl", defaultRemoteSessionTTL, "how long a disconnected session keeps its processes before they are killed; longer than exec's --reconnect-timeout (10m), so a harness still trying finds its session (docs/reliability.md)")
 	maxUnacked := fs.Int("max-unacked-bytes", process.DefaultMaxUnackedBytes, "output bytes kept per process until a harness that acknowledges output (ours) has received them; past it the process blocks on its output (docs/reliability.md)")
 	logLevel := fs.String("log-level", envOr("EXECUTOR_LOG_LEVEL", "warn"), "log level on stderr: debug, info, warn, error [EXECUTOR_LOG_LEVEL]")
+	logFormat := logFormatFlag(fs)
+	metricsAddr := metricsFlag(fs)
 	sandboxBackend := sandboxBackendFlag(fs)
 	wsAuth := wsAuthFlags(fs) // accepted only to be refused, as by the reference
 	if err := fs.Parse(args); err != nil {
@@ -101,12 +105,18 @@ Flags (each also settable by the environment variable named in brackets):
 	if err := checkSandboxBackend(*sandboxBackend); err != nil {
 		return err
 	}
-	log, err := newLogger(stderr, *logLevel)
+	log, err := newLogger(stderr, *logLevel, *logFormat)
 	if err != nil {
 		return err
 	}
 	guard := startProcessGuard(log)
 	defer guard.Close() // after RunCommand closed the server (and killed its sessions' groups)
+	var tm *telemetry.Executor
+	stopMetrics, err := startMetrics(*metricsAddr, log, func(reg prometheus.Registerer) { tm = telemetry.NewExecutor(reg) })
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	return remote.RunCommand(ctx, &remote.Command{
 		RegistryURL:   *registry,
 		EnvironmentID: *envID,
@@ -116,9 +126,12 @@ Flags (each also settable by the environment variable named in brackets):
 		},
 		ExitOnStdinClose: exitOnClose,
 		MaxStreams:       *maxStreams,
-		Server:           executor.Options{ConcurrentRequests: *concurrent, SessionTTL: *ttl, MaxUnackedBytes: *maxUnacked, ProcessGuard: guard},
-		Sandbox:          func(ctx context.Context) *sandbox.Launcher { return startSandbox(ctx, *sandboxBackend, log) },
-		Logger:           log,
+		Server: executor.Options{ConcurrentRequests: *concurrent, SessionTTL: *ttl, MaxUnackedBytes: *maxUnacked, ProcessGuard: guard,
+			Observer: executorObserver(tm)},
+		Observer: remoteObserver(tm),
+		OnServer: func(srv *executor.Server) { trackSessions(tm, srv) },
+		Sandbox:  func(ctx context.Context) *sandbox.Launcher { return startSandbox(ctx, *sandboxBackend, log) },
+		Logger:   log,
 	}, stdin)
 }
 

@@ -9,7 +9,9 @@ import (
 
 	"github.com/execlab/executor/cmd/executor/internal/serve"
 	"github.com/execlab/executor/executor"
+	"github.com/execlab/executor/internal/telemetry"
 	"github.com/execlab/executor/internal/wsauth"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -23,6 +25,8 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	maxBytes := fs.Int("max-retained-bytes", 0, "output bytes kept per process for process/read (default 1 MiB)")
 	maxChunks := fs.Int("max-retained-chunks", 0, "output chunks kept per process for process/read (default 50000)")
 	logLevel := fs.String("log-level", envOr("EXECUTOR_LOG_LEVEL", "warn"), "log level on stderr: debug, info, warn, error (env EXECUTOR_LOG_LEVEL)")
+	logFormat := logFormatFlag(fs)
+	metricsAddr := metricsFlag(fs)
 	sandboxBackend := sandboxBackendFlag(fs)
 	wsAuth := wsAuthFlags(fs)
 	proxy := addProxyFlags(fs)
@@ -58,12 +62,18 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err := checkSandboxBackend(*sandboxBackend); err != nil {
 		return err
 	}
-	log, err := newLogger(stderr, *logLevel)
+	log, err := newLogger(stderr, *logLevel, *logFormat)
 	if err != nil {
 		return err
 	}
 	guard := startProcessGuard(log)
 	defer guard.Close() // after Run closed the server (and killed its sessions' groups)
+	var tm *telemetry.Executor
+	stopMetrics, err := startMetrics(*metricsAddr, log, func(reg prometheus.Registerer) { tm = telemetry.NewExecutor(reg) })
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	return serve.Run(ctx, serve.Config{
 		Listen: l,
 		Server: executor.Options{
@@ -74,10 +84,12 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			MaxRetainedChunks:  *maxChunks,
 			Sandbox:            startSandbox(ctx, *sandboxBackend, log),
 			TCPUpstreamProxy:   proxy.upstream.String(),
+			Observer:           executorObserver(tm),
 		},
-		Stdin:  stdin,
-		Stdout: stdout,
-		Logger: log,
-		Auth:   auth,
+		Stdin:    stdin,
+		Stdout:   stdout,
+		Logger:   log,
+		Auth:     auth,
+		OnServer: func(srv *executor.Server) { trackSessions(tm, srv) },
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/execlab/executor/jsonwire"
 )
@@ -62,6 +63,8 @@ type Options struct {
 	ParseErrorPrefix string
 	// Logger receives debug logs; nil discards them.
 	Logger *slog.Logger
+	// Observer receives back-pressure events (metrics.go). Nil means none.
+	Observer Observer
 }
 
 func (o *Options) withDefaults() Options {
@@ -74,6 +77,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Observer == nil {
+		c.Observer = nopObserver{}
 	}
 	return c
 }
@@ -198,14 +204,21 @@ func (c *Conn) readLoop(ctx context.Context, cancel context.CancelCauseFunc, h H
 // admitInbound charges n bytes to the inbound budget, waiting while it is spent (a
 // message is always admitted into an empty queue). It reports false when ctx ends.
 func (c *Conn) admitInbound(ctx context.Context, n int) bool {
+	var waited time.Time // set at the first wait
 	for {
 		c.imu.Lock()
 		if c.inQueued == 0 || c.inQueued+n <= InboundBytes {
 			c.inQueued += n
 			c.imu.Unlock()
+			if !waited.IsZero() {
+				c.opts.Observer.Backpressure(QueueInbound, time.Since(waited))
+			}
 			return true
 		}
 		c.imu.Unlock()
+		if waited.IsZero() {
+			waited = time.Now()
+		}
 		select {
 		case <-c.inSpace:
 		case <-ctx.Done():
@@ -352,14 +365,21 @@ func (c *Conn) push(ctx context.Context, b []byte) error {
 		return ErrConnClosed
 	default:
 	}
+	var waited time.Time // set at the first wait
 	for {
 		c.qmu.Lock()
 		if c.queued == 0 || c.queued+len(b) <= OutboundBytes {
 			c.queued += len(b)
 			c.qmu.Unlock()
+			if !waited.IsZero() {
+				c.opts.Observer.Backpressure(QueueOutbound, time.Since(waited))
+			}
 			break
 		}
 		c.qmu.Unlock()
+		if waited.IsZero() {
+			waited = time.Now()
+		}
 		select {
 		case <-c.space:
 		case <-ctx.Done():

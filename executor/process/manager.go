@@ -53,6 +53,8 @@ type Options struct {
 	// whose entry is gone, so the groups die with the executor even after kill -9
 	// (guard.go). Nil: each group's leader still gets SIGTERM from Pdeathsig.
 	Guard *Guard
+	// Observer receives process counts (metrics.go). Nil means none.
+	Observer Observer
 }
 
 func (o *Options) withDefaults() Options {
@@ -77,6 +79,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if c.Observer == nil {
+		c.Observer = nopObserver{}
 	}
 	return c
 }
@@ -158,7 +163,7 @@ func (m *Manager) notify(method string, params any) {
 		return
 	}
 	if err := a.n.Notify(a.ctx, method, params); err != nil {
-		m.log.Debug("notification dropped", "method", method, "err", err)
+		m.log.Debug("notification dropped", "method", method, "error", err)
 	}
 }
 

@@ -40,6 +40,7 @@ func (m *Manager) routineRead(p *proc, f *os.File, stream protocol.ExecOutputStr
 				}
 				buf = make([]byte, size)
 			}
+			m.opts.Observer.OutputBytes(n)
 			m.emitOutput(p, stream, data)
 		}
 		if err != nil {
@@ -93,6 +94,7 @@ func (m *Manager) routineWait(p *proc, child *os.Process) {
 		t.Stop()
 	}
 	denied := m.classifyExit(p, code)
+	m.opts.Observer.ProcessExited(exitClass(code, sig, denied))
 	m.emitExit(p, code, denied)
 	if killed {
 		p.stopOutputs(terminateDrain)

@@ -105,7 +105,7 @@ func (m *Manager) start(ctx context.Context, params *protocol.ProcessStartParams
 			delete(m.procs, id)
 		}
 		m.mu.Unlock()
-		m.log.Debug("spawn failed", "process_id", id, "err", err)
+		m.log.Debug("spawn failed", "process_id", id, "error", err)
 		return nil, &spawnError{err: err}
 	}
 
@@ -131,6 +131,7 @@ func (m *Manager) start(ctx context.Context, params *protocol.ProcessStartParams
 	p.mu.Unlock()
 	// Adding to wg under m.mu while !closing: Close cannot be waiting yet.
 	m.wg.Add(1 + len(sp.outputs))
+	m.opts.Observer.ProcessStarted()
 	go m.routineWait(p, sp.proc)
 	if params.Tty {
 		go m.routineRead(p, sp.outputs[0], protocol.StreamPty)

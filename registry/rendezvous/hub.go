@@ -107,6 +107,8 @@ type Stats struct {
 	ResetsSent      int64 // resets sent to executors for ended harness sockets
 	Refused         int64 // upgrades refused by admission: used URL, socket caps, paused subject, too many upgrades
 	HarnessFailures int64 // harness streams failed: reset by the executor before any executor data, or broken frame order
+	FramesRelayed   int64 // frames queued to a socket, either direction (resets the Hub sends included)
+	BytesRelayed    int64 // the bytes of those frames
 }
 
 // Hub routes frames between executor and harness sockets. See the package doc.
@@ -140,6 +142,7 @@ type Hub struct {
 	execSockets, harnessSockets                        atomic.Int64
 	dropped, claimConflicts, slowConsumers, resetsSent atomic.Int64
 	refused, harnessFailures                           atomic.Int64
+	framesRelayed, bytesRelayed                        atomic.Int64
 }
 
 // environment is the routing table of one environment id.
@@ -201,6 +204,7 @@ func (h *Hub) Stats() Stats {
 		Dropped: h.dropped.Load(), ClaimConflicts: h.claimConflicts.Load(),
 		SlowConsumers: h.slowConsumers.Load(), ResetsSent: h.resetsSent.Load(),
 		Refused: h.refused.Load(), HarnessFailures: h.harnessFailures.Load(),
+		FramesRelayed: h.framesRelayed.Load(), BytesRelayed: h.bytesRelayed.Load(),
 	}
 }
 

@@ -168,6 +168,8 @@ func (s *socket) enqueue(b []byte, wait time.Duration) error {
 	if err != nil {
 		return err
 	}
+	s.hub.framesRelayed.Add(1)
+	s.hub.bytesRelayed.Add(int64(len(b)))
 	if start {
 		s.hub.wg.Add(1) // a pushing read loop holds a count, so this never races Wait at zero
 		go s.writeLoop()

@@ -47,6 +47,8 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock. Nil means time.Now.
 	Now func() time.Time
+	// Observer receives validate outcomes (metrics.go). Nil means none.
+	Observer Observer
 }
 
 // Server is the registry HTTP service plus the rendezvous upgrades on one handler. It is
@@ -82,6 +84,9 @@ func New(opts *Options) (*Server, error) {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Observer == nil {
+		o.Observer = nopObserver{}
 	}
 	if o.Now == nil {
 		o.Now = time.Now

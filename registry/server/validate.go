@@ -13,7 +13,8 @@ import (
 // issued by connect for this environment, this registration and this harness key.
 // {valid:false} for an unknown, expired, replayed or mismatched authorization; 409
 // registration_fenced when the caller's registration is no longer current.
-func (s *Server) validate(ctx context.Context, c call, r *http.Request) (any, error) {
+func (s *Server) validate(ctx context.Context, c call, r *http.Request) (res any, err error) {
+	defer func() { s.opts.Observer.Validated(validateOutcome(res, err)) }()
 	env := c.env
 	var req api.ValidateRequest
 	if err := decodeStrict(r.Body, &req); err != nil {

@@ -17,10 +17,12 @@ type dispatcher struct {
 func (d *dispatcher) handle(ctx context.Context, b []byte) {
 	m := d.m
 	if err := frame.Decode(&d.f, b); err != nil {
+		m.opts.Observer.FrameDropped(DropMalformed)
 		m.drops.warn(m.log, "dropping malformed Noise relay frame from harness", "error", err)
 		return
 	}
 	if err := d.f.Validate(); err != nil {
+		m.opts.Observer.FrameDropped(DropInvalid)
 		m.drops.warn(m.log, "dropping invalid Noise relay frame: "+err.Error())
 		return
 	}
@@ -35,6 +37,7 @@ func (d *dispatcher) handle(ctx context.Context, b []byte) {
 	case *frame.Resume, *frame.Ack, *frame.Heartbeat:
 		// Ignored (observed from codex 0.169.0).
 	default:
+		m.opts.Observer.FrameDropped(DropUnknownBody)
 		m.drops.warn(m.log, "dropping invalid Noise relay frame: unknown body")
 	}
 }
@@ -56,25 +59,25 @@ func (d *dispatcher) onHandshake(ctx context.Context, id string, msg1 []byte) {
 			m.removeLocked(s, ErrStreamClosed)
 			m.chargeLocked(now)
 			m.mu.Unlock()
-			m.logRefused(id, "duplicate_pending_stream")
+			m.logRefused(id, RefusedDuplicatePending)
 			m.sendReset(id)
 			return
 		}
 		m.mu.Unlock()
 		// The active stream keeps running (observed).
-		m.logRefused(id, "duplicate_active_stream")
+		m.logRefused(id, RefusedDuplicateActive)
 		m.sendReset(id)
 		return
 	}
 	switch {
 	case m.coolingLocked(now):
 		m.mu.Unlock()
-		m.logRefused(id, "cooldown")
+		m.logRefused(id, RefusedCooldown)
 		m.sendReset(id)
 		return
 	case m.active >= m.opts.MaxStreams, m.pending >= m.opts.MaxPending:
 		m.mu.Unlock()
-		m.logRefused(id, "capacity")
+		m.logRefused(id, RefusedCapacity)
 		m.sendReset(id)
 		return
 	}
@@ -99,7 +102,7 @@ func (d *dispatcher) onData(id string, seq uint32, payload []byte) {
 		m.removeLocked(s, ErrStreamClosed)
 		m.chargeLocked(time.Now())
 		m.mu.Unlock()
-		m.logRefused(id, "early_data")
+		m.logRefused(id, RefusedEarlyData)
 		m.sendReset(id)
 		return
 	case stateResponded, stateActive:
@@ -136,6 +139,7 @@ func (d *dispatcher) onReset(id string) {
 
 // logRefused emits the handshake diagnostic for a reset the mux decided on its own.
 func (m *Mux) logRefused(id, reason string) {
+	m.opts.Observer.HandshakeRefused(reason)
 	m.log.Debug("resetting Noise relay stream", "noise_event", "handshake",
 		"noise_outcome", "rejected", "noise_reason", reason, "stream_id", id)
 }

@@ -35,6 +35,8 @@ type Options struct {
 	InboundQueueBytes   int
 	// Logger receives structured logs (component=relay/mux). Nil discards.
 	Logger *slog.Logger
+	// Observer receives drop, refusal and cooldown counts (metrics.go). Nil means none.
+	Observer Observer
 }
 
 func (o *Options) withDefaults() Options {
@@ -60,6 +62,9 @@ func (o *Options) withDefaults() Options {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	c.Logger = c.Logger.With("component", "relay/mux")
+	if c.Observer == nil {
+		c.Observer = nopObserver{}
+	}
 	return c
 }
 
@@ -157,6 +162,7 @@ func (m *Mux) readLoop(ctx context.Context) error {
 		b, err := m.fc.ReadFrame(ctx)
 		if err != nil {
 			if errors.Is(err, frame.ErrNonBinary) {
+				m.opts.Observer.FrameDropped(DropNonBinary)
 				m.drops.warn(m.log, "dropping non-binary Noise relay frame from harness")
 				continue
 			}
@@ -179,6 +185,7 @@ func (m *Mux) chargeLocked(now time.Time) {
 	if m.failures >= m.opts.FailureBudget {
 		m.cooldownUntil = now.Add(m.opts.Cooldown)
 		m.failures = 0
+		m.opts.Observer.CooldownEntered()
 		m.log.Warn("pausing Noise relay handshakes after repeated failures",
 			"noise_event", "handshake", "cooldown", m.opts.Cooldown)
 	}

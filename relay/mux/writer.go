@@ -48,6 +48,7 @@ func (m *Mux) writeLoop(ctx context.Context) {
 		buf, err = frame.Encode(buf[:0], &f)
 		if err != nil {
 			// Only an oversized payload can fail here; drop the stream's frame and end it.
+			m.opts.Observer.FrameDropped(DropUnencodable)
 			m.drops.warn(m.log, "dropping unencodable Noise relay frame", "error", err)
 			m.endByID(of.streamID)
 			continue

@@ -129,7 +129,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	}
 	if r.tty && cfg.StdinFD >= 0 {
 		if err := r.term.makeRaw(cfg.StdinFD); err != nil {
-			log.Debug("raw mode unavailable", "err", err)
+			log.Debug("raw mode unavailable", "error", err)
 		}
 	}
 	// Signals are caught from before the start, so none is lost to the default action.

@@ -89,6 +89,6 @@ func (r *runner) resize(ctx context.Context) {
 	cctx, cancel := context.WithTimeout(ctx, signalCallTimeout)
 	defer cancel()
 	if _, err := r.c.ResizePty(cctx, r.pid, size); err != nil && ctx.Err() == nil {
-		r.log.Debug("resize failed", "err", err)
+		r.log.Debug("resize failed", "error", err)
 	}
 }

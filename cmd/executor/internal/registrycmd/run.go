@@ -11,6 +11,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/execlab/executor/internal/telemetry"
 	"github.com/execlab/executor/registry/rendezvous"
 	"github.com/execlab/executor/registry/server"
 	"github.com/execlab/executor/relay/wsconn"
@@ -42,6 +43,8 @@ type Config struct {
 	// means the defaults.
 	MaxHarnessSockets, MaxHarnessSocketsPerSubject int
 	Logger                                         *slog.Logger
+	// Metrics, when not nil, measures the API and reads the Hub's counters (metrics.go).
+	Metrics *Metrics
 }
 
 // Service is a running registry.
@@ -120,7 +123,11 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 		st.Close()
 		return nil, err
 	}
-	s, err := server.New(&server.Options{Store: st, Tokens: cfg.Tokens, Hub: hub, Signer: signer, PublicURL: base, Node: node, Logger: log})
+	so := &server.Options{Store: st, Tokens: cfg.Tokens, Hub: hub, Signer: signer, PublicURL: base, Node: node, Logger: log}
+	if cfg.Metrics != nil {
+		so.Observer = cfg.Metrics.api
+	}
+	s, err := server.New(so)
 	if err != nil {
 		ln.Close()
 		_ = node.Release(ctx)
@@ -135,9 +142,14 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 		ho.MaxConns = defaultMaxConns()
 	}
 	ho.TLS, ho.Logger = tlsConf, log
+	var h http.Handler = s
+	if cfg.Metrics != nil {
+		h = cfg.Metrics.api.Middleware(s)
+		telemetry.RegisterHub(cfg.Metrics.reg, hub.Stats)
+	}
 	log.Info("registry listening", "address", ln.Addr().String(), "tls", tlsConf != nil, "max_conns", ho.MaxConns)
 	beatCtx, stopBeat := context.WithCancel(context.WithoutCancel(ctx))
-	svc := &Service{URL: base, Hub: hub, Store: st, Node: node, done: make(chan error, 1), srv: server.NewHTTPServer(s, &ho),
+	svc := &Service{URL: base, Hub: hub, Store: st, Node: node, done: make(chan error, 1), srv: server.NewHTTPServer(h, &ho),
 		stopBeat: stopBeat, beatDone: make(chan struct{})}
 	go func() { defer close(svc.beatDone); node.Run(beatCtx, hub.CloseExecutor) }()
 	go func() { svc.done <- svc.srv.Serve(ln) }()

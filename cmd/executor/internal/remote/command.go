@@ -38,6 +38,12 @@ type Command struct {
 	Sandbox func(ctx context.Context) *sandbox.Launcher
 	// Logger receives structured logs. Nil discards.
 	Logger *slog.Logger
+	// Observer receives the relay loop's counts (Config.Observer). Nil means none. The
+	// server's own counts go to Server.Observer.
+	Observer Observer
+	// OnServer, when not nil, is called once with the executor.Server RunCommand created,
+	// before it serves (metrics read its session count). Nil means none.
+	OnServer func(*executor.Server)
 	// Getenv reads the process environment (CODEX_ACCESS_TOKEN, CODEX_API_KEY, TRACEPARENT,
 	// the auth endpoint overrides, HOME). Nil means os.Getenv; tests inject a map.
 	Getenv func(string) string
@@ -163,11 +169,15 @@ func (cmd *Command) serve(ctx, runCtx context.Context, reg Registry, tp func(con
 	}
 	srv := executor.NewServer(&opts)
 	defer srv.Close()
+	if cmd.OnServer != nil {
+		cmd.OnServer(srv)
+	}
 	return Run(runCtx, Config{
 		Registry:    reg,
 		Server:      srv,
 		Mux:         &mux.Options{MaxStreams: maxStreams},
 		Traceparent: tp,
 		Logger:      log,
+		Observer:    cmd.Observer,
 	})
 }

@@ -54,12 +54,16 @@ type Config struct {
 	Traceparent func(context.Context) string
 	// Logger receives structured logs. Nil discards.
 	Logger *slog.Logger
+	// Observer receives the loop's and the muxes' counts (metrics.go). Nil means none.
+	Observer Observer
 }
 
 // runner is the state of one Run.
 type runner struct {
 	cfg      Config
+	obs      Observer
 	log      *slog.Logger
+	regs     int // successful registrations so far; only Run's goroutine touches it
 	identity *noise.Identity
 	keyJSON  []byte
 	backoff  *wsconn.Backoff
@@ -71,7 +75,10 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.Registry == nil || cfg.Server == nil {
 		return errors.New("remote: Registry and Server are required")
 	}
-	r := &runner{cfg: cfg, log: cfg.Logger, backoff: cfg.Backoff}
+	r := &runner{cfg: cfg, obs: cfg.Observer, log: cfg.Logger, backoff: cfg.Backoff}
+	if r.obs == nil {
+		r.obs = nopObserver{}
+	}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
@@ -109,6 +116,11 @@ func Run(ctx context.Context, cfg Config) error {
 			if errors.As(err, &de) {
 				status = de.StatusCode
 			}
+			if status != 0 {
+				r.obs.RendezvousDial(DialHTTPError)
+			} else {
+				r.obs.RendezvousDial(DialNetworkError)
+			}
 			r.log.Warn("Noise relay rendezvous connection failed", "noise_event", "rendezvous_connection",
 				"noise_outcome", "error", "noise_reason", "websocket_error", "error_kind", errorKind(status),
 				"http_status", status, "request_id", reqID, "connection_attempt", attempt, "error", err)
@@ -128,6 +140,7 @@ func Run(ctx context.Context, cfg Config) error {
 			continue
 		}
 		r.backoff.Reset()
+		r.obs.RendezvousDial(DialOK)
 		r.log.Info("Noise relay rendezvous connected", "noise_event", "rendezvous_connection",
 			"noise_outcome", "ok", "request_id", reqID, "connection_attempt", attempt)
 		r.log.Debug("Noise relay rendezvous url", "url", wsconn.RedactURL(reg.URL))
@@ -156,6 +169,8 @@ func (r *runner) register(ctx context.Context) (client.Registration, error) {
 	if err != nil {
 		return client.Registration{}, err
 	}
+	r.obs.Registered(r.regs > 0)
+	r.regs++
 	r.log.Info("Noise executor registered", "noise_event", "registration", "noise_outcome", "ok",
 		"security_profile", api.SecurityProfile)
 	r.log.Debug("Noise executor registration", "environment_id", reg.EnvironmentID,
@@ -191,6 +206,7 @@ func (r *runner) serveSocket(ctx context.Context, conn *wsconn.Conn, reg client.
 		mo = *r.cfg.Mux
 	}
 	mo.Logger = r.log
+	mo.Observer = r.obs
 	m := mux.New(conn, func(sctx context.Context, s *mux.Stream) { r.serveStream(sctx, s, reg) }, &mo)
 
 	kctx, stopKeepalive := context.WithCancel(ctx)

@@ -16,6 +16,8 @@ import (
 // JSON-RPC session. Returning ends the stream (the mux sends the reset, and charges the
 // failure when the handshake did not complete).
 func (r *runner) serveStream(ctx context.Context, s *mux.Stream, reg client.Registration) {
+	r.obs.StreamStarted()
+	defer r.obs.StreamEnded()
 	prologue := noise.AppendPrologue(nil, reg.EnvironmentID, reg.RegistrationID, s.ID())
 	conn, err := channel.Responder(ctx, recordConn{s}, &channel.ResponderConfig{
 		Static:   r.identity,
@@ -30,16 +32,21 @@ func (r *runner) serveStream(ctx context.Context, s *mux.Stream, reg client.Regi
 	})
 	if err != nil {
 		if ctx.Err() == nil {
+			r.obs.Handshake(handshakeOutcome(err))
 			r.logHandshakeFailure(err, reg, s.ID())
+		} else {
+			r.obs.Handshake(HandshakeCancelled)
 		}
 		return
 	}
 	defer conn.Close()
 	if err := s.Established(); err != nil {
+		r.obs.Handshake(HandshakeCapacity)
 		r.log.Warn("resetting Noise relay stream", "noise_event", "handshake", "noise_outcome", "rejected",
 			"noise_reason", "capacity", "stream_id", s.ID())
 		return
 	}
+	r.obs.Handshake(HandshakeOK)
 	r.log.Debug("Noise relay stream established", "noise_event", "handshake", "noise_outcome", "ok",
 		"stream_id", s.ID())
 	err = r.cfg.Server.ServeConn(ctx, conn, executor.ConnInfo{Transport: executor.TransportRelay})

@@ -27,6 +27,9 @@ type Config struct {
 	// MaxConns caps the listener's open connections; 0 derives it from RLIMIT_NOFILE
 	// (see DefaultMaxConns).
 	MaxConns int
+	// OnServer, when not nil, is called once with the executor.Server Run created, before
+	// it serves (metrics read its session count). Nil means none.
+	OnServer func(*executor.Server)
 }
 
 // Run serves until ctx ends (or stdin closes in stdio mode), then kills every process of
@@ -40,6 +43,9 @@ func Run(ctx context.Context, cfg Config) error {
 	opts.Logger = log
 	srv := executor.NewServer(&opts)
 	defer srv.Close()
+	if cfg.OnServer != nil {
+		cfg.OnServer(srv)
+	}
 	if cfg.Listen.Stdio {
 		if cfg.Auth.Mode() != wsauth.ModeNone {
 			return ErrAuthWithStdio

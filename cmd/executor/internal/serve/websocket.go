@@ -169,7 +169,7 @@ func (h *wsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c, err := websocket.Accept(bufferedHijack{w}, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
 	release()
 	if err != nil {
-		h.log.Debug("websocket upgrade failed", "err", err)
+		h.log.Debug("websocket upgrade failed", "error", err)
 		return
 	}
 	c.SetReadLimit(MaxMessageBytes)
@@ -192,7 +192,7 @@ func (h *wsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = c.CloseNow()
 	wg.Wait()
 	if err != nil {
-		h.log.Debug("connection ended", "peer", r.RemoteAddr, "err", err)
+		h.log.Debug("connection ended", "peer", r.RemoteAddr, "error", err)
 	}
 }
 
@@ -212,7 +212,7 @@ func (h *wsHandler) refuseSandboxedPeer(w http.ResponseWriter, r *http.Request) 
 	remote = netip.AddrPortFrom(remote.Addr().Unmap(), remote.Port())
 	pid, err := h.peerCheck(local, remote)
 	if err != nil {
-		h.log.Debug("sandboxed-peer check skipped", "component", "serve", "peer", r.RemoteAddr, "err", err)
+		h.log.Debug("sandboxed-peer check skipped", "component", "serve", "peer", r.RemoteAddr, "error", err)
 		return false
 	}
 	if pid == 0 {

@@ -1,0 +1,66 @@
+package remote
+
+import (
+	"errors"
+
+	"github.com/execlab/executor/noise/channel"
+	"github.com/execlab/executor/relay/mux"
+)
+
+// Observer receives the remote loop's counts, for metrics (package main wires
+// internal/telemetry to it). It embeds mux.Observer, handed to every socket's mux. Every
+// value passed is one of the constants below: no stream, registration or request id.
+// Implementations must be safe for concurrent use and cheap.
+type Observer interface {
+	mux.Observer
+	// StreamStarted and StreamEnded bracket each harness stream the mux hands over.
+	StreamStarted()
+	StreamEnded()
+	// Handshake is called once per stream whose Noise handshake ended, with its outcome.
+	Handshake(outcome string)
+	// Registered is called after each successful registration; again is false for the
+	// first one of the process and true for a re-registration.
+	Registered(again bool)
+	// RendezvousDial is called after each rendezvous dial, with its outcome.
+	RendezvousDial(outcome string)
+}
+
+// Handshake outcomes.
+const (
+	HandshakeOK           = "ok"
+	HandshakeUnauthorized = "unauthorized" // the registry refused the harness's authorization
+	HandshakeFailed       = "failed"       // a Noise or validation error (not a refusal)
+	HandshakeCapacity     = "capacity"     // completed, but the stream table was full
+	HandshakeCancelled    = "cancelled"    // the peer or the mux ended the stream first
+)
+
+// Rendezvous dial outcomes.
+const (
+	DialOK           = "ok"
+	DialHTTPError    = "http_error"    // the upgrade got an HTTP error status
+	DialNetworkError = "network_error" // no HTTP answer
+)
+
+// handshakeOutcome classifies a failed responder handshake.
+func handshakeOutcome(err error) string {
+	var aerr *channel.AuthorizeError
+	switch {
+	case errors.As(err, &aerr):
+		return HandshakeUnauthorized
+	case errors.Is(err, mux.ErrStreamClosed), errors.Is(err, mux.ErrStreamReset), errors.Is(err, mux.ErrConnClosed):
+		return HandshakeCancelled
+	}
+	return HandshakeFailed
+}
+
+// nopObserver is the Observer of a nil Config.Observer.
+type nopObserver struct{}
+
+func (nopObserver) FrameDropped(string)     {}
+func (nopObserver) HandshakeRefused(string) {}
+func (nopObserver) CooldownEntered()        {}
+func (nopObserver) StreamStarted()          {}
+func (nopObserver) StreamEnded()            {}
+func (nopObserver) Handshake(string)        {}
+func (nopObserver) Registered(bool)         {}
+func (nopObserver) RendezvousDial(string)   {}
