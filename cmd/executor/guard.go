@@ -12,7 +12,7 @@ import (
 func startProcessGuard(log *slog.Logger) *process.Guard {
 	g, err := process.StartGuard()
 	if err != nil {
-		log.Warn("process guard not started: only group leaders die with the executor", "err", err)
+		log.Warn("process guard not started: only group leaders die with the executor", "error", err)
 		return nil
 	}
 	return g

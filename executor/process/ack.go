@@ -94,7 +94,7 @@ func (m *Manager) routineSend(p *proc) {
 		method, params := p.ackEventMessageLocked(ev)
 		p.mu.Unlock()
 		if err := a.n.Notify(a.ctx, method, params); err != nil {
-			m.log.Debug("notification dropped; resent after the next attach", "method", method, "err", err)
+			m.log.Debug("notification dropped; resent after the next attach", "method", method, "error", err)
 		}
 	}
 }

@@ -65,6 +65,7 @@ func start(t *testing.T, stdin io.Reader, args ...string) *proc {
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + t.TempDir()}
 	cmd.Stdin = stdin
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive a killed test
+	cmd.WaitDelay = 5 * time.Second                                    // bounds Wait's stdin copy and pipe closes
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -159,10 +160,8 @@ func startStack(t *testing.T) *stack {
 	}
 	s := &stack{registryURL: strings.TrimSpace(line), token: token, env: obsEnv}
 	s.registryMetrics = reg.metricsAddr(t)
-	pr, pw := io.Pipe()
-	t.Cleanup(func() { pw.Close() })
-	go func() { _, _ = io.WriteString(pw, token+"\n") }() // owner: ends once read (or at cleanup)
-	rem := start(t, pr, "remote", "--registry", s.registryURL, "--environment-id", obsEnv,
+	// The bearer line, then EOF: without --exit-on-stdin-close the executor keeps serving.
+	rem := start(t, strings.NewReader(token+"\n"), "remote", "--registry", s.registryURL, "--environment-id", obsEnv,
 		"--registration-bearer-stdin", "--metrics-listen", "127.0.0.1:0", "--log-level", "info", "--log-format", "json")
 	s.executorMetrics = rem.metricsAddr(t)
 	s.waitOnline(t)
