@@ -4,6 +4,7 @@ package process_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"os"
@@ -13,6 +14,9 @@ import (
 	"time"
 
 	"github.com/execlab/executor/executor/process"
+	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/sandbox"
+	"github.com/execlab/executor/sandbox/sandboxtest"
 )
 
 // markedPids lists the processes whose environment holds marker (MARKER=value).
@@ -81,4 +85,49 @@ func TestGuard_KillsEveryGroupMemberWhenTheExecutorGoes(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatalf("processes survived the guard: %v", markedPids(marker))
+}
+
+// TestGuard_KillsSandboxedGroups: the same for a command run in the bubblewrap sandbox
+// (launcher stage → bwrap → the command in its own pid namespace): once the guard's pipe
+// closes, no process carrying the marker survives.
+func TestGuard_KillsSandboxedGroups(t *testing.T) {
+	l := sandboxtest.Launcher(t, sandbox.BackendBubblewrap)
+	g, err := process.StartGuard()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	m := newManager(t, &process.Options{Guard: g, Sandbox: l})
+	ws := t.TempDir()
+	marker := newMarker(t)
+	k, v, _ := bytes.Cut([]byte(marker), []byte("="))
+	p := startParams("sandboxed", protocol.FromNative(ws), "sh", "-c", `sleep 30 & sleep 31 & echo ready; wait`)
+	p.Env[string(k)] = string(v)
+	p.Env["HOME"] = ws
+	p.Sandbox = workspaceWrite(t, ws)
+	mustStartSandboxed(t, m, p)
+	waitOutput(t, m, p.ProcessID, "ready")
+	before := markedPids(marker)
+	if len(before) < 3 {
+		t.Fatalf("%d marked processes in the sandbox, want at least sh and two sleeps", len(before))
+	}
+	start := time.Now()
+	if err := g.Close(); err != nil {
+		t.Fatalf("closing the guard: %v", err)
+	}
+	for time.Since(start) < 5*time.Second {
+		if len(markedPids(marker)) == 0 {
+			t.Logf("%d sandboxed processes gone %v after the guard's pipe closed", len(before), time.Since(start).Round(time.Millisecond))
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("sandboxed processes survived the guard: %v", markedPids(marker))
+}
+
+func mustStartSandboxed(t *testing.T, m *process.Manager, p *protocol.ProcessStartParams) {
+	t.Helper()
+	if _, err := m.Start(context.Background(), p); err != nil {
+		t.Fatalf("Start(%s %q): %v", p.ProcessID, p.Argv, err)
+	}
 }
