@@ -31,7 +31,10 @@ type corkConn struct {
 	buf  *[]byte // non-nil while held
 }
 
-var corkPool = sync.Pool{New: func() any { b := make([]byte, 0, corkLimit); return &b }}
+// corkPool holds batch buffers. They start at corkInitial bytes (a Noise record frame and
+// its header fit) and grow for larger frames up to corkLimit; starting small keeps what the
+// pool retains near the frames actually written.
+var corkPool = sync.Pool{New: func() any { b := make([]byte, 0, corkInitial); return &b }}
 
 // Write collects p while the cork is held and the batch stays within corkLimit; otherwise
 // it writes the pending batch, then p.

@@ -45,6 +45,9 @@ const (
 	// (cork.go), in bytes: the largest frame, its header (at most 14 bytes) and room for a
 	// control frame written meanwhile (at most 131 bytes).
 	corkLimit = MaxMessageSize + 256
+	// corkInitial is the capacity a new batch buffer starts with, in bytes: a frame
+	// carrying one full Noise record (61,456 bytes with its tag) and its headers fits.
+	corkInitial = 64 << 10
 
 	// discardLimit bounds how much of a text message is read to drop it, in bytes (the read
 	// limit already bounds it; this names the value used).
