@@ -34,6 +34,15 @@ type Executor struct {
 	dials        *prometheus.CounterVec
 
 	sessions atomic.Pointer[func() int] // set by TrackSessions; read at scrape time
+
+	// byMethod caches each method's success counter and latency histogram (built by
+	// precreate, read-only after): the per-request path skips the label hashing.
+	byMethod map[string]methodMetrics
+}
+
+type methodMetrics struct {
+	ok      prometheus.Counter
+	latency prometheus.Observer
 }
 
 var _ executor.Observer = (*Executor)(nil)
@@ -94,9 +103,9 @@ func NewExecutor(reg prometheus.Registerer) *Executor {
 // precreate creates every series of the closed label sets at zero, so that rates and
 // alerts see them from the first scrape and the series count is fixed from the start.
 func (e *Executor) precreate() {
+	e.byMethod = make(map[string]methodMetrics)
 	for _, m := range append(executor.Methods(), "other") {
-		e.latency.WithLabelValues(m)
-		e.requests.WithLabelValues(m, "0")
+		e.byMethod[m] = methodMetrics{ok: e.requests.WithLabelValues(m, "0"), latency: e.latency.WithLabelValues(m)}
 	}
 	for _, c := range []process.ExitClass{process.ExitOK, process.ExitError, process.ExitSignal, process.ExitSandboxDenied} {
 		e.procsExited.WithLabelValues(string(c))
@@ -134,8 +143,18 @@ func (e *Executor) sessionCount() float64 {
 
 // RequestHandled implements executor.Observer.
 func (e *Executor) RequestHandled(method, code string, d time.Duration) {
-	e.requests.WithLabelValues(method, code).Inc()
-	e.latency.WithLabelValues(method).Observe(d.Seconds())
+	mm, ok := e.byMethod[method]
+	if !ok { // not a label value the executor passes; counted as is
+		e.requests.WithLabelValues(method, code).Inc()
+		e.latency.WithLabelValues(method).Observe(d.Seconds())
+		return
+	}
+	if code == "0" {
+		mm.ok.Inc()
+	} else {
+		e.requests.WithLabelValues(method, code).Inc()
+	}
+	mm.latency.Observe(d.Seconds())
 }
 
 // ConnOpened implements executor.Observer.
