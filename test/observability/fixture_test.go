@@ -32,6 +32,14 @@ var (
 	buildErr  error
 )
 
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath)) // the build directory executorBin made
+	}
+	os.Exit(code)
+}
+
 // executorBin builds ./cmd/executor once per test binary.
 func executorBin(t *testing.T) string {
 	t.Helper()
