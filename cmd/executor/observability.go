@@ -1,11 +1,15 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -84,3 +88,27 @@ func trackSessions(tm *telemetry.Executor, srv *executor.Server) {
 		tm.TrackSessions(srv.SessionCount)
 	}
 }
+
+// startTracing starts OpenTelemetry tracing when the standard OTEL_* variables enable it
+// (telemetry.TracingEnabled; off when unset: nil, no exporter). Spans without a parent
+// join the process's TRACEPARENT. The returned stop flushes and stops the exporter,
+// waiting at most tracingFlush.
+func startTracing(ctx context.Context, service string, log *slog.Logger) (*telemetry.Tracing, func(), error) {
+	tr, err := telemetry.StartTracing(ctx, service, os.Getenv("TRACEPARENT"))
+	if errors.Is(err, telemetry.ErrTraceConfig) {
+		return nil, nil, fmt.Errorf("%w: %w", errUsage, err)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return tr, func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tracingFlush)
+		defer cancel()
+		if err := tr.Shutdown(ctx); err != nil {
+			log.Warn("flushing traces", "error", err)
+		}
+	}, nil
+}
+
+// tracingFlush bounds the final span export at exit.
+const tracingFlush = 5 * time.Second

@@ -117,6 +117,11 @@ Flags (each also settable by the environment variable named in brackets):
 		return err
 	}
 	defer stopMetrics()
+	tr, stopTracing, err := startTracing(ctx, "executor", log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	return remote.RunCommand(ctx, &remote.Command{
 		RegistryURL:   *registry,
 		EnvironmentID: *envID,
@@ -127,7 +132,7 @@ Flags (each also settable by the environment variable named in brackets):
 		ExitOnStdinClose: exitOnClose,
 		MaxStreams:       *maxStreams,
 		Server: executor.Options{ConcurrentRequests: *concurrent, SessionTTL: *ttl, MaxUnackedBytes: *maxUnacked, ProcessGuard: guard,
-			Observer: executorObserver(tm)},
+			Observer: telemetry.WithTracing(executorObserver(tm), tr)},
 		Observer: remoteObserver(tm),
 		OnServer: func(srv *executor.Server) { trackSessions(tm, srv) },
 		Sandbox:  func(ctx context.Context) *sandbox.Launcher { return startSandbox(ctx, *sandboxBackend, log) },

@@ -74,6 +74,11 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return err
 	}
 	defer stopMetrics()
+	tr, stopTracing, err := startTracing(ctx, "executor", log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	return serve.Run(ctx, serve.Config{
 		Listen: l,
 		Server: executor.Options{
@@ -84,7 +89,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			MaxRetainedChunks:  *maxChunks,
 			Sandbox:            startSandbox(ctx, *sandboxBackend, log),
 			TCPUpstreamProxy:   proxy.upstream.String(),
-			Observer:           executorObserver(tm),
+			Observer:           telemetry.WithTracing(executorObserver(tm), tr),
 		},
 		Stdin:    stdin,
 		Stdout:   stdout,

@@ -1,5 +1,7 @@
 package process
 
+import "context"
+
 // Observer receives counts of process events, for metrics (cmd/executor wires Prometheus
 // to it; this package never imports a metrics library). Calls carry no process ids, argv
 // or output, only bounded values. Implementations must be safe for concurrent use and
@@ -43,3 +45,11 @@ type nopObserver struct{}
 func (nopObserver) ProcessStarted()         {}
 func (nopObserver) ProcessExited(ExitClass) {}
 func (nopObserver) OutputBytes(int)         {}
+
+// Span is the optional tracing half of an Observer: when the Observer implements it,
+// StartProcess is called once per child spawned, with the process/start request's ctx
+// (which carries its trace span, if any), and the func it returns once when the child is
+// reaped, with how it ended. Implementations must be safe for concurrent use.
+type Span interface {
+	StartProcess(ctx context.Context) func(ExitClass)
+}

@@ -21,6 +21,10 @@ type proc struct {
 	// pump blocks too, which is the back-pressure spec/jsonrpc.md §1.6 asks for.
 	emitMu sync.Mutex
 
+	// endSpan ends the process's trace span (Observer implementing Span), nil if none:
+	// set by start before routineWait runs, called only by routineWait.
+	endSpan func(ExitClass)
+
 	// mu guards the state below; it is never held across a blocking call except the
 	// kill(2) in terminate/signal, which keeps "exit not yet reaped" and "send a signal
 	// to the group" atomic so a recycled pgid is never signalled.

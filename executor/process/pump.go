@@ -94,7 +94,11 @@ func (m *Manager) routineWait(p *proc, child *os.Process) {
 		t.Stop()
 	}
 	denied := m.classifyExit(p, code)
-	m.opts.Observer.ProcessExited(exitClass(code, sig, denied))
+	class := exitClass(code, sig, denied)
+	m.opts.Observer.ProcessExited(class)
+	if p.endSpan != nil {
+		p.endSpan(class)
+	}
 	m.emitExit(p, code, denied)
 	if killed {
 		p.stopOutputs(terminateDrain)

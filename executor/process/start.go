@@ -131,7 +131,7 @@ func (m *Manager) start(ctx context.Context, params *protocol.ProcessStartParams
 	p.mu.Unlock()
 	// Adding to wg under m.mu while !closing: Close cannot be waiting yet.
 	m.wg.Add(1 + len(sp.outputs))
-	m.opts.Observer.ProcessStarted()
+	m.observeStart(ctx, p)
 	go m.routineWait(p, sp.proc)
 	if params.Tty {
 		go m.routineRead(p, sp.outputs[0], protocol.StreamPty)
@@ -162,4 +162,13 @@ var testHookSpawning func(id string)
 func present(raw json.RawMessage) bool {
 	t := bytes.TrimSpace(raw)
 	return len(t) > 0 && !bytes.Equal(t, []byte("null"))
+}
+
+// observeStart reports p's spawn to the Observer, and starts its span when the Observer
+// implements Span (before routineWait runs: it alone calls p.endSpan).
+func (m *Manager) observeStart(ctx context.Context, p *proc) {
+	m.opts.Observer.ProcessStarted()
+	if tr, ok := m.opts.Observer.(Span); ok {
+		p.endSpan = tr.StartProcess(ctx)
+	}
 }

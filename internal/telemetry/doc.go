@@ -18,6 +18,13 @@
 // default as every local listener of the project), serves /metrics only, and is closed by
 // Server.Close, which waits for its goroutine. It is never the JSON-RPC listener.
 //
+// Traces: StartTracing builds an OpenTelemetry tracer provider with an OTLP/HTTP exporter
+// from the standard OTEL_* environment only (TracingEnabled); it returns nil, and nothing
+// runs, when the environment does not turn tracing on. Tracing implements the span hooks
+// executor.RequestSpan and process.Span; WithTracing adds them to an executor.Observer.
+// Shutdown flushes and stops the exporter's goroutines. No trace context ever goes inside
+// the encrypted relay stream.
+//
 // Concurrency: every method of Executor and Registry is safe for concurrent use; the
 // observer methods are a few atomic operations each (prometheus counters, gauges and
 // histograms).

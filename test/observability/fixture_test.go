@@ -69,8 +69,14 @@ type proc struct {
 // start runs the binary with args, stdin fed by the returned writer, and stops it at cleanup.
 func start(t *testing.T, stdin io.Reader, args ...string) *proc {
 	t.Helper()
+	return startEnv(t, stdin, nil, args...)
+}
+
+// startEnv is start with extra environment variables ("NAME=value").
+func startEnv(t *testing.T, stdin io.Reader, env []string, args ...string) *proc {
+	t.Helper()
 	cmd := exec.Command(executorBin(t), args...)
-	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + t.TempDir()}
+	cmd.Env = append([]string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + t.TempDir()}, env...)
 	cmd.Stdin = stdin
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive a killed test
 	cmd.WaitDelay = 5 * time.Second                                    // bounds Wait's stdin copy and pipe closes

@@ -1,0 +1,170 @@
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/execlab/executor/executor"
+	"github.com/execlab/executor/executor/process"
+)
+
+// ErrTraceConfig reports OTEL_* settings this build does not support (an exporter other
+// than otlp or none, a protocol other than http/protobuf).
+var ErrTraceConfig = errors.New("unsupported OpenTelemetry configuration")
+
+// Tracing is the OpenTelemetry tracer of one process: spans for JSON-RPC requests
+// (executor.RequestSpan) and process lifetimes (process.Span), exported over OTLP/HTTP.
+// A nil *Tracing is off: its methods are never reached (WithTracing returns the observer
+// unchanged) and Shutdown is a no-op.
+type Tracing struct {
+	provider *sdktrace.TracerProvider
+	tracer   trace.Tracer
+	parent   trace.SpanContext // the process's TRACEPARENT, if valid; the root spans' remote parent
+}
+
+// TracingEnabled reports whether getenv's OTEL_* variables turn tracing on: an OTLP
+// endpoint (OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) or
+// OTEL_TRACES_EXPORTER=otlp, and neither OTEL_SDK_DISABLED=true nor
+// OTEL_TRACES_EXPORTER=none. It returns ErrTraceConfig for settings not supported.
+func TracingEnabled(getenv func(string) string) (bool, error) {
+	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
+		return false, nil
+	}
+	exp := strings.ToLower(strings.TrimSpace(getenv("OTEL_TRACES_EXPORTER")))
+	switch exp {
+	case "none":
+		return false, nil
+	case "", "otlp":
+	default:
+		return false, fmt.Errorf("%w: OTEL_TRACES_EXPORTER=%q (only otlp or none)", ErrTraceConfig, exp)
+	}
+	for _, name := range []string{"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"} {
+		if p := strings.TrimSpace(getenv(name)); p != "" {
+			if p != "http/protobuf" {
+				return false, fmt.Errorf("%w: %s=%q (only http/protobuf)", ErrTraceConfig, name, p)
+			}
+			break // the signal-specific one wins
+		}
+	}
+	return exp == "otlp" || getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "", nil
+}
+
+// StartTracing builds the process's tracer from the OTEL_* environment (TracingEnabled;
+// the exporter reads the OTEL_EXPORTER_OTLP_* variables itself: endpoint, headers,
+// timeout, compression). service is the default service.name, overridden by
+// OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES. traceparent is the process's
+// TRACEPARENT: when valid, spans without a parent become its children. It returns nil
+// (off: no exporter, no goroutine) when the environment does not enable tracing.
+func StartTracing(ctx context.Context, service, traceparent string) (*Tracing, error) {
+	on, err := TracingEnabled(os.Getenv)
+	if err != nil || !on {
+		return nil, err
+	}
+	exp, err := otlptracehttp.New(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("creating the OTLP/HTTP trace exporter: %w", err)
+	}
+	res, err := resource.New(ctx, resource.WithAttributes(attribute.String("service.name", service)), resource.WithFromEnv())
+	if err != nil {
+		_ = exp.Shutdown(ctx)
+		return nil, fmt.Errorf("building the trace resource: %w", err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+	t := &Tracing{provider: tp, tracer: tp.Tracer("github.com/execlab/executor")}
+	if traceparent != "" {
+		carrier := propagation.MapCarrier{"traceparent": traceparent}
+		t.parent = trace.SpanContextFromContext(propagation.TraceContext{}.Extract(context.Background(), carrier))
+	}
+	return t, nil
+}
+
+// Shutdown flushes the spans still queued and stops the exporter (its goroutines end).
+func (t *Tracing) Shutdown(ctx context.Context) error {
+	if t == nil {
+		return nil
+	}
+	if err := t.provider.Shutdown(ctx); err != nil {
+		return fmt.Errorf("shutting the tracer down: %w", err)
+	}
+	return nil
+}
+
+// start begins a span under ctx's span, or else under the process's TRACEPARENT.
+func (t *Tracing) start(ctx context.Context, name string, kind trace.SpanKind, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
+	if !trace.SpanContextFromContext(ctx).IsValid() && t.parent.IsValid() {
+		ctx = trace.ContextWithRemoteSpanContext(ctx, t.parent)
+	}
+	return t.tracer.Start(ctx, name, trace.WithSpanKind(kind), trace.WithAttributes(attrs...))
+}
+
+// StartRequest implements executor.RequestSpan: one server span per JSON-RPC request,
+// named after the method label (bounded), with the result code.
+func (t *Tracing) StartRequest(ctx context.Context, method string) (context.Context, func(code string)) {
+	ctx, span := t.start(ctx, method, trace.SpanKindServer,
+		attribute.String("rpc.system", "jsonrpc"), attribute.String("rpc.method", method))
+	return ctx, func(code string) {
+		span.SetAttributes(attribute.String("rpc.jsonrpc.error_code", code))
+		if code != "0" {
+			span.SetStatus(codes.Error, "JSON-RPC error "+code)
+		}
+		span.End()
+	}
+}
+
+// StartProcess implements process.Span: one span per child, from spawn to reap, a child
+// of the process/start request's span.
+func (t *Tracing) StartProcess(ctx context.Context) func(process.ExitClass) {
+	_, span := t.start(ctx, "process", trace.SpanKindInternal)
+	return func(class process.ExitClass) {
+		span.SetAttributes(attribute.String("process.exit_class", string(class)))
+		if class != process.ExitOK {
+			span.SetStatus(codes.Error, string(class))
+		}
+		span.End()
+	}
+}
+
+// WithTracing returns obs with t's spans added (executor.RequestSpan and process.Span):
+// obs itself when t is nil; a nil obs (metrics off) counts nothing.
+func WithTracing(obs executor.Observer, t *Tracing) executor.Observer {
+	if t == nil {
+		return obs
+	}
+	if obs == nil {
+		obs = nopExecutor{}
+	}
+	return tracedObserver{Observer: obs, Tracing: t}
+}
+
+type tracedObserver struct {
+	executor.Observer
+	*Tracing
+}
+
+var (
+	_ executor.RequestSpan = tracedObserver{}
+	_ process.Span         = tracedObserver{}
+)
+
+// nopExecutor is the counting half of a traced observer when metrics are off.
+type nopExecutor struct{}
+
+func (nopExecutor) Backpressure(string, time.Duration)           {}
+func (nopExecutor) ProcessStarted()                              {}
+func (nopExecutor) ProcessExited(process.ExitClass)              {}
+func (nopExecutor) OutputBytes(int)                              {}
+func (nopExecutor) RequestHandled(string, string, time.Duration) {}
+func (nopExecutor) ConnOpened()                                  {}
+func (nopExecutor) ConnClosed()                                  {}

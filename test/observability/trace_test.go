@@ -1,0 +1,162 @@
+//go:build linux
+
+package observability_test
+
+import (
+	"context"
+	"encoding/hex"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	tracev1 "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/execlab/executor/harness"
+)
+
+// otlpReceiver is an in-process OTLP/HTTP trace receiver: it decodes each
+// ExportTraceServiceRequest posted to /v1/traces and keeps its spans.
+type otlpReceiver struct {
+	srv      *httptest.Server
+	mu       sync.Mutex
+	spans    []*tracev1.Span
+	services map[string]bool
+}
+
+func newOTLPReceiver(t *testing.T) *otlpReceiver {
+	t.Helper()
+	r := &otlpReceiver{services: map[string]bool{}}
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path != "/v1/traces" || req.Header.Get("Content-Type") != "application/x-protobuf" {
+			http.Error(w, "want POST /v1/traces application/x-protobuf", http.StatusBadRequest)
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(req.Body, 16<<20))
+		var msg coltrace.ExportTraceServiceRequest
+		if err == nil {
+			err = proto.Unmarshal(body, &msg)
+		}
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.mu.Lock()
+		for _, rs := range msg.ResourceSpans {
+			for _, kv := range rs.GetResource().GetAttributes() {
+				if kv.Key == "service.name" {
+					r.services[kv.GetValue().GetStringValue()] = true
+				}
+			}
+			for _, ss := range rs.ScopeSpans {
+				r.spans = append(r.spans, ss.Spans...)
+			}
+		}
+		r.mu.Unlock()
+		out, _ := proto.Marshal(&coltrace.ExportTraceServiceResponse{})
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		_, _ = w.Write(out)
+	}))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+func (r *otlpReceiver) snapshot() ([]*tracev1.Span, map[string]bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	svc := map[string]bool{}
+	for k := range r.services {
+		svc[k] = true
+	}
+	return append([]*tracev1.Span(nil), r.spans...), svc
+}
+
+// TestTracesExecutor runs a real `executor serve` with the standard OTEL_* variables and a
+// TRACEPARENT, drives initialize and a process through it, and checks that the in-process
+// OTLP/HTTP receiver got one span per JSON-RPC request and one per process lifetime (a
+// child of its process/start span), all in the TRACEPARENT's trace, exported at exit.
+func TestTracesExecutor(t *testing.T) {
+	rcv := newOTLPReceiver(t)
+	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
+	p := startEnv(t, nil, []string{
+		"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=" + rcv.srv.URL + "/v1/traces",
+		"OTEL_SERVICE_NAME=executor-under-test",
+		"TRACEPARENT=00-" + traceID + "-00f067aa0ba902b7-01",
+	}, "serve", "--listen", "ws://127.0.0.1:0", "--log-format", "json")
+	line, err := p.stdout.ReadString('\n')
+	if err != nil {
+		t.Fatalf("listen URL line: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := harness.DialLocal(ctx, strings.TrimSpace(line), &harness.Options{OnNotification: func(harness.Notification) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Initialize(ctx, "trace-test", ""); err != nil {
+		t.Fatal(err)
+	}
+	runProcess(ctx, t, c, "p1", "/bin/true")
+	c.Close()
+	// SIGTERM: the executor flushes its spans on the way out.
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	var spans []*tracev1.Span
+	var services map[string]bool
+	for time.Now().Before(deadline) { // bounded
+		spans, services = rcv.snapshot()
+		if hasSpan(spans, "process") {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !services["executor-under-test"] {
+		t.Errorf("service names %v, want executor-under-test (OTEL_SERVICE_NAME)", services)
+	}
+	byName := map[string]*tracev1.Span{}
+	for _, s := range spans {
+		if got := hex.EncodeToString(s.TraceId); got != traceID {
+			t.Errorf("span %q in trace %s, want the TRACEPARENT's %s", s.Name, got, traceID)
+		}
+		byName[s.Name] = s
+	}
+	for _, name := range []string{"initialize", "process/start", "process/read", "process"} {
+		if byName[name] == nil {
+			t.Fatalf("no %q span among %d: %v", name, len(spans), names(spans))
+		}
+	}
+	if got := hex.EncodeToString(byName["initialize"].ParentSpanId); got != "00f067aa0ba902b7" {
+		t.Errorf("initialize span's parent %s, want the TRACEPARENT's span 00f067aa0ba902b7", got)
+	}
+	if string(byName["process"].ParentSpanId) != string(byName["process/start"].SpanId) {
+		t.Errorf("the process span is not a child of its process/start span")
+	}
+	if byName["process/start"].Kind != tracev1.Span_SPAN_KIND_SERVER {
+		t.Errorf("process/start span kind %v, want server", byName["process/start"].Kind)
+	}
+}
+
+func hasSpan(spans []*tracev1.Span, name string) bool {
+	for _, s := range spans {
+		if s.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func names(spans []*tracev1.Span) []string {
+	var out []string
+	for _, s := range spans {
+		out = append(out, s.Name)
+	}
+	return out
+}
