@@ -48,8 +48,8 @@ var noRedirectClient = &http.Client{
 }
 
 // fetchBundle posts connect with the harness key and checks the bundle
-// (spec/registry-auth.md §5.2, §5.3).
-func fetchBundle(ctx context.Context, o *RemoteOptions, env string, key noise.PublicKey) (api.ConnectResponse, error) {
+// (spec/registry-auth.md §5.2, §5.3), with a traceparent header unless traceparent is "".
+func fetchBundle(ctx context.Context, o *RemoteOptions, env string, key noise.PublicKey, traceparent string) (api.ConnectResponse, error) {
 	var bundle api.ConnectResponse
 	u, err := api.JoinURL(o.Registry, api.Path(env, api.ConnectSuffix))
 	if err != nil {
@@ -67,6 +67,9 @@ func fetchBundle(ctx context.Context, o *RemoteOptions, env string, key noise.Pu
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+o.Token)
+	if traceparent != "" {
+		req.Header.Set("traceparent", traceparent)
+	}
 	// One connect per physical attempt: no keep-alive, so no idle connection (and no
 	// transport goroutine) outlives the call.
 	req.Close = true

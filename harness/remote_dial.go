@@ -46,6 +46,13 @@ type RemoteOptions struct {
 	Conn *wsconn.Options
 	// Client configures the JSON-RPC Client. Nil means defaults.
 	Client *Options
+	// Trace, when non-nil, traces each physical connection attempt (first dial and every
+	// recovery): it is called before the registry connect and returns the W3C traceparent
+	// to send on that connect request and on the rendezvous upgrade ("" for none), and end,
+	// called once with the attempt's result. This package imports no tracing library
+	// (cmd/executor wires internal/telemetry). Nothing is carried inside the encrypted
+	// stream.
+	Trace func(ctx context.Context) (traceparent string, end func(error))
 }
 
 // Dial connects to a remote environment through its registry and rendezvous
@@ -104,8 +111,23 @@ type remoteDialer struct {
 // websocket to its URL verbatim, resume + handshake on a fresh stream id. A 401 on the
 // upgrade fetches one more bundle and retries once.
 func (d *remoteDialer) dial(ctx context.Context) (MessageConn, error) {
+	if d.opts.Trace == nil {
+		return d.dialAttempt(ctx, "")
+	}
+	tp, end := d.opts.Trace(ctx)
+	c, err := d.dialAttempt(ctx, tp)
+	end(err)
+	return c, err
+}
+
+// dialAttempt is dial with traceparent (or "") sent on connect and on the upgrade.
+func (d *remoteDialer) dialAttempt(ctx context.Context, traceparent string) (MessageConn, error) {
+	var hdr http.Header
+	if traceparent != "" {
+		hdr = http.Header{"Traceparent": {traceparent}}
+	}
 	for try := 0; ; try++ {
-		bundle, err := fetchBundle(ctx, &d.opts, d.opts.EnvironmentID, d.opts.Identity.Public())
+		bundle, err := fetchBundle(ctx, &d.opts, d.opts.EnvironmentID, d.opts.Identity.Public(), traceparent)
 		if err != nil {
 			return nil, err
 		}
@@ -113,7 +135,7 @@ func (d *remoteDialer) dial(ctx context.Context) (MessageConn, error) {
 		if err != nil {
 			return nil, errIncompleteBundle
 		}
-		ws, err := wsconn.Dial(ctx, bundle.URL, &wsconn.DialOptions{Conn: d.opts.Conn})
+		ws, err := wsconn.Dial(ctx, bundle.URL, &wsconn.DialOptions{Conn: d.opts.Conn, Header: hdr})
 		var de *wsconn.DialError
 		if errors.As(err, &de) && de.StatusCode == 401 && try == 0 {
 			continue

@@ -123,6 +123,14 @@ Flags:
 		return err
 	}
 	cfg.Logger = log
+	tr, stopTracing, err := startTracing(ctx, "executor-exec", log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+	if tr != nil {
+		cfg.Trace = tr.HarnessConnect
+	}
 	// SIGINT, SIGTERM, SIGHUP and SIGQUIT are forwarded to the remote process by
 	// execcli, not reasons to stop: run without main's signal cancellation.
 	err = execcli.Run(context.WithoutCancel(ctx), cfg)

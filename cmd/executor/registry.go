@@ -105,10 +105,15 @@ func runRegistryServe(ctx context.Context, args []string, stdout, stderr io.Writ
 		return err
 	}
 	defer stopMetrics()
+	tr, stopTracing, err := startTracing(ctx, "registry", log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	return registrycmd.Run(ctx, registrycmd.Config{Listen: *listen, PublicURL: *publicURL, DB: *db, Tokens: tokens,
 		NodeID: *nodeID, AdvertiseURL: *advertiseURL, KeyRotation: *keyRotation,
 		TLSCertFile: *tlsCert, TLSKeyFile: *tlsKey, HTTP: &server.HTTPOptions{MaxConns: *maxConns}, Logger: log,
-		Metrics: tm},
+		Metrics: tm, Tracing: tr},
 		func(url string) { fmt.Fprintln(stdout, url) })
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -18,6 +19,8 @@ import (
 
 	"github.com/execlab/executor/executor"
 	"github.com/execlab/executor/executor/process"
+	"github.com/execlab/executor/registry/api"
+	"github.com/execlab/executor/registry/rendezvous"
 )
 
 // ErrTraceConfig reports OTEL_* settings this build does not support (an exporter other
@@ -168,3 +171,54 @@ func (nopExecutor) OutputBytes(int)                              {}
 func (nopExecutor) RequestHandled(string, string, time.Duration) {}
 func (nopExecutor) ConnOpened()                                  {}
 func (nopExecutor) ConnClosed()                                  {}
+
+// HarnessConnect implements harness.RemoteOptions.Trace: a client span per physical
+// connection attempt ("harness connect": registry connect, rendezvous upgrade, Noise
+// handshake), whose context is returned as the traceparent the harness sends on the
+// connect request and the upgrade.
+func (t *Tracing) HarnessConnect(ctx context.Context) (string, func(error)) {
+	ctx, span := t.start(ctx, "harness connect", trace.SpanKindClient)
+	carrier := propagation.MapCarrier{}
+	propagation.TraceContext{}.Inject(ctx, carrier)
+	return carrier["traceparent"], func(err error) {
+		if err != nil {
+			span.SetStatus(codes.Error, "connect failed")
+		}
+		span.End()
+	}
+}
+
+// Middleware traces the registry's API endpoints and the rendezvous upgrades: one server
+// span per request, named from a closed set ("registry register", "registry connect",
+// "registry validate", "rendezvous upgrade"), a child of the request's W3C traceparent
+// header when it has one. Other paths pass through untraced. The ResponseWriter is passed
+// on unwrapped (the upgrade hijacks it); the span ends when the handler returns, which for
+// an upgrade is once the socket is accepted or refused.
+func (t *Tracing) Middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		name, attrs := spanName(req.URL.Path)
+		if name == "" {
+			next.ServeHTTP(w, req)
+			return
+		}
+		ctx := propagation.TraceContext{}.Extract(req.Context(), propagation.HeaderCarrier(req.Header))
+		ctx, span := t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+		defer span.End()
+		next.ServeHTTP(w, req.WithContext(ctx))
+	})
+}
+
+// spanName is the span of a registry path: "" for paths not traced.
+func spanName(path string) (string, []attribute.KeyValue) {
+	if rest, ok := strings.CutPrefix(path, rendezvous.BasePath); ok {
+		role, _, _ := strings.Cut(rest, "/")
+		if role != "executor" && role != "harness" {
+			role = "other"
+		}
+		return "rendezvous upgrade", []attribute.KeyValue{attribute.String("rendezvous.role", role)}
+	}
+	if _, suffix, ok := api.SplitPath(path); ok && knownEndpoint(suffix) {
+		return "registry " + strings.TrimPrefix(suffix, "/"), nil
+	}
+	return "", nil
+}

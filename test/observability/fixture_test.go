@@ -66,13 +66,8 @@ type proc struct {
 	addrCh chan string  // the metrics listener's address, from its log line
 }
 
-// start runs the binary with args, stdin fed by the returned writer, and stops it at cleanup.
-func start(t *testing.T, stdin io.Reader, args ...string) *proc {
-	t.Helper()
-	return startEnv(t, stdin, nil, args...)
-}
-
-// startEnv is start with extra environment variables ("NAME=value").
+// startEnv runs the binary with args and extra environment variables ("NAME=value"),
+// stdin fed by the given reader, and stops it at cleanup.
 func startEnv(t *testing.T, stdin io.Reader, env []string, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(executorBin(t), args...)
@@ -158,6 +153,12 @@ const obsEnv = "env-obs"
 
 func startStack(t *testing.T) *stack {
 	t.Helper()
+	return startStackEnv(t, nil)
+}
+
+// startStackEnv is startStack with extra environment variables for both processes.
+func startStackEnv(t *testing.T, env []string) *stack {
+	t.Helper()
 	dir := t.TempDir()
 	var tb [16]byte
 	_, _ = rand.Read(tb[:])
@@ -166,7 +167,7 @@ func startStack(t *testing.T) *stack {
 	if err := os.WriteFile(tokenFile, []byte(token+" roles=* envs=*\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	reg := start(t, nil, "registry", "serve", "--token-file", tokenFile, "--db", filepath.Join(dir, "registry.db"),
+	reg := startEnv(t, nil, env, "registry", "serve", "--token-file", tokenFile, "--db", filepath.Join(dir, "registry.db"),
 		"--metrics-listen", "127.0.0.1:0", "--log-level", "info", "--log-format", "json")
 	line, err := reg.stdout.ReadString('\n')
 	if err != nil {
@@ -175,7 +176,7 @@ func startStack(t *testing.T) *stack {
 	s := &stack{registryURL: strings.TrimSpace(line), token: token, env: obsEnv}
 	s.registryMetrics = reg.metricsAddr(t)
 	// The bearer line, then EOF: without --exit-on-stdin-close the executor keeps serving.
-	rem := start(t, strings.NewReader(token+"\n"), "remote", "--registry", s.registryURL, "--environment-id", obsEnv,
+	rem := startEnv(t, strings.NewReader(token+"\n"), env, "remote", "--registry", s.registryURL, "--environment-id", obsEnv,
 		"--registration-bearer-stdin", "--metrics-listen", "127.0.0.1:0", "--log-level", "info", "--log-format", "json")
 	s.executorMetrics = rem.metricsAddr(t)
 	s.waitOnline(t)

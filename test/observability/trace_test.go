@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/execlab/executor/harness"
+	"github.com/execlab/executor/internal/telemetry"
 )
 
 // otlpReceiver is an in-process OTLP/HTTP trace receiver: it decodes each
@@ -27,12 +28,13 @@ type otlpReceiver struct {
 	srv      *httptest.Server
 	mu       sync.Mutex
 	spans    []*tracev1.Span
+	svcOf    map[*tracev1.Span]string // span -> its resource's service.name
 	services map[string]bool
 }
 
 func newOTLPReceiver(t *testing.T) *otlpReceiver {
 	t.Helper()
-	r := &otlpReceiver{services: map[string]bool{}}
+	r := &otlpReceiver{services: map[string]bool{}, svcOf: map[*tracev1.Span]string{}}
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if req.URL.Path != "/v1/traces" || req.Header.Get("Content-Type") != "application/x-protobuf" {
 			http.Error(w, "want POST /v1/traces application/x-protobuf", http.StatusBadRequest)
@@ -49,13 +51,18 @@ func newOTLPReceiver(t *testing.T) *otlpReceiver {
 		}
 		r.mu.Lock()
 		for _, rs := range msg.ResourceSpans {
+			svc := ""
 			for _, kv := range rs.GetResource().GetAttributes() {
 				if kv.Key == "service.name" {
-					r.services[kv.GetValue().GetStringValue()] = true
+					svc = kv.GetValue().GetStringValue()
+					r.services[svc] = true
 				}
 			}
 			for _, ss := range rs.ScopeSpans {
 				r.spans = append(r.spans, ss.Spans...)
+				for _, sp := range ss.Spans {
+					r.svcOf[sp] = svc
+				}
 			}
 		}
 		r.mu.Unlock()
@@ -159,4 +166,96 @@ func names(spans []*tracev1.Span) []string {
 		out = append(out, s.Name)
 	}
 	return out
+}
+
+// find returns the spans of service svc named name.
+func (r *otlpReceiver) find(svc, name string) []*tracev1.Span {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*tracev1.Span
+	for _, sp := range r.spans {
+		if sp.Name == name && r.svcOf[sp] == svc {
+			out = append(out, sp)
+		}
+	}
+	return out
+}
+
+// TestTracesHarnessToRendezvous runs a real registry and a real `executor remote`, both
+// with OTEL_* pointing at an in-process OTLP/HTTP receiver, and an in-process harness
+// traced by internal/telemetry. The harness's "harness connect" span, the registry's
+// connect handler span and the rendezvous's harness upgrade span share one trace id (the
+// traceparent the harness sent on the connect request and the upgrade), the latter two
+// children of the first. The executor's spans are exported too, in the executor's own
+// trace: nothing carries the harness's trace to the executor yet (docs/observability.md).
+func TestTracesHarnessToRendezvous(t *testing.T) {
+	rcv := newOTLPReceiver(t)
+	endpoint := rcv.srv.URL + "/v1/traces"
+	t.Cleanup(func() { // runs after the stack's processes stopped (and flushed their spans)
+		deadline := time.Now().Add(15 * time.Second)
+		for time.Now().Before(deadline) && (len(rcv.find("registry", "rendezvous upgrade")) < 2 || len(rcv.find("executor", "process")) == 0) {
+			time.Sleep(50 * time.Millisecond) // bounded
+		}
+		checkHarnessTrace(t, rcv)
+	})
+	s := startStackEnv(t, []string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=" + endpoint})
+
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", endpoint)
+	t.Setenv("OTEL_SERVICE_NAME", "harness")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tr, err := telemetry.StartTracing(ctx, "harness", "")
+	if err != nil || tr == nil {
+		t.Fatalf("StartTracing: %v, %v", tr, err)
+	}
+	c, err := harness.Dial(ctx, &harness.RemoteOptions{Registry: s.registryURL, EnvironmentID: s.env, Token: s.token,
+		Trace: tr.HarnessConnect, Client: &harness.Options{OnNotification: func(harness.Notification) {}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Initialize(ctx, "trace-test", ""); err != nil {
+		t.Fatal(err)
+	}
+	runProcess(ctx, t, c, "p1", "/bin/true")
+	c.Close()
+	if err := tr.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func checkHarnessTrace(t *testing.T, rcv *otlpReceiver) {
+	t.Helper()
+	hc := rcv.find("harness", "harness connect")
+	spans, services := rcv.snapshot()
+	t.Logf("%d spans from %v: %v", len(spans), services, names(spans))
+	if len(hc) != 1 {
+		t.Fatalf("%d harness connect spans, want 1", len(hc))
+	}
+	root := hc[0]
+	if root.Kind != tracev1.Span_SPAN_KIND_CLIENT {
+		t.Errorf("harness connect kind %v, want client", root.Kind)
+	}
+	child := func(name string, want func(*tracev1.Span) bool) {
+		for _, sp := range rcv.find("registry", name) {
+			if string(sp.TraceId) == string(root.TraceId) && string(sp.ParentSpanId) == string(root.SpanId) && want(sp) {
+				return
+			}
+		}
+		t.Errorf("no registry %q span child of the harness connect span (trace %x)", name, root.TraceId)
+	}
+	child("registry connect", func(*tracev1.Span) bool { return true })
+	child("rendezvous upgrade", func(sp *tracev1.Span) bool {
+		for _, kv := range sp.Attributes {
+			if kv.Key == "rendezvous.role" && kv.GetValue().GetStringValue() == "harness" {
+				return true
+			}
+		}
+		return false
+	})
+	// The executor's side: its own upgrade and validation at the registry, its requests
+	// and the process, all exported (in other traces).
+	if len(rcv.find("registry", "registry validate")) == 0 || len(rcv.find("executor", "process/start")) == 0 ||
+		len(rcv.find("executor", "process")) == 0 {
+		t.Errorf("missing validate/executor spans among %v", names(spans))
+	}
 }

@@ -21,8 +21,11 @@ import (
 type Config struct {
 	Registry      string
 	EnvironmentID string
-	Token         string // bearer for connect; never logged
-	URL           string // ws:// of `executor serve`
+	// Trace traces each connection attempt through the registry and sends its
+	// traceparent (harness.RemoteOptions.Trace). Nil: tracing off.
+	Trace func(ctx context.Context) (traceparent string, end func(error))
+	Token string // bearer for connect; never logged
+	URL   string // ws:// of `executor serve`
 	// AuthBearerToken is sent on the URL's upgrade (listener --ws-auth); never logged.
 	AuthBearerToken string
 
@@ -101,7 +104,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	} else {
 		r.c, err = harness.Dial(ctx, &harness.RemoteOptions{
 			Registry: cfg.Registry, EnvironmentID: cfg.EnvironmentID, Token: cfg.Token,
-			Client: copts, RecoveryTimeout: cfg.ReconnectTimeout,
+			Client: copts, RecoveryTimeout: cfg.ReconnectTimeout, Trace: cfg.Trace,
 			OnReconnect: func(done bool, err error) {
 				switch {
 				case !done:

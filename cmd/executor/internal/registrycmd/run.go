@@ -45,6 +45,9 @@ type Config struct {
 	Logger                                         *slog.Logger
 	// Metrics, when not nil, measures the API and reads the Hub's counters (metrics.go).
 	Metrics *Metrics
+	// Tracing, when not nil, traces the API endpoints and the rendezvous upgrades
+	// (telemetry.Tracing.Middleware).
+	Tracing *telemetry.Tracing
 }
 
 // Service is a running registry.
@@ -146,6 +149,9 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.Metrics != nil {
 		h = cfg.Metrics.api.Middleware(s)
 		telemetry.RegisterHub(cfg.Metrics.reg, hub.Stats)
+	}
+	if cfg.Tracing != nil {
+		h = cfg.Tracing.Middleware(h)
 	}
 	log.Info("registry listening", "address", ln.Addr().String(), "tls", tlsConf != nil, "max_conns", ho.MaxConns)
 	beatCtx, stopBeat := context.WithCancel(context.WithoutCancel(ctx))
