@@ -47,6 +47,12 @@ if ! untidy="$(go mod tidy -diff 2>&1)"; then
   echo "$untidy" >&2
   exit 1
 fi
+# gofmt: every tracked Go file formatted (a merge of parallel work can leave one behind).
+if unformatted="$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.git/*'))" && [ -n "$unformatted" ]; then
+  echo "gofmt: these files are not formatted (run 'gofmt -w'):" >&2
+  echo "$unformatted" >&2
+  exit 1
+fi
 go vet ./...
 # staticcheck, pinned, fetched through the Go module proxy (its settings: staticcheck.conf).
 # Every finding fails the run; a check we disagree with is turned off there, with a reason.

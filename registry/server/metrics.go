@@ -17,11 +17,11 @@ type Observer interface {
 
 // Validate outcomes.
 const (
-	ValidateValid      = "valid"      // 200 {valid:true}: the authorization was consumed
-	ValidateInvalid    = "invalid"    // 200 {valid:false}: unknown, expired, replayed or mismatched
-	ValidateFenced     = "fenced"     // 409: the caller's registration is no longer current
+	ValidateValid      = "valid"       // 200 {valid:true}: the authorization was consumed
+	ValidateInvalid    = "invalid"     // 200 {valid:false}: unknown, expired, replayed or mismatched
+	ValidateFenced     = "fenced"      // 409: the caller's registration is no longer current
 	ValidateBadRequest = "bad_request" // 400: undecodable body or key
-	ValidateError      = "error"      // anything else (the store failed)
+	ValidateError      = "error"       // anything else (the store failed)
 )
 
 // validateOutcome classifies validate's result.

@@ -155,4 +155,3 @@ func copyFile(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 }
-

@@ -36,19 +36,19 @@ type Options struct {
 
 // Stats counts what the proxy did. All fields are totals since start.
 type Stats struct {
-	Links      int64 `json:"links"`       // websocket links opened
-	OpenLinks  int64 `json:"open_links"`  // links open now
-	Frames     int64 `json:"frames"`      // frames read (either direction)
-	Bytes      int64 `json:"bytes"`       // bytes of frames read
-	Dropped    int64 `json:"dropped"`     // data frames dropped
-	Duplicated int64 `json:"duplicated"`  // data frames sent twice
-	Reordered  int64 `json:"reordered"`   // data frames held back to be overtaken
-	Delayed    int64 `json:"delayed"`     // frames held by a delay fault
-	Cuts       int64 `json:"cuts"`        // cut faults fired
-	Stalls     int64 `json:"stalls"`      // stall faults fired
-	Refused    int64 `json:"refused"`     // requests refused during a cut
-	Fired      int64 `json:"fired"`       // faults fired in all
-	Pending    int64 `json:"pending"`     // faults not fired yet
+	Links      int64  `json:"links"`      // websocket links opened
+	OpenLinks  int64  `json:"open_links"` // links open now
+	Frames     int64  `json:"frames"`     // frames read (either direction)
+	Bytes      int64  `json:"bytes"`      // bytes of frames read
+	Dropped    int64  `json:"dropped"`    // data frames dropped
+	Duplicated int64  `json:"duplicated"` // data frames sent twice
+	Reordered  int64  `json:"reordered"`  // data frames held back to be overtaken
+	Delayed    int64  `json:"delayed"`    // frames held by a delay fault
+	Cuts       int64  `json:"cuts"`       // cut faults fired
+	Stalls     int64  `json:"stalls"`     // stall faults fired
+	Refused    int64  `json:"refused"`    // requests refused during a cut
+	Fired      int64  `json:"fired"`      // faults fired in all
+	Pending    int64  `json:"pending"`    // faults not fired yet
 	LastFault  string `json:"last_fault"` // the last fault fired, as a spec
 }
 
