@@ -31,8 +31,11 @@ type relayRecordConn struct {
 	ws       *wsconn.Conn
 	streamID string
 
-	wbuf       []byte // WritePacket's encode buffer; one writer at a time
-	handshakes int    // handshake frames read; ReadPacket runs on one goroutine at a time
+	wbuf []byte // WritePacket's encode buffer; one writer at a time
+	// traceparent goes in cleartext field 11 of the handshake frame ("" = none: the
+	// default, byte-identical to the reference). Set before the handshake starts.
+	traceparent string
+	handshakes  int // handshake frames read; ReadPacket runs on one goroutine at a time
 
 	cancelKeepalive context.CancelFunc
 	keepaliveDone   chan struct{}
@@ -57,7 +60,11 @@ func (c *relayRecordConn) keepalive(ctx context.Context) {
 
 // writeFrame encodes and sends one frame of this stream.
 func (c *relayRecordConn) writeFrame(ctx context.Context, body frame.Body) error {
-	b, err := frame.Encode(c.wbuf[:0], &frame.Frame{Version: frame.Version, StreamID: c.streamID, Body: body})
+	f := frame.Frame{Version: frame.Version, StreamID: c.streamID, Body: body}
+	if _, ok := body.(*frame.Handshake); ok {
+		f.Traceparent = c.traceparent
+	}
+	b, err := frame.Encode(c.wbuf[:0], &f)
 	if err != nil {
 		return fmt.Errorf("encoding %s frame: %w", frame.KindOf(body), err)
 	}

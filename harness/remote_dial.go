@@ -48,10 +48,11 @@ type RemoteOptions struct {
 	Client *Options
 	// Trace, when non-nil, traces each physical connection attempt (first dial and every
 	// recovery): it is called before the registry connect and returns the W3C traceparent
-	// to send on that connect request and on the rendezvous upgrade ("" for none), and end,
+	// to send on that connect request, on the rendezvous upgrade and in the cleartext
+	// traceparent field (11) of the stream's handshake frame ("" for none), and end,
 	// called once with the attempt's result. This package imports no tracing library
 	// (cmd/executor wires internal/telemetry). Nothing is carried inside the encrypted
-	// stream.
+	// stream. Nil (the default): none of these is sent, bytes as the reference's.
 	Trace func(ctx context.Context) (traceparent string, end func(error))
 }
 
@@ -145,6 +146,7 @@ func (d *remoteDialer) dialAttempt(ctx context.Context, traceparent string) (Mes
 		}
 		streamID := newStreamID()
 		rc := newRelayRecordConn(ws, streamID)
+		rc.traceparent = traceparent
 		if err := rc.writeFrame(ctx, &frame.Resume{}); err != nil {
 			rc.Close()
 			return nil, err

@@ -112,3 +112,11 @@ func startTracing(ctx context.Context, service string, log *slog.Logger) (*telem
 
 // tracingFlush bounds the final span export at exit.
 const tracingFlush = 5 * time.Second
+
+// handshakeTracer is tr as the remote loop's HandshakeTracer: nil when tracing is off.
+func handshakeTracer(tr *telemetry.Tracing) remote.HandshakeTracer {
+	if tr == nil {
+		return nil
+	}
+	return tr
+}

@@ -134,6 +134,7 @@ Flags (each also settable by the environment variable named in brackets):
 		Server: executor.Options{ConcurrentRequests: *concurrent, SessionTTL: *ttl, MaxUnackedBytes: *maxUnacked, ProcessGuard: guard,
 			Observer: telemetry.WithTracing(executorObserver(tm), tr)},
 		Observer: remoteObserver(tm),
+		Tracer:   handshakeTracer(tr),
 		OnServer: func(srv *executor.Server) { trackSessions(tm, srv) },
 		Sandbox:  func(ctx context.Context) *sandbox.Launcher { return startSandbox(ctx, *sandboxBackend, log) },
 		Logger:   log,

@@ -222,3 +222,22 @@ func spanName(path string) (string, []attribute.KeyValue) {
 	}
 	return "", nil
 }
+
+// StartHandshake traces one harness stream at the executor ("noise handshake": Noise
+// responder plus registry validation): a child of traceparent, the cleartext relay frame
+// field 11 the harness put on its handshake frame, when it parses as W3C; otherwise of the
+// process's TRACEPARENT. The returned ctx carries the span, so the stream's JSON-RPC
+// request spans become its children.
+func (t *Tracing) StartHandshake(ctx context.Context, traceparent string) (context.Context, func(outcome string)) {
+	if traceparent != "" {
+		ctx = propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier{"traceparent": traceparent})
+	}
+	ctx, span := t.start(ctx, "noise handshake", trace.SpanKindServer)
+	return ctx, func(outcome string) {
+		span.SetAttributes(attribute.String("noise.outcome", outcome))
+		if outcome != "ok" {
+			span.SetStatus(codes.Error, outcome)
+		}
+		span.End()
+	}
+}

@@ -12,8 +12,9 @@ import (
 //   - a scalar field seen twice: the last value wins; uint32 keeps the low 32 bits of the varint;
 //   - the same body member seen twice: the second is merged into the first; a different member
 //     replaces it (oneof);
-//   - 11 traceparent and 12 tracestate are known optional strings: checked (wire type, UTF-8)
-//     and discarded, as the released binary does (observed from codex 0.169.0: invalid UTF-8 in
+//   - 11 traceparent and 12 tracestate are known optional strings: checked (wire type, UTF-8);
+//     traceparent is kept in Frame.Traceparent (last one wins), tracestate discarded, as the
+//     released binary does (observed from codex 0.169.0: invalid UTF-8 in
 //     field 11 is a decode error there);
 //   - unknown field numbers (13 and later) are skipped, whatever their wire type;
 //   - a known field with the wrong wire type, a truncated field, field number 0 or invalid UTF-8
@@ -32,7 +33,7 @@ func Decode(f *Frame, b []byte) error {
 		return fmt.Errorf("decoding relay frame of %d bytes: %w", len(b), ErrMessageTooLarge)
 	}
 	prev := f.Body
-	f.Version, f.Ack, f.AckBits, f.Body = 0, 0, 0, nil
+	f.Version, f.Ack, f.AckBits, f.Body, f.Traceparent = 0, 0, 0, nil, ""
 	sawID := false
 	for len(b) > 0 {
 		num, typ, n := consumeTag(b)
@@ -56,7 +57,11 @@ func Decode(f *Frame, b []byte) error {
 		case fieldAckBits:
 			f.AckBits, n, err = consumeUint32(b, typ, "ack_bits")
 		case fieldTraceparent:
-			_, n, err = consumeString(b, typ, "traceparent")
+			var v []byte
+			v, n, err = consumeString(b, typ, "traceparent")
+			if err == nil {
+				f.Traceparent = string(v)
+			}
 		case fieldTracestate:
 			_, n, err = consumeString(b, typ, "tracestate")
 		case fieldData, fieldAckFrame, fieldResume, fieldReset, fieldHeartbeat, fieldHandshake:

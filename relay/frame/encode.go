@@ -44,6 +44,9 @@ func EncodeUnvalidated(dst []byte, f *Frame) ([]byte, error) {
 	if bodyNum != 0 {
 		n += protowire.SizeTag(bodyNum) + protowire.SizeBytes(bodyLen)
 	}
+	if f.Traceparent != "" {
+		n += sizeBytes(fieldTraceparent, len(f.Traceparent))
+	}
 	if n > MaxMessageSize {
 		return dst, fmt.Errorf("encoding relay frame of %d bytes: %w", n, ErrMessageTooLarge)
 	}
@@ -56,12 +59,22 @@ func EncodeUnvalidated(dst []byte, f *Frame) ([]byte, error) {
 	}
 	dst = appendUint32(dst, fieldAck, f.Ack)
 	dst = appendUint32(dst, fieldAckBits, f.AckBits)
-	if bodyNum == 0 {
-		return dst, nil
+	if bodyNum != 0 {
+		dst = appendBody(dst, f.Body, bodyNum, bodyLen)
 	}
+	if f.Traceparent != "" {
+		dst = protowire.AppendTag(dst, fieldTraceparent, protowire.BytesType)
+		dst = protowire.AppendVarint(dst, uint64(len(f.Traceparent)))
+		dst = append(dst, f.Traceparent...)
+	}
+	return dst, nil
+}
+
+// appendBody appends the body member: tag, length (bodyLen) and content.
+func appendBody(dst []byte, body Body, bodyNum protowire.Number, bodyLen int) []byte {
 	dst = protowire.AppendTag(dst, bodyNum, protowire.BytesType)
 	dst = protowire.AppendVarint(dst, uint64(bodyLen))
-	switch b := f.Body.(type) {
+	switch b := body.(type) {
 	case *Data:
 		dst = appendUint32(dst, fieldDataSeq, b.Seq)
 		dst = appendUint32(dst, fieldDataSegmentIndex, b.SegmentIndex)
@@ -80,7 +93,7 @@ func EncodeUnvalidated(dst []byte, f *Frame) ([]byte, error) {
 	case *Ack, *Heartbeat:
 		// No fields: tag + 00 already written.
 	}
-	return dst, nil
+	return dst
 }
 
 // bodySize returns the body's field number (0 for no body) and the length of its content.

@@ -10,8 +10,9 @@ import "bytes"
 //	3      ack        varint          Ack (released peers: 0, ignored)
 //	4      ack_bits   varint          AckBits (released peers: 0, ignored)
 //	5..10  body       oneof message   Body (nil = no body on the wire)
-//	11,12  traceparent/tracestate     not represented: checked (string, UTF-8) and discarded on
-//	                                  decode, never emitted
+//	11     traceparent string (UTF-8)  Traceparent: kept on decode; emitted only when non-empty
+//	                                  (the harness's handshake frame with tracing on)
+//	12     tracestate string (UTF-8)   not represented: checked and discarded, never emitted
 //
 // A Frame filled by Decode aliases the decoded message; see Decode and Clone.
 type Frame struct {
@@ -22,6 +23,10 @@ type Frame struct {
 	// Body is the oneof member, or nil when none was present. Its dynamic type is one of
 	// *Data, *Ack, *Resume, *Reset, *Heartbeat, *Handshake.
 	Body Body
+	// Traceparent is field 11, the cleartext W3C trace header later reference revisions
+	// define: kept by Decode, encoded only when non-empty (never by default). Only the
+	// harness's first handshake frame carries it, and only with tracing on.
+	Traceparent string
 }
 
 // Body is the sealed set of RelayMessageFrame bodies. Only this package's pointer types

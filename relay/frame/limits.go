@@ -34,8 +34,8 @@ const (
 	fieldReset       = 8  // oneof body: RelayReset
 	fieldHeartbeat   = 9  // oneof body: RelayHeartbeat
 	fieldHandshake   = 10 // oneof body: RelayHandshake
-	fieldTraceparent = 11 // optional string; checked and discarded on decode, never emitted
-	fieldTracestate  = 12 // optional string; as fieldTraceparent
+	fieldTraceparent = 11 // optional string; Frame.Traceparent, emitted only when non-empty
+	fieldTracestate  = 12 // optional string; checked and discarded on decode, never emitted
 
 	fieldDataSeq          = 1 // RelayData.seq, uint32
 	fieldDataSegmentIndex = 2 // RelayData.segment_index, uint32

@@ -110,8 +110,8 @@ func head(b []byte) []byte {
 	return b
 }
 
-// TestDecode_SkipsTraceFields: fields 11/12 (optional traceparent/tracestate) and unknown later
-// fields are skipped, including inside bodies.
+// TestDecode_SkipsTraceFields: field 11 (traceparent) is kept, 12 (tracestate) and unknown
+// later fields are skipped, including inside bodies.
 func TestDecode_SkipsTraceFields(t *testing.T) {
 	tp, ts := "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "congo=t61rcWkgMzE"
 	m := &relayv1.RelayMessageFrame{
@@ -138,7 +138,7 @@ func TestDecode_SkipsTraceFields(t *testing.T) {
 	if err := frame.Decode(&f, b); err != nil {
 		t.Fatalf("Decode: %v", err)
 	}
-	want := frame.Frame{Version: 1, StreamID: "s-1", Body: &frame.Resume{}}
+	want := frame.Frame{Version: 1, StreamID: "s-1", Body: &frame.Resume{}, Traceparent: tp}
 	if !equalFrames(&f, &want) {
 		t.Errorf("got %+v, want %+v", f, want)
 	}
@@ -204,5 +204,39 @@ func TestDecode_ProtobufSemantics(t *testing.T) {
 				t.Errorf("protobuf-go disagrees with the test: %+v %+v", pf, pf.Body)
 			}
 		})
+	}
+}
+
+// TestEncode_Traceparent: a Traceparent is encoded as field 11, which the generated
+// reference message reads back, after the body; an empty one encodes nothing (the default
+// bytes), and Decode resets it.
+func TestEncode_Traceparent(t *testing.T) {
+	tp := "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	f := frame.Frame{Version: 1, StreamID: "s-1", Body: &frame.Handshake{Payload: []byte{1, 2}}, Traceparent: tp}
+	b, err := frame.Encode(nil, &f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m relayv1.RelayMessageFrame
+	if err := proto.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.GetTraceparent() != tp || string(m.GetHandshake().GetPayload()) != "\x01\x02" {
+		t.Errorf("reference message: traceparent %q handshake %x", m.GetTraceparent(), m.GetHandshake().GetPayload())
+	}
+	f.Traceparent = ""
+	plain, err := frame.Encode(nil, &f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := b[:len(plain)]; string(plain) != string(want) {
+		t.Errorf("without traceparent %x, want the traced encoding's prefix %x", plain, want)
+	}
+	var g frame.Frame
+	if err := frame.Decode(&g, b); err != nil || g.Traceparent != tp {
+		t.Fatalf("Decode: %q, %v", g.Traceparent, err)
+	}
+	if err := frame.Decode(&g, plain); err != nil || g.Traceparent != "" {
+		t.Errorf("Decode without field 11 kept %q (%v)", g.Traceparent, err)
 	}
 }

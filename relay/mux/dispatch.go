@@ -29,7 +29,7 @@ func (d *dispatcher) handle(ctx context.Context, b []byte) {
 	id := d.f.StreamID
 	switch body := d.f.Body.(type) {
 	case *frame.Handshake:
-		d.onHandshake(ctx, id, body.Payload)
+		d.onHandshake(ctx, id, body.Payload, d.f.Traceparent)
 	case *frame.Data:
 		d.onData(id, body.Seq, body.Payload)
 	case *frame.Reset:
@@ -42,7 +42,7 @@ func (d *dispatcher) handle(ctx context.Context, b []byte) {
 	}
 }
 
-func (d *dispatcher) onHandshake(ctx context.Context, id string, msg1 []byte) {
+func (d *dispatcher) onHandshake(ctx context.Context, id string, msg1 []byte, traceparent string) {
 	m := d.m
 	now := time.Now()
 	m.mu.Lock()
@@ -81,7 +81,7 @@ func (d *dispatcher) onHandshake(ctx context.Context, id string, msg1 []byte) {
 		m.sendReset(id)
 		return
 	}
-	m.startLocked(ctx, id, msg1)
+	m.startLocked(ctx, id, msg1, traceparent)
 	m.mu.Unlock()
 }
 

@@ -225,10 +225,10 @@ func (m *Mux) removeLocked(s *Stream, cause error) bool {
 }
 
 // startLocked registers a new pending stream and starts its Handler.
-func (m *Mux) startLocked(ctx context.Context, id string, msg1 []byte) {
+func (m *Mux) startLocked(ctx context.Context, id string, msg1 []byte, traceparent string) {
 	sctx, cancel := context.WithCancel(ctx)
 	s := &Stream{m: m, id: id, ctx: sctx, cancel: cancel, notify: make(chan struct{}, 1),
-		state: statePending}
+		state: statePending, traceparent: traceparent}
 	s.inbox = append(s.inbox, Packet{Handshake: true, Payload: msg1})
 	s.inboxBytes = len(msg1)
 	m.streams[id] = s

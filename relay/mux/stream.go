@@ -35,6 +35,8 @@ type Stream struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	notify chan struct{} // capacity 1; signalled when inbox grows or the stream ends
+	// traceparent is the opening handshake frame's cleartext field 11 ("" if none).
+	traceparent string
 
 	// mu guards the fields below (taken after Mux.mu when both are needed).
 	mu         sync.Mutex
@@ -199,3 +201,7 @@ func (s *Stream) wake() {
 	default:
 	}
 }
+
+// Traceparent returns the cleartext W3C traceparent (relay frame field 11) of the frame that
+// opened the stream, "" when it had none. It is untrusted input: a tracer parses it.
+func (s *Stream) Traceparent() string { return s.traceparent }

@@ -41,6 +41,8 @@ type Command struct {
 	// Observer receives the relay loop's counts (Config.Observer). Nil means none. The
 	// server's own counts go to Server.Observer.
 	Observer Observer
+	// Tracer traces each harness stream (Config.Tracer). Nil means none.
+	Tracer HandshakeTracer
 	// OnServer, when not nil, is called once with the executor.Server RunCommand created,
 	// before it serves (metrics read its session count). Nil means none.
 	OnServer func(*executor.Server)
@@ -179,5 +181,6 @@ func (cmd *Command) serve(ctx, runCtx context.Context, reg Registry, tp func(con
 		Traceparent: tp,
 		Logger:      log,
 		Observer:    cmd.Observer,
+		Tracer:      cmd.Tracer,
 	})
 }

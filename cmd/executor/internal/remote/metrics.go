@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"context"
 	"errors"
 
 	"github.com/execlab/executor/noise/channel"
@@ -23,6 +24,16 @@ type Observer interface {
 	Registered(again bool)
 	// RendezvousDial is called after each rendezvous dial, with its outcome.
 	RendezvousDial(outcome string)
+}
+
+// HandshakeTracer traces harness streams (package main wires internal/telemetry to it;
+// this package imports no tracing library). StartHandshake is called when the mux hands
+// a stream over, with the cleartext traceparent of the frame that opened it (relay frame
+// field 11, "" if none: untrusted, the tracer parses it); the returned ctx serves the
+// stream (Noise handshake, registry validation, then the JSON-RPC session, whose request
+// spans become children), and end is called once with the handshake's outcome.
+type HandshakeTracer interface {
+	StartHandshake(ctx context.Context, traceparent string) (context.Context, func(outcome string))
 }
 
 // Handshake outcomes.

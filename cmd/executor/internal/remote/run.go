@@ -56,6 +56,8 @@ type Config struct {
 	Logger *slog.Logger
 	// Observer receives the loop's and the muxes' counts (metrics.go). Nil means none.
 	Observer Observer
+	// Tracer traces each harness stream (metrics.go). Nil means none.
+	Tracer HandshakeTracer
 }
 
 // runner is the state of one Run.

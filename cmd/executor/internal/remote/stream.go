@@ -18,6 +18,16 @@ import (
 func (r *runner) serveStream(ctx context.Context, s *mux.Stream, reg client.Registration) {
 	r.obs.StreamStarted()
 	defer r.obs.StreamEnded()
+	var endSpan func(string)
+	if r.cfg.Tracer != nil {
+		ctx, endSpan = r.cfg.Tracer.StartHandshake(ctx, s.Traceparent())
+	}
+	handshake := func(outcome string) {
+		r.obs.Handshake(outcome)
+		if endSpan != nil {
+			endSpan(outcome)
+		}
+	}
 	prologue := noise.AppendPrologue(nil, reg.EnvironmentID, reg.RegistrationID, s.ID())
 	conn, err := channel.Responder(ctx, recordConn{s}, &channel.ResponderConfig{
 		Static:   r.identity,
@@ -32,21 +42,21 @@ func (r *runner) serveStream(ctx context.Context, s *mux.Stream, reg client.Regi
 	})
 	if err != nil {
 		if ctx.Err() == nil {
-			r.obs.Handshake(handshakeOutcome(err))
+			handshake(handshakeOutcome(err))
 			r.logHandshakeFailure(err, reg, s.ID())
 		} else {
-			r.obs.Handshake(HandshakeCancelled)
+			handshake(HandshakeCancelled)
 		}
 		return
 	}
 	defer conn.Close()
 	if err := s.Established(); err != nil {
-		r.obs.Handshake(HandshakeCapacity)
+		handshake(HandshakeCapacity)
 		r.log.Warn("resetting Noise relay stream", "noise_event", "handshake", "noise_outcome", "rejected",
 			"noise_reason", "capacity", "stream_id", s.ID())
 		return
 	}
-	r.obs.Handshake(HandshakeOK)
+	handshake(HandshakeOK)
 	r.log.Debug("Noise relay stream established", "noise_event", "handshake", "noise_outcome", "ok",
 		"stream_id", s.ID())
 	err = r.cfg.Server.ServeConn(ctx, conn, executor.ConnInfo{Transport: executor.TransportRelay})
