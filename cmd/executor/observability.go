@@ -120,3 +120,11 @@ func handshakeTracer(tr *telemetry.Tracing) remote.HandshakeTracer {
 	}
 	return tr
 }
+
+// spanTraceparent is tr's SpanTraceparent: nil when tracing is off.
+func spanTraceparent(tr *telemetry.Tracing) func(context.Context) string {
+	if tr == nil {
+		return nil
+	}
+	return tr.SpanTraceparent
+}

@@ -133,11 +133,12 @@ Flags (each also settable by the environment variable named in brackets):
 		MaxStreams:       *maxStreams,
 		Server: executor.Options{ConcurrentRequests: *concurrent, SessionTTL: *ttl, MaxUnackedBytes: *maxUnacked, ProcessGuard: guard,
 			Observer: telemetry.WithTracing(executorObserver(tm), tr)},
-		Observer: remoteObserver(tm),
-		Tracer:   handshakeTracer(tr),
-		OnServer: func(srv *executor.Server) { trackSessions(tm, srv) },
-		Sandbox:  func(ctx context.Context) *sandbox.Launcher { return startSandbox(ctx, *sandboxBackend, log) },
-		Logger:   log,
+		Observer:        remoteObserver(tm),
+		Tracer:          handshakeTracer(tr),
+		SpanTraceparent: spanTraceparent(tr),
+		OnServer:        func(srv *executor.Server) { trackSessions(tm, srv) },
+		Sandbox:         func(ctx context.Context) *sandbox.Launcher { return startSandbox(ctx, *sandboxBackend, log) },
+		Logger:          log,
 	}, stdin)
 }
 

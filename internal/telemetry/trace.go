@@ -241,3 +241,14 @@ func (t *Tracing) StartHandshake(ctx context.Context, traceparent string) (conte
 		span.End()
 	}
 }
+
+// SpanTraceparent returns the W3C traceparent of ctx's current span, "" when ctx has no
+// valid span or t is nil (tracing off).
+func (t *Tracing) SpanTraceparent(ctx context.Context) string {
+	if t == nil || !trace.SpanContextFromContext(ctx).IsValid() {
+		return ""
+	}
+	carrier := propagation.MapCarrier{}
+	propagation.TraceContext{}.Inject(ctx, carrier)
+	return carrier["traceparent"]
+}

@@ -187,7 +187,9 @@ func (r *otlpReceiver) find(svc, name string) []*tracev1.Span {
 // holds: "harness connect" (harness); its children "registry connect" and the harness's
 // "rendezvous upgrade" (registry, joined by the traceparent headers) and "noise handshake"
 // (executor, joined by the handshake frame's cleartext traceparent field); under the
-// handshake the JSON-RPC spans, and under process/start the process's lifetime.
+// handshake the registry's "registry validate" (the executor's validate call carries the
+// handshake span's traceparent) and the JSON-RPC spans; under process/start the process's
+// lifetime.
 func TestTracesAcrossHops(t *testing.T) {
 	rcv := newOTLPReceiver(t)
 	endpoint := rcv.srv.URL + "/v1/traces"
@@ -273,6 +275,13 @@ func checkHarnessTrace(t *testing.T, rcv *otlpReceiver) {
 		if kv.Key == "noise.outcome" && kv.GetValue().GetStringValue() != "ok" {
 			t.Errorf("noise handshake outcome %q", kv.GetValue().GetStringValue())
 		}
+	}
+	validated := false
+	for _, sp := range rcv.find("registry", "registry validate") {
+		validated = validated || string(sp.TraceId) == string(root.TraceId) && string(sp.ParentSpanId) == string(hs.SpanId)
+	}
+	if !validated {
+		t.Errorf("no registry validate span child of the executor's noise handshake")
 	}
 	ps := one("process/start")
 	if string(ps.ParentSpanId) != string(hs.SpanId) {

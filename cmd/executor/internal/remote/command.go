@@ -43,6 +43,10 @@ type Command struct {
 	Observer Observer
 	// Tracer traces each harness stream (Config.Tracer). Nil means none.
 	Tracer HandshakeTracer
+	// SpanTraceparent returns the traceparent of ctx's current span, "" when it has none.
+	// When set, registry calls and upgrades made under a span (the validation inside a
+	// stream's handshake span) carry it instead of the TRACEPARENT-derived one. Nil: never.
+	SpanTraceparent func(ctx context.Context) string
 	// OnServer, when not nil, is called once with the executor.Server RunCommand created,
 	// before it serves (metrics read its session count). Nil means none.
 	OnServer func(*executor.Server)
@@ -102,7 +106,7 @@ func RunCommand(ctx context.Context, cmd *Command, stdin io.Reader) error {
 			return err
 		}
 	}
-	tp := Traceparent(env.get("TRACEPARENT"))
+	tp := withSpanTraceparent(cmd.SpanTraceparent, Traceparent(env.get("TRACEPARENT")))
 	reg, err := client.New(&client.Options{
 		BaseURL: cmd.RegistryURL, EnvironmentID: cmd.EnvironmentID, Auth: auth, Traceparent: tp, Logger: log,
 	})

@@ -25,6 +25,23 @@ func Traceparent(parent string) func(context.Context) string {
 	}
 }
 
+// withSpanTraceparent returns a traceparent func preferring span(ctx) (the current span's
+// context, set only with tracing on) and falling back to fallback; nil when both are nil.
+func withSpanTraceparent(span, fallback func(context.Context) string) func(context.Context) string {
+	if span == nil {
+		return fallback
+	}
+	return func(ctx context.Context) string {
+		if tp := span(ctx); tp != "" {
+			return tp
+		}
+		if fallback != nil {
+			return fallback(ctx)
+		}
+		return ""
+	}
+}
+
 func isHex(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
