@@ -70,6 +70,13 @@
 // (transport error, protocol violation by the peer, or Close) every pending and later call
 // fails with an error wrapping ErrClosed, and Err reports the cause.
 //
+// # Tracing
+//
+// RemoteOptions.Trace (nil by default) is called per physical connection attempt; its
+// traceparent goes on the registry connect request, the rendezvous upgrade and the
+// cleartext traceparent field (11) of the handshake frame. Nothing goes inside the
+// encrypted stream. Nil sends none of these: the bytes are the reference's.
+//
 // # Lock order
 //
 // Client.mu (pending calls, close cause) is never held while writing or delivering; the

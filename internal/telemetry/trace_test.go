@@ -139,3 +139,26 @@ func mustHex(t *testing.T, s string) []byte {
 	}
 	return b
 }
+
+// BenchmarkRequestSpan is the tracing cost per JSON-RPC request when tracing is on (span
+// start and end, batched to an in-process OTLP/HTTP receiver). Off, the hook is not
+// installed: zero.
+func BenchmarkRequestSpan(b *testing.B) {
+	for _, k := range otelVars {
+		b.Setenv(k, "")
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { _, _ = io.Copy(io.Discard, r.Body) }))
+	defer srv.Close()
+	b.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", srv.URL+"/v1/traces")
+	tr, err := telemetry.StartTracing(context.Background(), "bench", "")
+	if err != nil || tr == nil {
+		b.Fatalf("StartTracing: %v, %v", tr, err)
+	}
+	defer func() { _ = tr.Shutdown(context.Background()) }()
+	rs := telemetry.WithTracing(nil, tr).(executor.RequestSpan)
+	b.ReportAllocs()
+	for b.Loop() {
+		_, end := rs.StartRequest(context.Background(), "process/read")
+		end("0")
+	}
+}

@@ -64,6 +64,9 @@
 // budget and the closed flag; Stream.mu guards one stream's state and inbound queue. Neither
 // is held while calling the FrameConn or the Handler.
 //
+// Tracing: the cleartext traceparent (relay frame field 11) of the frame that opened a
+// stream is kept, unparsed and untrusted, as Stream.Traceparent for the Handler's tracer.
+//
 // Logging: component=relay/mux; never payloads, reset reasons from the peer, or anything from
 // inside handshakes. Stream ids appear only at debug or in handshake-diagnostic warnings, as
 // the reference does.

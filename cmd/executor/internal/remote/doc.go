@@ -28,6 +28,7 @@
 //	    4xx upgrade  → re-register at once (same identity), back off, dial the new url
 //	    5xx/network  → back off, dial the same url
 //	  serve the socket: mux.Run + wsconn.Keepalive; every handshake runs on its own goroutine:
+//	    [Config.Tracer: a noise handshake span, child of the opening frame's field 11 traceparent]
 //	    noise/channel responder → Authorize = registry validate (R2, 10 s, x-codex-noise-stream-id)
 //	    → stream established → executor.Server.ServeConn (sessions outlive streams for the TTL)
 //	  socket ended → back off (base reset to 1 s after a successful upgrade), dial again
