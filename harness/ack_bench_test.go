@@ -43,7 +43,7 @@ func BenchmarkStdoutAck(b *testing.B) {
 					Env: map[string]string{"PATH": "/usr/bin:/bin"}}); err != nil {
 					b.Fatal(err)
 				}
-				got := 0
+				got, chunks := 0, 0
 				evs := harness.NewProcessEvents(pid)
 				var batch []harness.ProcessEvent
 				for !evs.Done() {
@@ -56,8 +56,10 @@ func BenchmarkStdoutAck(b *testing.B) {
 					}
 					for _, ev := range batch {
 						got += len(ev.Chunk)
+						chunks++
 					}
 				}
+				b.ReportMetric(float64(size)/float64(chunks), "B/chunk")
 				if got != size {
 					b.Fatalf("got %d bytes, want %d", got, size)
 				}

@@ -20,12 +20,14 @@ import (
 //
 // Attach resets every such process's send position to its acknowledged one.
 
-// waitRoom blocks a reader of a lossless process while its log is full. It reports false
-// when the pumps are stopping (terminate, Close): the reader then ends its stream.
+// waitRoom blocks a reader of a lossless process while its log is full or, attached, while
+// the sender has not taken what was read (ackState.readAllowed). It reports false when the
+// pumps are stopping (terminate, Close): the reader then ends its stream.
 func (m *Manager) waitRoom(p *proc) bool {
 	for {
 		p.mu.Lock()
-		if p.ack == nil || p.ack.readAllowed(&p.out) {
+		coupled := m.attached.Load() != nil && !p.drainReq
+		if p.ack == nil || p.ack.readAllowed(&p.out, coupled) {
 			p.mu.Unlock()
 			return true
 		}
@@ -96,6 +98,10 @@ func (m *Manager) routineSend(p *proc) {
 		if err := a.n.Notify(a.ctx, method, params); err != nil {
 			m.log.Debug("notification dropped; resent after the next attach", "method", method, "error", err)
 		}
+		p.mu.Lock()
+		p.ack.sendDone()
+		p.wakeRoomLocked() // a coupled reader waits for this
+		p.mu.Unlock()
 	}
 }
 
@@ -155,6 +161,7 @@ func (m *Manager) resetAcks(stop bool) {
 				p.senderStop = true
 			}
 			p.wakeSenderLocked()
+			p.wakeRoomLocked() // coupling changes with the attachment
 		}
 		p.mu.Unlock()
 	}

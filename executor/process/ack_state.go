@@ -36,6 +36,8 @@ type ackState struct {
 	inflightBytes int    // output bytes in (acked, sent]
 	unackedBytes  int    // output bytes above acked
 
+	sending bool // an event is being handed to the connection (markSent … sendDone)
+
 	exitSeq  uint64 // seq of the exit event, 0 until assigned
 	closeSeq uint64 // seq of the close event, 0 until assigned
 }
@@ -60,9 +62,18 @@ type ackEvent struct {
 func newAckState(lim ackLimits) *ackState { return &ackState{lim: lim} }
 
 // readAllowed reports whether the reader may read another chunk from the child: the
-// retained (unacknowledged) output is under both bounds.
-func (a *ackState) readAllowed(log *outputLog) bool {
-	return a.unackedBytes < a.lim.maxUnackedBytes && log.countAfter(a.acked) < a.lim.maxUnackedChunks
+// retained (unacknowledged) output is under both bounds, and, when coupled (attached, no
+// exit drain), everything read so far has been handed to the connection. Coupling keeps
+// the released pump's rhythm while a client is attached: the reader waits while the
+// sender is behind or still encoding and writing the last event, the pipe fills meanwhile
+// and the next read is large (without it a
+// fast reader cuts the stream into small chunks, each a notification). Detached, the
+// reader runs ahead up to the bounds, so the child keeps running through an outage.
+func (a *ackState) readAllowed(log *outputLog, coupled bool) bool {
+	if a.unackedBytes >= a.lim.maxUnackedBytes || log.countAfter(a.acked) >= a.lim.maxUnackedChunks {
+		return false
+	}
+	return !coupled || (a.unackedBytes == a.inflightBytes && !a.sending)
 }
 
 // pushed records an output chunk of n bytes retained in the log.
@@ -102,13 +113,18 @@ func (a *ackState) next(log *outputLog, nextSeq uint64) (ackEvent, bool) {
 	return ackEvent{seq: seq, kind: ackEventOutput, chunk: c}, true
 }
 
-// markSent records that ev (returned by next) was handed to the connection.
+// markSent records that ev (returned by next) is being handed to the connection; sendDone
+// follows once it was.
 func (a *ackState) markSent(ev ackEvent) {
+	a.sending = true
 	a.sent = ev.seq
 	if ev.chunk != nil {
 		a.inflightBytes += len(ev.chunk.data)
 	}
 }
+
+// sendDone records that the event of the last markSent was handed over.
+func (a *ackState) sendDone() { a.sending = false }
 
 // ack applies an acknowledgement of every seq ≤ seq. A seq beyond the last assigned one
 // (nextSeq−1) is clamped; a stale or repeated one changes nothing. It unprotects them and

@@ -82,7 +82,7 @@ func TestAckState_OversizedChunkMovesAlone(t *testing.T) {
 
 func TestAckState_ReadAllowedUntilBound(t *testing.T) {
 	f := newAckFixture(testLimits)
-	for f.a.readAllowed(&f.log) {
+	for f.a.readAllowed(&f.log, false) {
 		f.output(300)
 	}
 	if f.log.bytes != 1200 || f.log.n != 4 {
@@ -90,12 +90,12 @@ func TestAckState_ReadAllowedUntilBound(t *testing.T) {
 	}
 	f.sendAll()
 	f.a.ack(&f.log, 2, f.next)
-	if !f.a.readAllowed(&f.log) || f.a.unackedBytes != 600 {
-		t.Fatalf("after ack 2: readAllowed %v, unacknowledged %d; want true, 600", f.a.readAllowed(&f.log), f.a.unackedBytes)
+	if !f.a.readAllowed(&f.log, false) || f.a.unackedBytes != 600 {
+		t.Fatalf("after ack 2: readAllowed %v, unacknowledged %d; want true, 600", f.a.readAllowed(&f.log, false), f.a.unackedBytes)
 	}
 	// The chunk bound.
 	g := newAckFixture(testLimits)
-	for g.a.readAllowed(&g.log) {
+	for g.a.readAllowed(&g.log, false) {
 		g.output(1)
 	}
 	if g.log.n != 10 {
@@ -126,6 +126,30 @@ func TestAckState_AckedStayUnderReleasedBounds(t *testing.T) {
 	g.a.ack(&g.log, 2, g.next)
 	if g.log.n != 2 {
 		t.Fatalf("acknowledged chunks within the bounds were evicted: %d left, want 2", g.log.n)
+	}
+}
+
+// TestAckState_CoupledReaderWaitsForTheSender: attached, the reader reads again only once
+// the sender has handed everything read to the connection.
+func TestAckState_CoupledReaderWaitsForTheSender(t *testing.T) {
+	f := newAckFixture(testLimits)
+	if !f.a.readAllowed(&f.log, true) {
+		t.Fatal("nothing read yet: reading not allowed")
+	}
+	f.output(100)
+	if f.a.readAllowed(&f.log, true) {
+		t.Fatal("coupled read allowed with an unsent chunk")
+	}
+	if !f.a.readAllowed(&f.log, false) {
+		t.Fatal("detached read refused under the bounds")
+	}
+	f.sendAll()
+	if f.a.readAllowed(&f.log, true) {
+		t.Fatal("coupled read allowed while the sender is still handing the chunk over")
+	}
+	f.a.sendDone()
+	if !f.a.readAllowed(&f.log, true) {
+		t.Fatal("coupled read refused after the sender handed everything over")
 	}
 }
 

@@ -30,13 +30,13 @@ func retainedBytes(t *testing.T, m *process.Manager, id string) (int, bool) {
 	return n, res.Exited
 }
 
-// TestOutputAck_BackPressureNoDrops: with no acks the child blocks once the retained
-// output reaches the bound (nothing is evicted, the child does not finish); acking what
-// arrives delivers every byte, in seq order, then the exit and the close.
+// TestOutputAck_BackPressureNoDrops: detached (an outage), the reader runs ahead until the
+// retained output reaches the bound, then the child blocks (nothing is evicted, it does not
+// finish); attached, only the window is pushed, and acking what arrives delivers every
+// byte, in seq order, then the exit and the close.
 func TestOutputAck_BackPressureNoDrops(t *testing.T) {
 	m := newManager(t, &process.Options{MaxUnackedBytes: ackTestBound, OutputWindow: ackTestWindow})
 	n := newNotifier(4096)
-	m.Attach(n)
 	p := startParams("p", tmpURI(t), "head", "-c", "4194304", "/dev/zero")
 	p.OutputAck = true
 	mustStart(t, m, p)
@@ -59,7 +59,12 @@ func TestOutputAck_BackPressureNoDrops(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	// Only the window was pushed.
+	m.Attach(n)
+	// Only the window is pushed: wait for it, then check nothing more comes unacknowledged.
+	for len(n.ch) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond)
 	pushed := 0
 	for len(n.ch) > 0 {
 		ev := <-n.ch

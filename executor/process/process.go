@@ -140,6 +140,7 @@ func (p *proc) requestExitDrainLocked() <-chan struct{} {
 		return nil
 	}
 	p.drainReq = true
+	p.wakeRoomLocked() // a lossless reader reads what the pipe holds, coupled or not
 	p.drainLeft = p.readers
 	p.drainDone = make(chan struct{})
 	now := time.Now()
