@@ -2,8 +2,10 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -132,10 +134,6 @@ type processOutcome struct {
 	exitCode int32
 	lastSeq  uint64 // seq of process/closed
 	elapsed  time.Duration
-	// reordered counts events that arrived after an event with a higher seq. The
-	// reference assigns seqs under its process lock but sends from separate tasks, so its
-	// process/exited can trail later output (observed from codex 0.169.0).
-	reordered int
 }
 
 // errDataLoss marks a sample whose events were missing, duplicated or wrong.
@@ -143,116 +141,150 @@ var errDataLoss = errors.New("lost or corrupted data")
 
 // runProcess starts p and waits until it has seen process/closed and every seq from 1 to
 // the close seq exactly once (output, exit and close share one counter, spec/jsonrpc.md
-// §5.3). Events may arrive out of seq order; a duplicate, a seq past the close, or a gap
-// that is still open when ctx ends is data loss. onOutput (run on the client's read loop,
-// must not block) sees each output chunk; an error from it fails the run. elapsed runs
-// from just before process/start is sent to the arrival of the last missing event.
+// §5.3). harness.ProcessEvents puts the events in seq order; a duplicate or a seq past
+// the close is data loss, and a gap still open when ctx ends fails the run. onOutput
+// (nil: ignore; run on the client's read loop, must not block) sees each output chunk in
+// seq order; an error from it fails the run. elapsed runs from just before process/start
+// is sent to the arrival of the last missing event.
 func (s *session) runProcess(ctx context.Context, p protocol.ProcessStartParams, onOutput func(protocol.ProcessOutputNotification) error) (processOutcome, error) {
-	return s.runProcessSink(ctx, p, decodedOutput(onOutput))
+	return s.runEvents(ctx, p, &processRun{onOutput: onOutput})
 }
 
-// outputSink consumes one process/output notification on the client's read loop (it must
-// not block) and returns its seq; an error fails the run (with seq 0 the event is not
-// counted either).
+// outputSink checks one process/output notification on the client's read loop (it must
+// not block) without decoding its chunk, and returns its seq; an error fails the run (with
+// seq 0 the event is not counted either).
 type outputSink func(n harness.Notification) (seq uint64, err error)
 
-// decodedOutput is the sink of runProcess: the harness decodes each chunk and onOutput
-// (nil: ignore) sees it.
-func decodedOutput(onOutput func(protocol.ProcessOutputNotification) error) outputSink {
-	return func(n harness.Notification) (uint64, error) {
-		o, err := n.ProcessOutput()
-		if err != nil {
-			return 0, err
-		}
-		if onOutput != nil {
-			err = onOutput(o)
-		}
-		return o.Seq, err
+// runProcessSink is runProcess with the output notifications checked by sink instead of
+// decoded.
+func (s *session) runProcessSink(ctx context.Context, p protocol.ProcessStartParams, sink outputSink) (processOutcome, error) {
+	return s.runEvents(ctx, p, &processRun{sink: sink})
+}
+
+// processRun is the state of one runEvents. Its handle runs only on the client's read
+// loop, one notification at a time; the fields it writes are read by the waiter after done
+// is closed.
+type processRun struct {
+	onOutput func(protocol.ProcessOutputNotification) error
+	sink     outputSink
+
+	pid      string
+	events   *harness.ProcessEvents
+	batch    []harness.ProcessEvent // scratch of handle
+	stripped []byte                 // scratch of strip
+	// seqPrefix is {"processId":<pid>,"seq": for strip.
+	seqPrefix []byte
+	added     uint64 // events of the process handed to events
+	exited    bool
+	out       processOutcome
+	firstErr  error
+	done      chan struct{}
+	doneAt    time.Time
+}
+
+// init prepares r for the process pid.
+func (r *processRun) init(pid string) error {
+	id, err := json.Marshal(pid)
+	if err != nil {
+		return fmt.Errorf("encoding process id: %w", err)
+	}
+	r.seqPrefix = append(append([]byte(`{"processId":`), id...), `,"seq":`...)
+	r.pid, r.events = pid, harness.NewProcessEvents(pid)
+	r.done = make(chan struct{})
+	return nil
+}
+
+func (r *processRun) fail(err error) {
+	if r.firstErr == nil {
+		r.firstErr = err
 	}
 }
 
-// runProcessSink is runProcess with the output notifications handed to sink.
-func (s *session) runProcessSink(ctx context.Context, p protocol.ProcessStartParams, sink outputSink) (processOutcome, error) {
-	var (
-		out      processOutcome
-		firstErr error
-		seen     = map[uint64]bool{}
-		maxSeq   uint64
-		exited   bool
-		closeSeq uint64
-		finished bool
-		done     = make(chan struct{})
-		doneAt   time.Time
-	)
-	fail := func(err error) {
-		if firstErr == nil {
-			firstErr = err
-		}
+// handle feeds one notification of the process to the ordering and consumes what it
+// releases.
+func (r *processRun) handle(n harness.Notification) {
+	if r.events.Done() {
+		// Every seq up to close has arrived, so anything more would be a duplicate or past
+		// the close; it cannot be recorded (the waiter may be reading the results now) and
+		// cannot hide lost data.
+		return
 	}
-	// The handler runs only on the read loop, one notification at a time; the variables
-	// it writes are read by this goroutine after done is closed.
-	handler := func(n harness.Notification) {
-		if finished {
-			// Every seq up to close has arrived, so anything more would be a duplicate or
-			// past the close; it cannot be recorded (the waiter may be reading the results
-			// now) and cannot hide lost data.
-			return
-		}
-		var seq uint64
-		switch n.Method {
-		case protocol.MethodProcessOutput:
-			var err error
-			seq, err = sink(n)
-			if err != nil {
-				fail(err)
-				if seq == 0 {
-					return
-				}
-			}
-		case protocol.MethodProcessExited:
-			x, err := n.ProcessExited()
-			if err != nil {
-				fail(err)
+	if r.sink != nil && n.Method == protocol.MethodProcessOutput {
+		seq, err := r.sink(n)
+		if err != nil {
+			r.fail(err)
+			if seq == 0 {
 				return
 			}
-			seq, exited, out.exitCode = x.Seq, true, x.ExitCode
-		case protocol.MethodProcessClosed:
-			x, err := n.ProcessClosed()
-			if err != nil {
-				fail(err)
-				return
+		}
+		n = r.strip(seq)
+	}
+	evs, err := r.events.Add(r.batch[:0], n)
+	r.batch = evs
+	if err != nil {
+		r.fail(err)
+		return
+	}
+	r.added++
+	for _, ev := range evs {
+		r.consume(ev)
+	}
+}
+
+// strip returns a process/output notification of seq with an empty chunk: sink has
+// checked the chunk already, and handing the original to ProcessEvents would make it decode
+// every chunk on the timed path (the decode stdout_parallel avoids). ProcessEvents does
+// not keep the params, so one scratch buffer serves every call.
+func (r *processRun) strip(seq uint64) harness.Notification {
+	b := append(r.stripped[:0], r.seqPrefix...)
+	b = strconv.AppendUint(b, seq, 10)
+	b = append(b, `,"stream":"stdout","chunk":""}`...)
+	r.stripped = b
+	return harness.Notification{Method: protocol.MethodProcessOutput, Params: b}
+}
+
+// consume takes one event in seq order.
+func (r *processRun) consume(ev harness.ProcessEvent) {
+	switch ev.Kind {
+	case harness.EventOutput:
+		if r.onOutput != nil {
+			if err := r.onOutput(protocol.ProcessOutputNotification{ProcessID: r.pid, Seq: ev.Seq, Stream: ev.Stream, Chunk: ev.Chunk}); err != nil {
+				r.fail(err)
 			}
-			seq, closeSeq = x.Seq, x.Seq
-		default:
-			return
 		}
-		switch {
-		case seq == 0 || seen[seq]:
-			fail(fmt.Errorf("%w: %s repeats seq %d", errDataLoss, n.Method, seq))
-		case closeSeq != 0 && seq > closeSeq:
-			fail(fmt.Errorf("%w: %s seq %d after close seq %d", errDataLoss, n.Method, seq, closeSeq))
+	case harness.EventExited:
+		if r.exited {
+			r.fail(fmt.Errorf("%w: exited again at seq %d", errDataLoss, ev.Seq))
 		}
-		seen[seq] = true
-		if seq < maxSeq {
-			out.reordered++
+		r.exited, r.out.exitCode = true, ev.ExitCode
+	case harness.EventClosed:
+		// ProcessEvents dropped duplicates, a seq 0 and seqs past the close silently; each
+		// was handed to it, so the count tells.
+		if r.added != ev.Seq {
+			r.fail(fmt.Errorf("%w: %d events for seqs 1…%d: a seq repeats or is past the close", errDataLoss, r.added, ev.Seq))
 		}
-		maxSeq = max(maxSeq, seq)
-		if closeSeq != 0 && uint64(len(seen)) == closeSeq {
-			if !exited {
-				fail(fmt.Errorf("%w: closed without exit", errDataLoss))
-			}
-			out.lastSeq = closeSeq
-			doneAt = time.Now()
-			finished = true
-			close(done)
+		if !r.exited {
+			r.fail(fmt.Errorf("%w: closed without exit", errDataLoss))
 		}
+		r.out.lastSeq = ev.Seq
+		r.doneAt = time.Now()
+		close(r.done)
+	default: // EventGap: synthesized only by session recovery, which bench sessions never do
+		r.fail(fmt.Errorf("%w: %s at seq %d", errDataLoss, ev.Kind, ev.Seq))
+	}
+}
+
+// runEvents starts p and waits until r has seen every event of it (runProcess).
+func (s *session) runEvents(ctx context.Context, p protocol.ProcessStartParams, r *processRun) (processOutcome, error) {
+	if err := r.init(p.ProcessID); err != nil {
+		return processOutcome{}, err
 	}
 	s.mu.Lock()
 	if _, dup := s.procs[p.ProcessID]; dup {
 		s.mu.Unlock()
 		return processOutcome{}, fmt.Errorf("process id %q already in use", p.ProcessID)
 	}
-	s.procs[p.ProcessID] = handler
+	s.procs[p.ProcessID] = r.handle
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
@@ -264,21 +296,22 @@ func (s *session) runProcessSink(ctx context.Context, p protocol.ProcessStartPar
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	_, err := s.client.StartProcess(cctx, p)
 	cancel()
-	// Until done is closed the handler may be writing out and firstErr concurrently, so
-	// the early returns below must not read them.
+	// Until done is closed the handler may be writing r concurrently, so the early returns
+	// below must not read it.
 	if err != nil {
 		return processOutcome{}, fmt.Errorf("starting %s: %w", p.ProcessID, err)
 	}
 	select {
-	case <-done:
+	case <-r.done:
 	case <-ctx.Done():
 		return processOutcome{}, fmt.Errorf("waiting for all events of %s: %w", p.ProcessID, ctx.Err())
 	case <-s.client.Done():
 		return processOutcome{}, fmt.Errorf("waiting for all events of %s: connection ended: %w", p.ProcessID, s.client.Err())
 	}
-	out.elapsed = doneAt.Sub(start)
-	if firstErr != nil {
-		return out, fmt.Errorf("process %s: %w", p.ProcessID, firstErr)
+	out := r.out
+	out.elapsed = r.doneAt.Sub(start)
+	if r.firstErr != nil {
+		return out, fmt.Errorf("process %s: %w", p.ProcessID, r.firstErr)
 	}
 	return out, nil
 }
