@@ -70,7 +70,12 @@ func TestProcCPU_Self(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); {
+	// Burn in short rounds and read after each one (a round is about a millisecond
+	// unraced, tens under -race), so the last read comes after the last burn.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		for i := 0; i < 1e4; i++ { // burn CPU
+			_ = base64.StdEncoding.EncodeToString(zeroA[:64])
+		}
 		after, err := procCPU(os.Getpid())
 		if err != nil {
 			t.Fatal(err)
@@ -78,9 +83,6 @@ func TestProcCPU_Self(t *testing.T) {
 		if after > before {
 			return
 		}
-		for i := 0; i < 1e6; i++ { // burn CPU
-			_ = base64.StdEncoding.EncodeToString(zeroA[:64])
-		}
 	}
-	t.Error("CPU time did not grow in 3 s of busy work")
+	t.Error("CPU time did not grow in 10 s of busy work")
 }
