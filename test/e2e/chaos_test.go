@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -286,6 +287,33 @@ func runHashed(t *testing.T, cmd *exec.Cmd) chaosExec {
 
 func runHashedInto(t *testing.T, cmd *exec.Cmd, stderr *lockedBuffer) chaosExec {
 	t.Helper()
+	return runHashedCounting(t, cmd, stderr, nil)
+}
+
+// execCounting is exec that adds every stdout byte to *seen as it streams, for a fault
+// that must land mid-stream rather than while exec is still connecting.
+func (r *chaosRig) execCounting(t *testing.T, limit time.Duration, seen *atomic.Int64, argv ...string) chaosExec {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	args := append([]string{"exec", "--registry", r.Proxy, "--environment-id", r.Env, "--token-file", r.TokenFile, "--"}, argv...)
+	res := runHashedCounting(t, exec.CommandContext(ctx, remoteExecutorBin(t), args...), &lockedBuffer{}, seen)
+	res.hung = ctx.Err() != nil
+	return res
+}
+
+// byteCounter adds the length of every write to n.
+type byteCounter struct{ n *atomic.Int64 }
+
+func (w byteCounter) Write(p []byte) (int, error) {
+	w.n.Add(int64(len(p)))
+	return len(p), nil
+}
+
+// runHashedCounting runs cmd, hashing its stdout; a non-nil seen counts the bytes as
+// they arrive.
+func runHashedCounting(t *testing.T, cmd *exec.Cmd, stderr *lockedBuffer, seen *atomic.Int64) chaosExec {
+	t.Helper()
 	cmd.Stderr = stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -296,7 +324,11 @@ func runHashedInto(t *testing.T, cmd *exec.Cmd, stderr *lockedBuffer) chaosExec 
 		t.Fatal(err)
 	}
 	h := sha256.New()
-	n, _ := io.Copy(h, out)
+	var sink io.Writer = h
+	if seen != nil {
+		sink = io.MultiWriter(h, byteCounter{seen})
+	}
+	n, _ := io.Copy(sink, out)
 	err = cmd.Wait()
 	res := chaosExec{n: n, stderr: stderr.String(), took: time.Since(start)}
 	copy(res.sum[:], h.Sum(nil))

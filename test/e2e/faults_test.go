@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -140,8 +141,14 @@ func faultsRegistryRestart(t *testing.T, run runFunc) {
 			}
 			rig := &chaosRig{Proxy: reg.URL, Env: env, TokenFile: tokenFile}
 			done := make(chan chaosExec, 1)
-			go func() { done <- rig.exec(t, 4*time.Minute, faultStream...) }()
-			time.Sleep(time.Second) // mid-stream
+			var seen atomic.Int64
+			go func() { done <- rig.execCounting(t, 4*time.Minute, &seen, faultStream...) }()
+			// Mid-stream: once output flows (a fixed sleep could land while exec is still
+			// starting the process under a loaded CI, and a lost process/start is
+			// reported, not retried).
+			ctxFlow, cancelFlow := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancelFlow()
+			waitFor(t, ctxFlow, "the first MiB of output", func() bool { return seen.Load() >= 1<<20 })
 			reg.kill()
 			time.Sleep(down)
 			reg.restart()

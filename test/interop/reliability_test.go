@@ -20,13 +20,13 @@ import (
 // refuse new ones for an outage: a rendezvous socket flap on both sides (docs/
 // reliability.md).
 type cutProxy struct {
-	ln     net.Listener
-	target string
+	ln net.Listener
 
-	mu    sync.Mutex // guards conns and until
-	conns map[net.Conn]struct{}
-	until time.Time // connections accepted before this are closed at once
-	wg    sync.WaitGroup
+	mu     sync.Mutex // guards target, conns and until
+	target string     // set once the registry behind it listens (setTarget)
+	conns  map[net.Conn]struct{}
+	until  time.Time // connections accepted before this are closed at once
+	wg     sync.WaitGroup
 }
 
 func startCutProxy(t testing.TB) *cutProxy {
@@ -55,12 +55,13 @@ func (p *cutProxy) accept() {
 		}
 		p.mu.Lock()
 		refuse := time.Now().Before(p.until)
+		target := p.target
 		p.mu.Unlock()
 		if refuse {
 			c.Close()
 			continue
 		}
-		up, err := net.Dial("tcp", p.target)
+		up, err := net.Dial("tcp", target)
 		if err != nil {
 			c.Close()
 			continue
@@ -72,6 +73,13 @@ func (p *cutProxy) accept() {
 		go p.pipe(c, up)
 		go p.pipe(up, c)
 	}
+}
+
+// setTarget points the proxy at addr (the accept loop is already running).
+func (p *cutProxy) setTarget(addr string) {
+	p.mu.Lock()
+	p.target = addr
+	p.mu.Unlock()
 }
 
 func (p *cutProxy) pipe(dst, src net.Conn) {
@@ -135,7 +143,7 @@ func TestReliability_CutMidStream(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, ref *refbin.Release) {
 		proxy := startCutProxy(t)
 		reg := startOurRegistryBehind(t, func(addr string) string {
-			proxy.target = addr
+			proxy.setTarget(addr)
 			return "http://" + proxy.ln.Addr().String()
 		})
 		ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
