@@ -28,8 +28,12 @@ var ctx = context.Background()
 type chanNotifier struct{ ch chan *protocol.HTTPBodyDelta }
 
 func (n *chanNotifier) Notify(ctx context.Context, method string, params any) error {
+	// A real Notifier encodes params before it returns and the pump reuses its read
+	// buffer after that (stream.go), so the fake keeps a copy, as encoding would.
+	d := *params.(*protocol.HTTPBodyDelta)
+	d.DeltaBase64 = append(d.DeltaBase64[:0:0], d.DeltaBase64...)
 	select {
-	case n.ch <- params.(*protocol.HTTPBodyDelta):
+	case n.ch <- &d:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
