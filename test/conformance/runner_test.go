@@ -153,13 +153,18 @@ func run(t *testing.T, sc *Scenario, srv *server) *transcript {
 			lines = append(lines, string(b))
 		}
 	}
+	// lastReq is the id key of the request the latest send step carried ("" when that
+	// send was not a request): a recvUntil right after it also waits for its response.
+	var lastReq string
 	sent := func(b []byte) {
 		var m struct {
 			ID     json.RawMessage `json:"id"`
 			Method *string         `json:"method"`
 		}
+		lastReq = ""
 		if json.Unmarshal(b, &m) == nil && len(m.ID) > 0 && m.Method != nil {
-			methods[cur][idKey(m.ID)] = *m.Method
+			lastReq = idKey(m.ID)
+			methods[cur][lastReq] = *m.Method
 		}
 	}
 	answered := func(m map[string]any) received {
@@ -231,9 +236,15 @@ func run(t *testing.T, sc *Scenario, srv *server) *transcript {
 		case st.RecvUntil != "":
 			// Collected as a set: responses and process notifications race by nature
 			// (both servers); seq values inside the messages still pin event order.
+			// The response to the request sent just before this step is part of the set
+			// too: a short-lived process's closed may precede its start response (the
+			// pumps run before the response is queued, in both servers), and a later
+			// recv step must not take that response for its own.
 			g := group{set: true}
 			var deltas, events []map[string]any
 			seen := map[string]bool{}
+			wantResp := i > 0 && isSend(sc.Steps[i-1]) && lastReq != ""
+			gotResp := false
 			for {
 				m, err := recv()
 				if err != nil {
@@ -249,7 +260,11 @@ func run(t *testing.T, sc *Scenario, srv *server) *transcript {
 				default:
 					g.msgs = append(g.msgs, answered(foldReadChunks(sc, m)))
 				}
-				if untilMatches(m, st.RecvUntil, seen) {
+				if id, ok := m["id"]; ok && m["method"] == nil && wantResp {
+					b, _ := json.Marshal(id)
+					gotResp = gotResp || idKey(b) == lastReq
+				}
+				if untilMatches(m, st.RecvUntil, seen) && (!wantResp || gotResp) {
 					break
 				}
 			}
@@ -292,6 +307,11 @@ func run(t *testing.T, sc *Scenario, srv *server) *transcript {
 		}
 	}
 	return tr
+}
+
+// isSend reports whether st sends a message.
+func isSend(st Step) bool {
+	return st.Send != nil || st.SendBinary != nil || st.SendText != nil
 }
 
 // idKey is the canonical text of a JSON-RPC id, so that a request's id and the id echoed
