@@ -15,7 +15,6 @@ import (
 	"github.com/execlab/executor/executor/process"
 	"github.com/execlab/executor/internal/telemetry"
 	"github.com/execlab/executor/sandbox"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // runRemote is `executor remote`: it parses the flags (each with an environment default),
@@ -105,23 +104,12 @@ Flags (each also settable by the environment variable named in brackets):
 	if err := checkSandboxBackend(*sandboxBackend); err != nil {
 		return err
 	}
-	log, err := newLogger(stderr, *logLevel, *logFormat)
+	rt, err := startExecutorRuntime(ctx, stderr, *logLevel, *logFormat, *metricsAddr)
 	if err != nil {
 		return err
 	}
-	guard := startProcessGuard(log)
-	defer guard.Close() // after RunCommand closed the server (and killed its sessions' groups)
-	var tm *telemetry.Executor
-	stopMetrics, err := startMetrics(*metricsAddr, log, func(reg prometheus.Registerer) { tm = telemetry.NewExecutor(reg) })
-	if err != nil {
-		return err
-	}
-	defer stopMetrics()
-	tr, stopTracing, err := startTracing(ctx, "executor", log)
-	if err != nil {
-		return err
-	}
-	defer stopTracing()
+	defer rt.close() // after RunCommand closed the server (and killed its sessions' groups)
+	log, guard, tm, tr := rt.log, rt.guard, rt.tm, rt.tr
 	return remote.RunCommand(ctx, &remote.Command{
 		RegistryURL:   *registry,
 		EnvironmentID: *envID,

@@ -11,7 +11,6 @@ import (
 	"github.com/execlab/executor/executor"
 	"github.com/execlab/executor/internal/telemetry"
 	"github.com/execlab/executor/internal/wsauth"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -62,23 +61,12 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err := checkSandboxBackend(*sandboxBackend); err != nil {
 		return err
 	}
-	log, err := newLogger(stderr, *logLevel, *logFormat)
+	rt, err := startExecutorRuntime(ctx, stderr, *logLevel, *logFormat, *metricsAddr)
 	if err != nil {
 		return err
 	}
-	guard := startProcessGuard(log)
-	defer guard.Close() // after Run closed the server (and killed its sessions' groups)
-	var tm *telemetry.Executor
-	stopMetrics, err := startMetrics(*metricsAddr, log, func(reg prometheus.Registerer) { tm = telemetry.NewExecutor(reg) })
-	if err != nil {
-		return err
-	}
-	defer stopMetrics()
-	tr, stopTracing, err := startTracing(ctx, "executor", log)
-	if err != nil {
-		return err
-	}
-	defer stopTracing()
+	defer rt.close() // after Run closed the server (and killed its sessions' groups)
+	log, guard, tm, tr := rt.log, rt.guard, rt.tm, rt.tr
 	return serve.Run(ctx, serve.Config{
 		Listen: l,
 		Server: executor.Options{
