@@ -7,11 +7,14 @@
 // message is binary and holds exactly one protobuf RelayMessageFrame (schema
 // proto/codex/exec_server/relay/v1/relay.proto).
 //
-// Layers, bottom up (these four packages are the whole relay):
+// Layers, bottom up (these five packages are the whole relay):
 //
 //	relay/frame     RelayMessageFrame codec: sealed Frame type, Encode/Decode/Validate in the
 //	                reference's check order, 256 KiB message cap, ErrNonBinary. No I/O, no
 //	                goroutines.
+//	relay/arq       pure per-stream ack/retransmit state machine of ARQ v1 (our negotiated
+//	                extension, docs/reliability.md §8): sender window and resends, receiver
+//	                order and ack/ack_bits. No I/O, no goroutines.
 //	relay/mux       owns one frame connection: stream table, read loop and single writer,
 //	                per-frame rules, bounded queues, resets, the handshake failure budget.
 //	relay/wsconn    coder/websocket adapter (binary only, read limit, ping/pong liveness,
@@ -23,11 +26,19 @@
 // JSON-RPC executor; below it the websocket. The relay never looks inside handshake payloads
 // or records: it imports none of noise, executor, registry, sandbox or encoding/json.
 //
-// Released wire behaviour (codex exec-server 0.169.0 and 0.171.0) is the only behaviour: data
+// Released wire behaviour (codex exec-server 0.169.0 and 0.171.0) is the default behaviour, and
+// the only one with a released peer on the other end: data
 // frames carry the channel's record seq (from 0) with segment_count 1, ack and ack_bits 0, no
 // trace fields; the relay retransmits and acknowledges nothing, because the websocket below
 // is already reliable and ordered; resets always carry "noise_relay_protocol_error"; resume,
 // ack_frame and heartbeat frames are accepted and ignored. Record order is the business of
 // noise/channel, above: it drops duplicate and stale records and reorders within a 64-record /
 // 1 MiB window before decrypting.
+//
+// ARQ v1 (docs/reliability.md §8) is used on a stream only when both handshake frames carry
+// relay feature bit frame.FeatureARQ (field 100, our extension; only our harness offers it
+// and only our executor accepts it). On such a stream the rendezvous may drop records and
+// both ends repair it: every data frame carries ack/ack_bits, ack_frames carry them alone,
+// unacknowledged records are resent byte for byte (relay/arq), and records reach the channel
+// above in order.
 package relay

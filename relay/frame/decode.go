@@ -16,7 +16,10 @@ import (
 //     traceparent is kept in Frame.Traceparent (last one wins), tracestate discarded, as the
 //     released binary does (observed from codex 0.169.0: invalid UTF-8 in
 //     field 11 is a decode error there);
-//   - unknown field numbers (13 and later) are skipped, whatever their wire type;
+//   - 100 relay_features (our extension) is read when it is a varint (last one wins, low 32
+//     bits) and skipped like an unknown field otherwise: a released decoder skips it whatever
+//     its type, and so a frame one of them accepts is never refused here for it;
+//   - other unknown field numbers (13 and later) are skipped, whatever their wire type;
 //   - a known field with the wrong wire type, a truncated field, field number 0 or invalid UTF-8
 //     in a string field is an error.
 
@@ -33,7 +36,7 @@ func Decode(f *Frame, b []byte) error {
 		return fmt.Errorf("decoding relay frame of %d bytes: %w", len(b), ErrMessageTooLarge)
 	}
 	prev := f.Body
-	f.Version, f.Ack, f.AckBits, f.Body, f.Traceparent = 0, 0, 0, nil, ""
+	f.Version, f.Ack, f.AckBits, f.Body, f.Traceparent, f.Features = 0, 0, 0, nil, "", 0
 	sawID := false
 	for len(b) > 0 {
 		num, typ, n := consumeTag(b)
@@ -64,6 +67,8 @@ func Decode(f *Frame, b []byte) error {
 			}
 		case fieldTracestate:
 			_, n, err = consumeString(b, typ, "tracestate")
+		case fieldFeatures:
+			n, err = consumeFeatures(f, b, typ)
 		case fieldData, fieldAckFrame, fieldResume, fieldReset, fieldHeartbeat, fieldHandshake:
 			var msg []byte
 			msg, n, err = consumeMessage(b, typ, num)
@@ -319,4 +324,17 @@ func consumeString(b []byte, typ protowire.Type, name string) ([]byte, int, erro
 func consumeMessage(b []byte, typ protowire.Type, num protowire.Number) ([]byte, int, error) {
 	name := Kind(num - fieldData + protowire.Number(KindData)).String()
 	return consumeBytes(b, typ, name)
+}
+
+// consumeFeatures reads field 100 into f.Features when it is a varint and skips it (leaving
+// f.Features as it was) when it has another wire type.
+func consumeFeatures(f *Frame, b []byte, typ protowire.Type) (int, error) {
+	if typ != protowire.VarintType {
+		return skipField(b, fieldFeatures, typ, "relay_features")
+	}
+	v, n, err := consumeUint32(b, typ, "relay_features")
+	if err == nil {
+		f.Features = v
+	}
+	return n, err
 }

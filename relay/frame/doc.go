@@ -28,7 +28,9 @@
 //   - Decode parses without validating; callers run Validate next, as the reference does
 //     (decode failure = check 0, then checks 1-6 of spec §3). Fields 11 traceparent and 12
 //     tracestate are checked like the reference's optional strings; 11 is kept (Frame.Traceparent,
-//     encoded only when non-empty), 12 discarded; unknown fields
+//     encoded only when non-empty), 12 discarded; field 100 (relay_features, our extension,
+//     docs/reliability.md §8) is kept as Frame.Features when a varint and encoded only when
+//     non-zero, so frames without it are byte-identical to the reference's; unknown fields
 //     (13 and later) are skipped; a wrong wire type on a known field, a truncated field, invalid
 //     UTF-8 in a string field or a message over MaxMessageSize are errors. These rules and the
 //     validation texts are checked against the released binary by test/interop.

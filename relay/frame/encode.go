@@ -11,6 +11,7 @@ import (
 // Encoding follows the reference's prost output byte for byte (spec/relay-noise.md §2.2):
 //
 //	08 <version>  12 <len> <stream_id>  [18 <ack>]  [20 <ack_bits>]  <body tag> <len> <body>
+//	[5a <len> <traceparent>]  [a0 06 <features>]
 //
 // Fields appear in ascending number order; zero scalars and empty strings/bytes are omitted
 // as proto3 does; the body is always written, an empty one as tag + 00 (resume{next_seq:0}
@@ -47,6 +48,7 @@ func EncodeUnvalidated(dst []byte, f *Frame) ([]byte, error) {
 	if f.Traceparent != "" {
 		n += sizeBytes(fieldTraceparent, len(f.Traceparent))
 	}
+	n += sizeUint32(fieldFeatures, f.Features)
 	if n > MaxMessageSize {
 		return dst, fmt.Errorf("encoding relay frame of %d bytes: %w", n, ErrMessageTooLarge)
 	}
@@ -67,6 +69,7 @@ func EncodeUnvalidated(dst []byte, f *Frame) ([]byte, error) {
 		dst = protowire.AppendVarint(dst, uint64(len(f.Traceparent)))
 		dst = append(dst, f.Traceparent...)
 	}
+	dst = appendUint32(dst, fieldFeatures, f.Features)
 	return dst, nil
 }
 

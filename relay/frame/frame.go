@@ -13,6 +13,8 @@ import "bytes"
 //	11     traceparent string (UTF-8)  Traceparent: kept on decode; emitted only when non-empty
 //	                                  (the harness's handshake frame with tracing on)
 //	12     tracestate string (UTF-8)   not represented: checked and discarded, never emitted
+//	100    relay_features varint      Features (our extension; released peers never send it and
+//	                                  skip it): emitted only when non-zero
 //
 // A Frame filled by Decode aliases the decoded message; see Decode and Clone.
 type Frame struct {
@@ -27,6 +29,11 @@ type Frame struct {
 	// define: kept by Decode, encoded only when non-empty (never by default). Only the
 	// harness's first handshake frame carries it, and only with tracing on.
 	Traceparent string
+	// Features is field 100, our extension: a bitmask of relay features (FeatureARQ) that
+	// the sender supports. Only handshake frames between our harness and our executor carry
+	// it; 0 (the default, never encoded) is a released peer's frame. Decode reads it when it
+	// is a varint and skips it otherwise, as a released decoder would.
+	Features uint32
 }
 
 // Body is the sealed set of RelayMessageFrame bodies. Only this package's pointer types

@@ -36,6 +36,12 @@ const (
 	fieldHandshake   = 10 // oneof body: RelayHandshake
 	fieldTraceparent = 11 // optional string; Frame.Traceparent, emitted only when non-empty
 	fieldTracestate  = 12 // optional string; checked and discarded on decode, never emitted
+	// fieldFeatures is OUR extension, not in the reference schema: a uint32 bitmask of relay
+	// features, set only on handshake frames by peers that support them (docs/reliability.md
+	// §8, docs/protocol-extensions.md). Released decoders skip it as an unknown field (spec
+	// §2.2); the number is far above the reference's so a future upstream field cannot
+	// collide with it by accident.
+	fieldFeatures = 100
 
 	fieldDataSeq          = 1 // RelayData.seq, uint32
 	fieldDataSegmentIndex = 2 // RelayData.segment_index, uint32
@@ -45,6 +51,14 @@ const (
 	fieldResumeNextSeq    = 1 // RelayResume.next_seq, uint32
 	fieldResetReason      = 1 // RelayReset.reason, string
 	fieldHandshakePayload = 1 // RelayHandshake.payload, bytes
+)
+
+// Relay feature bits of Frame.Features (field 100, our extension; docs/reliability.md §8).
+const (
+	// FeatureARQ (bit 0) is per-stream acknowledgement and retransmission, ARQ v1
+	// (relay/arq): offered by our harness on message 1's frame, accepted by our executor on
+	// message 2's frame; used only when both frames carry it.
+	FeatureARQ uint32 = 1 << 0
 )
 
 // Implementation limits (our choice).

@@ -30,12 +30,41 @@ func toProto(f *frame.Frame) *relayv1.RelayMessageFrame {
 	case *frame.Handshake:
 		m.Body = &relayv1.RelayMessageFrame_Handshake{Handshake: &relayv1.RelayHandshake{Payload: b.Payload}}
 	}
+	if f.Features != 0 { // our extension: an unknown field to the reference schema
+		raw := protowire.AppendTag(nil, 100, protowire.VarintType)
+		m.ProtoReflect().SetUnknown(protowire.AppendVarint(raw, uint64(f.Features)))
+	}
 	return m
+}
+
+// featuresOf reads our field 100 out of the unknown fields protobuf-go kept, as Decode does:
+// varints only, the last one wins.
+func featuresOf(m *relayv1.RelayMessageFrame) uint32 {
+	var v uint32
+	b := m.ProtoReflect().GetUnknown()
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return v
+		}
+		b = b[n:]
+		if num == 100 && typ == protowire.VarintType {
+			x, _ := protowire.ConsumeVarint(b)
+			v = uint32(x)
+		}
+		n = protowire.ConsumeFieldValue(num, typ, b)
+		if n < 0 {
+			return v
+		}
+		b = b[n:]
+	}
+	return v
 }
 
 // fromProto converts the generated struct into our frame.
 func fromProto(m *relayv1.RelayMessageFrame) frame.Frame {
-	f := frame.Frame{Version: m.GetVersion(), StreamID: m.GetStreamId(), Ack: m.GetAck(), AckBits: m.GetAckBits()}
+	f := frame.Frame{Version: m.GetVersion(), StreamID: m.GetStreamId(), Ack: m.GetAck(), AckBits: m.GetAckBits(),
+		Features: featuresOf(m), Traceparent: m.GetTraceparent()}
 	switch b := m.GetBody().(type) {
 	case *relayv1.RelayMessageFrame_Data:
 		d := b.Data
@@ -238,5 +267,47 @@ func TestEncode_Traceparent(t *testing.T) {
 	}
 	if err := frame.Decode(&g, plain); err != nil || g.Traceparent != "" {
 		t.Errorf("Decode without field 11 kept %q (%v)", g.Traceparent, err)
+	}
+}
+
+// TestFeatures: field 100 (our relay_features extension) is encoded after everything else
+// only when non-zero, so a frame without features is byte-identical to the reference's; the
+// reference schema (protobuf-go with the generated structs, like a released prost decoder)
+// accepts the frame and skips the field; Decode reads a varint and skips other wire types.
+func TestFeatures(t *testing.T) {
+	f := frame.Frame{Version: 1, StreamID: "s-1", Body: &frame.Handshake{Payload: []byte{1, 2}}, Features: frame.FeatureARQ}
+	b, err := frame.Encode(nil, &f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plainFrame := f
+	plainFrame.Features = 0
+	plain, err := frame.Encode(nil, &plainFrame)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := append(bytes.Clone(plain), 0xa0, 0x06, 0x01); !bytes.Equal(b, want) {
+		t.Fatalf("encoding: got % x, want % x", b, want)
+	}
+	var m relayv1.RelayMessageFrame
+	if err := proto.Unmarshal(b, &m); err != nil {
+		t.Fatalf("reference schema refused the frame: %v", err)
+	}
+	if string(m.GetHandshake().GetPayload()) != "\x01\x02" || m.GetStreamId() != "s-1" {
+		t.Errorf("reference schema read %v", &m)
+	}
+	var g frame.Frame
+	if err := frame.Decode(&g, b); err != nil || !equalFrames(&g, &f) {
+		t.Fatalf("Decode: %+v, %v", g, err)
+	}
+	// Other wire types are skipped, as a released decoder skips any field 100.
+	for _, tail := range [][]byte{{0xa2, 0x06, 0x01, 0x07}, {0xa5, 0x06, 1, 2, 3, 4}} {
+		in := append(bytes.Clone(plain), tail...)
+		if err := frame.Decode(&g, in); err != nil || g.Features != 0 {
+			t.Errorf("Decode of % x: features %d, %v", tail, g.Features, err)
+		}
+		if err := proto.Unmarshal(in, &m); err != nil {
+			t.Errorf("reference schema refused % x: %v", tail, err)
+		}
 	}
 }

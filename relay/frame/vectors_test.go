@@ -115,7 +115,8 @@ func TestEncode_ObservedSizes(t *testing.T) {
 }
 
 func equalFrames(a, b *frame.Frame) bool {
-	if a.Version != b.Version || a.StreamID != b.StreamID || a.Ack != b.Ack || a.AckBits != b.AckBits || a.Traceparent != b.Traceparent {
+	if a.Version != b.Version || a.StreamID != b.StreamID || a.Ack != b.Ack || a.AckBits != b.AckBits || a.Traceparent != b.Traceparent ||
+		a.Features != b.Features {
 		return false
 	}
 	return equalBodies(a.Body, b.Body)

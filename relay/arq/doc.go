@@ -1,0 +1,55 @@
+// Package arq is the pure per-stream acknowledgement and retransmission state machine of
+// relay ARQ v1 (docs/reliability.md §8): a Sender that retains sealed records until they are
+// acknowledged and says when to resend them, and a Receiver that restores record order and
+// produces the cumulative ack and the 32-bit selective ack_bits.
+//
+// Layer: beside relay/frame (it only uses the ack and ack_bits semantics of fields 3 and 4),
+// below its drivers relay/mux (executor side) and harness (initiator side), which own the
+// sockets, timers and goroutines. It knows nothing of Noise, frames or websockets: payloads
+// are opaque ciphertext records, resent byte for byte (a record re-encrypted would burn a
+// different Noise nonce), in the seq order the channel above assigned (per direction, from
+// 0, consecutive; unchanged from the released protocol, spec/relay-noise.md §8).
+//
+// # Wire semantics (ARQ v1, negotiated by relay feature bit frame.FeatureARQ)
+//
+//	ack       number of records received in order from seq 0 = the next seq expected
+//	          (0: nothing yet; every seq < ack was received)
+//	ack_bits  bit i set: seq ack+1+i was received (out of order), i = 0…31
+//
+// Every data frame of an ARQ stream carries the sender's current ack and ack_bits; an
+// ack_frame (empty body) carries them alone. Compared with the reference's unmerged PR
+// #31457 the quantities are the same (its seqs start at 1 and its ack is the last seq
+// received in order, which is the count received; ours start at 0 as the released
+// protocol's do, so the count is the next seq expected) and ack 0 still means "nothing".
+//
+// # Sender
+//
+//   - Window: at most Window records and WindowBytes bytes retained (sent, not yet
+//     acknowledged); Room reports whether one more fits, and the driver blocks its writer
+//     until it does. Overflow policy: block (back-pressure), never drop.
+//   - A record is released when the cumulative ack passes it or its ack_bits bit is set.
+//   - Retransmission, byte-identical: fast, once FastThreshold later records were
+//     acknowledged selectively (first time at once, then at most once per RTO); and on
+//     timeout, for the oldest unacknowledged record, with exponential back-off from the RTO
+//     (RFC 6298 estimator, clamped to MinRTO…MaxRTO; samples only from records sent once,
+//     Karn's rule), reset by any progress.
+//   - An ack for a seq never sent is a protocol error (ErrAckBeyondSent): the stream is
+//     reset.
+//
+// # Receiver
+//
+//   - Records in [next, next+Window) are accepted; in order they are released at once with
+//     their buffered successors, out of order they are buffered (at most Window records).
+//     Stale and duplicate records are dropped. A record beyond the window is a protocol
+//     error (ErrBeyondWindow): a conforming sender never sends it.
+//   - Acks: due at once after a gap or a duplicate (the peer needs them to repair), after
+//     AckEvery in-order records, or AckDelay after the first unacknowledged record.
+//
+// # Limits
+//
+// limits.go. Memory per stream and direction: ≤ WindowBytes retained by the sender, ≤
+// Window records buffered by the receiver (the sender's window bounds their bytes).
+//
+// Concurrency: none. Sender and Receiver are plain values used under their driver's lock;
+// time is an input (now), so every timer is testable without sleeping.
+package arq
