@@ -121,6 +121,7 @@ type Server struct {
 	mu      sync.Mutex
 	closed  bool
 	cancels map[uint64]context.CancelCauseFunc // running ServeConns by serial; guarded by mu
+	rpcs    map[uint64]*jsonrpc.Conn           // their JSON-RPC conns (QueueStats); guarded by mu
 	serial  uint64                             // last ServeConn serial; guarded by mu
 	conns   sync.WaitGroup                     // one count per running ServeConn
 }
@@ -167,6 +168,7 @@ func (s *Server) ServeConn(ctx context.Context, mc jsonrpc.MessageConn, info Con
 		s.opts.Observer.ConnClosed()
 		s.mu.Lock()
 		delete(s.cancels, slot)
+		delete(s.rpcs, slot)
 		s.mu.Unlock()
 		s.conns.Done()
 	}()
@@ -177,6 +179,12 @@ func (s *Server) ServeConn(ctx context.Context, mc jsonrpc.MessageConn, info Con
 		Logger:             s.opts.Logger,
 		Observer:           s.opts.Observer,
 	})
+	s.mu.Lock()
+	if s.rpcs == nil {
+		s.rpcs = make(map[uint64]*jsonrpc.Conn)
+	}
+	s.rpcs[slot] = rpc
+	s.mu.Unlock()
 	c := newConn(s, rpc)
 	defer c.close()
 	return rpc.Run(ctx, c)
@@ -202,3 +210,30 @@ func (s *Server) Close() {
 
 // SessionCount reports the number of live sessions (attached or detached).
 func (s *Server) SessionCount() int { return s.sessions.Len() }
+
+// QueueStats is a snapshot of the Server's queues, for metrics: the JSON-RPC queues summed
+// over the running connections and the process queues summed over every session.
+type QueueStats struct {
+	RPC     jsonrpc.QueueStats // summed over the running connections
+	Process process.QueueStats // summed over every session's processes
+}
+
+// QueueStats sums the queues of every connection and session. It holds no lock while
+// reading them (each connection and process takes its own briefly), so it may run at any
+// time, e.g. on every metrics scrape.
+func (s *Server) QueueStats() QueueStats {
+	s.mu.Lock()
+	rpcs := make([]*jsonrpc.Conn, 0, len(s.rpcs))
+	for _, c := range s.rpcs {
+		rpcs = append(rpcs, c)
+	}
+	s.mu.Unlock()
+	var q QueueStats
+	for _, c := range rpcs {
+		q.RPC = q.RPC.Add(c.QueueStats())
+	}
+	for _, st := range s.sessions.States() {
+		q.Process = q.Process.Add(st.procs.QueueStats())
+	}
+	return q
+}

@@ -82,10 +82,12 @@ func remoteObserver(tm *telemetry.Executor) remote.Observer {
 	return tm
 }
 
-// trackSessions makes tm report srv's sessions; a no-op when metrics are off.
+// trackSessions makes tm report srv's sessions and queue depths; a no-op when metrics are
+// off.
 func trackSessions(tm *telemetry.Executor, srv *executor.Server) {
 	if tm != nil {
 		tm.TrackSessions(srv.SessionCount)
+		tm.TrackQueues(srv.QueueStats)
 	}
 }
 

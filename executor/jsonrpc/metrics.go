@@ -22,3 +22,38 @@ const (
 type nopObserver struct{}
 
 func (nopObserver) Backpressure(string, time.Duration) {}
+
+// QueueStats is a snapshot of one connection's queues, for metrics (read at scrape time,
+// never on the message path).
+type QueueStats struct {
+	// OutboundBytes are the encoded replies and notifications queued or being written
+	// (bounded by OutboundBytes, one larger message aside).
+	OutboundBytes int
+	// OutboundMessages are the messages waiting in the outbound queue (at most
+	// OutboundQueue).
+	OutboundMessages int
+	// InboundBytes are the raw bytes of messages read and not yet dispatched (bounded by
+	// InboundBytes, one larger message aside).
+	InboundBytes int
+}
+
+// Add returns the field-wise sum of q and o.
+func (q QueueStats) Add(o QueueStats) QueueStats {
+	return QueueStats{
+		OutboundBytes:    q.OutboundBytes + o.OutboundBytes,
+		OutboundMessages: q.OutboundMessages + o.OutboundMessages,
+		InboundBytes:     q.InboundBytes + o.InboundBytes,
+	}
+}
+
+// QueueStats returns the connection's queue depths. Safe for concurrent use; it takes the
+// two queue locks briefly, one after the other.
+func (c *Conn) QueueStats() QueueStats {
+	c.qmu.Lock()
+	out := c.queued
+	c.qmu.Unlock()
+	c.imu.Lock()
+	in := c.inQueued
+	c.imu.Unlock()
+	return QueueStats{OutboundBytes: out, OutboundMessages: len(c.out), InboundBytes: in}
+}

@@ -23,17 +23,28 @@ import (
 // waitRoom blocks a reader of a lossless process while its log is full or, attached, while
 // the sender has not taken what was read (ackState.readAllowed). It reports false when the
 // pumps are stopping (terminate, Close): the reader then ends its stream.
+//
+// A wait that began at the unacknowledged bound is reported as QueueOutputBound
+// back-pressure once it ends; the coupled waits of an attached reader (the ordinary
+// rhythm of every chunk) are not.
 func (m *Manager) waitRoom(p *proc) bool {
+	var boundSince time.Time // set when a wait at the bound begins
 	for {
 		p.mu.Lock()
 		coupled := m.attached.Load() != nil && !p.drainReq
 		if p.ack == nil || p.ack.readAllowed(&p.out, coupled) {
 			p.mu.Unlock()
+			if !boundSince.IsZero() {
+				m.opts.Observer.Backpressure(QueueOutputBound, time.Since(boundSince))
+			}
 			return true
 		}
 		if p.stopping {
 			p.mu.Unlock()
 			return false
+		}
+		if boundSince.IsZero() && p.ack.atBound(&p.out) {
+			boundSince = time.Now()
 		}
 		if p.room == nil {
 			p.room = make(chan struct{})
@@ -62,13 +73,17 @@ func (p *proc) wakeSenderLocked() {
 
 // routineSend pushes a lossless process's events. Owner: the Manager (m.wg); it returns
 // once the close event is acknowledged or Close stops it.
+//
+// A wait with an event ready while attached (the window full) is reported as
+// QueueOutputWindow back-pressure once the event goes out.
 func (m *Manager) routineSend(p *proc) {
 	defer m.wg.Done()
 	for {
 		p.mu.Lock()
 		var (
-			ev ackEvent
-			a  *attachment
+			ev          ackEvent
+			a           *attachment
+			windowSince time.Time // set when a wait with a ready event begins
 		)
 		for {
 			if p.senderStop || p.ack.closeAckedState() {
@@ -84,6 +99,11 @@ func (m *Manager) routineSend(p *proc) {
 					p.ack.markSent(ev)
 					break
 				}
+				if windowSince.IsZero() && p.ack.pending(p.nextSeq) {
+					windowSince = time.Now()
+				}
+			} else {
+				windowSince = time.Time{} // detached: not the window's wait
 			}
 			if p.sendWake == nil {
 				p.sendWake = make(chan struct{})
@@ -95,6 +115,9 @@ func (m *Manager) routineSend(p *proc) {
 		}
 		method, params := p.ackEventMessageLocked(ev)
 		p.mu.Unlock()
+		if !windowSince.IsZero() {
+			m.opts.Observer.Backpressure(QueueOutputWindow, time.Since(windowSince))
+		}
 		if err := a.n.Notify(a.ctx, method, params); err != nil {
 			m.log.Debug("notification dropped; resent after the next attach", "method", method, "error", err)
 		}

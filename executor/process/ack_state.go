@@ -70,11 +70,20 @@ func newAckState(lim ackLimits) *ackState { return &ackState{lim: lim} }
 // fast reader cuts the stream into small chunks, each a notification). Detached, the
 // reader runs ahead up to the bounds, so the child keeps running through an outage.
 func (a *ackState) readAllowed(log *outputLog, coupled bool) bool {
-	if a.unackedBytes >= a.lim.maxUnackedBytes || log.countAfter(a.acked) >= a.lim.maxUnackedChunks {
+	if a.atBound(log) {
 		return false
 	}
 	return !coupled || (a.unackedBytes == a.inflightBytes && !a.sending)
 }
+
+// atBound reports whether the retained (unacknowledged) output has reached either bound:
+// the reader must wait for acknowledgements, whatever the coupling.
+func (a *ackState) atBound(log *outputLog) bool {
+	return a.unackedBytes >= a.lim.maxUnackedBytes || log.countAfter(a.acked) >= a.lim.maxUnackedChunks
+}
+
+// pending reports whether an assigned event (seq < nextSeq) has not been pushed yet.
+func (a *ackState) pending(nextSeq uint64) bool { return a.sent+1 < nextSeq }
 
 // pushed records an output chunk of n bytes retained in the log.
 func (a *ackState) pushed(n int) { a.unackedBytes += n }

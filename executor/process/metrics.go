@@ -1,6 +1,9 @@
 package process
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Observer receives counts of process events, for metrics (cmd/executor wires Prometheus
 // to it; this package never imports a metrics library). Calls carry no process ids, argv
@@ -13,7 +16,21 @@ type Observer interface {
 	ProcessExited(class ExitClass)
 	// OutputBytes is called for each output chunk read from a child, with its size.
 	OutputBytes(n int)
+	// Backpressure is called after an outputAck process's pump waited, with the queue
+	// (QueueOutputWindow or QueueOutputBound) and how long the wait lasted. It has the
+	// signature of jsonrpc.Observer's, so one implementation serves both.
+	Backpressure(queue string, d time.Duration)
 }
+
+// Queue names passed to Observer.Backpressure (docs/observability.md).
+const (
+	// QueueOutputWindow: the sender of an outputAck process waited, with events ready,
+	// for the client to acknowledge (its OutputWindow was full).
+	QueueOutputWindow = "output_window"
+	// QueueOutputBound: the reader of an outputAck process waited at MaxUnackedBytes
+	// (or the chunk bound) for acknowledgements; the child was blocked meanwhile.
+	QueueOutputBound = "output_bound"
+)
 
 // ExitClass is the bounded classification of a process's end.
 type ExitClass string
@@ -45,6 +62,8 @@ type nopObserver struct{}
 func (nopObserver) ProcessStarted()         {}
 func (nopObserver) ProcessExited(ExitClass) {}
 func (nopObserver) OutputBytes(int)         {}
+
+func (nopObserver) Backpressure(string, time.Duration) {}
 
 // Span is the optional tracing half of an Observer: when the Observer implements it,
 // StartProcess is called once per child spawned, with the process/start request's ctx

@@ -157,6 +157,18 @@ func (r *Registry[S]) Len() int {
 	return len(r.sessions)
 }
 
+// States returns the State of every live session (a snapshot; for metrics, which read the
+// sessions' queues without holding the registry's lock).
+func (r *Registry[S]) States() []S {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]S, 0, len(r.sessions))
+	for _, s := range r.sessions {
+		out = append(out, s.State)
+	}
+	return out
+}
+
 // Close removes every session, closes their State, and waits for expiry callbacks.
 func (r *Registry[S]) Close() {
 	r.mu.Lock()

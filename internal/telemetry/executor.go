@@ -34,6 +34,7 @@ type Executor struct {
 	dials        *prometheus.CounterVec
 
 	sessions atomic.Pointer[func() int] // set by TrackSessions; read at scrape time
+	q        queues                     // queue depths, read at scrape time (queues.go)
 
 	// byMethod caches each method's success counter and latency histogram (built by
 	// precreate, read-only after): the per-request path skips the label hashing.
@@ -75,7 +76,7 @@ func NewExecutor(reg prometheus.Registerer) *Executor {
 		outputBytes: prometheus.NewCounter(prometheus.CounterOpts{Name: "executor_process_output_bytes_total",
 			Help: "Bytes read from child processes' stdout, stderr and PTYs."}),
 		backpressure: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "executor_backpressure_wait_seconds",
-			Help: "Waits for JSON-RPC queue budget (outbound: replies and notifications waiting for the peer; inbound: the reader waiting for handlers).", Buckets: waitBuckets},
+			Help: "Back-pressure waits, by queue: outbound (JSON-RPC replies and notifications waiting for a slow peer), inbound (the reader waiting for busy handlers), output_window (a lossless process's sender waiting for acknowledgements), output_bound (a lossless process's reader stopped at its unacknowledged bound), relay_outbound (stream writes waiting for a slow rendezvous socket).", Buckets: waitBuckets},
 			[]string{"queue"}),
 		streams: prometheus.NewGauge(prometheus.GaugeOpts{Name: "executor_relay_streams_open",
 			Help: "Harness relay streams open (handshaking or established)."}),
@@ -95,7 +96,8 @@ func NewExecutor(reg prometheus.Registerer) *Executor {
 	reg.MustRegister(e.conns, e.requests, e.latency, e.procsStarted, e.procsExited, e.denials, e.outputBytes,
 		e.backpressure, e.streams, e.handshakes, e.refused, e.dropped, e.cooldowns, e.registration, e.dials,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "executor_sessions",
-			Help: "Sessions alive (attached, or detached within their retention)."}, e.sessionCount))
+			Help: "Sessions alive (attached, or detached within their retention)."}, e.sessionCount),
+		newQueueCollector(&e.q))
 	e.precreate()
 	return e
 }
@@ -110,7 +112,7 @@ func (e *Executor) precreate() {
 	for _, c := range []process.ExitClass{process.ExitOK, process.ExitError, process.ExitSignal, process.ExitSandboxDenied} {
 		e.procsExited.WithLabelValues(string(c))
 	}
-	for _, q := range []string{jsonrpc.QueueOutbound, jsonrpc.QueueInbound} {
+	for _, q := range []string{jsonrpc.QueueOutbound, jsonrpc.QueueInbound, process.QueueOutputWindow, process.QueueOutputBound, mux.QueueOutbound} {
 		e.backpressure.WithLabelValues(q)
 	}
 	for _, o := range []string{"ok", "unauthorized", "failed", "capacity", "cancelled"} {

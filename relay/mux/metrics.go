@@ -1,5 +1,7 @@
 package mux
 
+import "time"
+
 // Observer receives the mux's counts, for metrics (cmd/executor wires Prometheus to it;
 // relay packages never import a metrics library). Every value passed is one of the
 // constants below: no stream id ever reaches an Observer. Implementations must be safe for
@@ -13,7 +15,14 @@ type Observer interface {
 	HandshakeRefused(reason string)
 	// CooldownEntered is called when the failure budget is spent and handshakes pause.
 	CooldownEntered()
+	// Backpressure is called after a stream's record write waited for room in the
+	// socket's outbound queue (a slow socket), with QueueOutbound and how long it waited.
+	Backpressure(queue string, d time.Duration)
 }
+
+// QueueOutbound is the queue name passed to Observer.Backpressure: the socket's single
+// outbound frame queue.
+const QueueOutbound = "relay_outbound"
 
 // Drop reasons passed to Observer.FrameDropped.
 const (
@@ -40,3 +49,5 @@ type nopObserver struct{}
 func (nopObserver) FrameDropped(string)     {}
 func (nopObserver) HandshakeRefused(string) {}
 func (nopObserver) CooldownEntered()        {}
+
+func (nopObserver) Backpressure(string, time.Duration) {}

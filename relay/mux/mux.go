@@ -112,6 +112,9 @@ type Stats struct {
 	Failures int
 	// CoolingDown reports whether new handshakes are currently refused.
 	CoolingDown bool
+	// Outbound is the number of frames in the socket's outbound queue (at most
+	// Options.OutboundQueue).
+	Outbound int
 }
 
 // Stats returns a snapshot of the counters.
@@ -119,7 +122,7 @@ func (m *Mux) Stats() Stats {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return Stats{Active: m.active, Pending: m.pending, Failures: m.failures,
-		CoolingDown: time.Now().Before(m.cooldownUntil)}
+		CoolingDown: time.Now().Before(m.cooldownUntil), Outbound: len(m.out)}
 }
 
 // Run reads and dispatches frames until the FrameConn fails or ctx is done, then ends every

@@ -117,8 +117,16 @@ func (s *Stream) WritePacket(ctx context.Context, p Packet) error {
 		return err
 	}
 	s.mu.Unlock()
+	of := outFrame{streamID: s.id, kind: frame.KindData, seq: p.Seq, payload: p.Payload}
 	select {
-	case m.out <- outFrame{streamID: s.id, kind: frame.KindData, seq: p.Seq, payload: p.Payload}:
+	case m.out <- of:
+		return nil
+	default: // the queue is full: wait for the writer, and report how long
+	}
+	waited := time.Now()
+	defer func() { m.opts.Observer.Backpressure(QueueOutbound, time.Since(waited)) }()
+	select {
+	case m.out <- of:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()

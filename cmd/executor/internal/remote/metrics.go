@@ -3,6 +3,7 @@ package remote
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/execlab/executor/noise/channel"
 	"github.com/execlab/executor/relay/mux"
@@ -24,6 +25,9 @@ type Observer interface {
 	Registered(again bool)
 	// RendezvousDial is called after each rendezvous dial, with its outcome.
 	RendezvousDial(outcome string)
+	// TrackMux is called when a socket's mux starts, with its Stats method (read at scrape
+	// time: the outbound queue depth); the returned untrack is called once it has stopped.
+	TrackMux(stats func() mux.Stats) (untrack func())
 }
 
 // HandshakeTracer traces harness streams (package main wires internal/telemetry to it;
@@ -75,3 +79,6 @@ func (nopObserver) StreamEnded()            {}
 func (nopObserver) Handshake(string)        {}
 func (nopObserver) Registered(bool)         {}
 func (nopObserver) RendezvousDial(string)   {}
+
+func (nopObserver) Backpressure(string, time.Duration) {}
+func (nopObserver) TrackMux(func() mux.Stats) func()   { return func() {} }

@@ -210,6 +210,8 @@ func (r *runner) serveSocket(ctx context.Context, conn *wsconn.Conn, reg client.
 	mo.Logger = r.log
 	mo.Observer = r.obs
 	m := mux.New(conn, func(sctx context.Context, s *mux.Stream) { r.serveStream(sctx, s, reg) }, &mo)
+	untrack := r.obs.TrackMux(m.Stats)
+	defer untrack()
 
 	kctx, stopKeepalive := context.WithCancel(ctx)
 	var wg sync.WaitGroup
