@@ -20,8 +20,22 @@ type ConnectError struct {
 	Status    int    // HTTP status, 0 for transport errors
 	Code      string // error.code from the body, if any
 	Retryable bool   // per api.ConnectRetryable (transport errors are retryable)
-	Err       error  // transport error, or nil
+	// ExecutorExited is our registry's executor_exited on 409 environment_offline: the
+	// environment's executor reported its exit (docs/reliability.md §5). errors.Is(err,
+	// ErrExecutorExited) holds then. Released registries never set it.
+	ExecutorExited bool
+	Err            error // transport error, or nil
 }
+
+// ErrExecutorExited: the registry reported that the environment's executor exited (its
+// exit notice, docs/reliability.md §5) and no newer executor has registered. A session on
+// it cannot be resumed and its processes are gone: session recovery ends at once with an
+// error that wraps it. (A first connection keeps waiting for a new executor, as for any
+// offline environment.)
+var ErrExecutorExited = errors.New("harness: the environment's executor exited")
+
+// Is reports ErrExecutorExited for a connect refused with executor_exited.
+func (e *ConnectError) Is(target error) bool { return target == ErrExecutorExited && e.ExecutorExited }
 
 func (e *ConnectError) Error() string {
 	if e.Status == 0 {
@@ -89,7 +103,8 @@ func fetchBundle(ctx context.Context, o *RemoteOptions, env string, key noise.Pu
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		var e api.ErrorResponse
 		_ = json.Unmarshal(raw, &e)
-		return bundle, &ConnectError{Status: resp.StatusCode, Code: e.Error.Code, Retryable: api.ConnectRetryable(resp.StatusCode, e.Error.Code)}
+		return bundle, &ConnectError{Status: resp.StatusCode, Code: e.Error.Code, Retryable: api.ConnectRetryable(resp.StatusCode, e.Error.Code),
+			ExecutorExited: resp.StatusCode == http.StatusConflict && e.Error.Code == api.CodeEnvironmentOffline && e.Error.ExecutorExited}
 	}
 	if err := json.Unmarshal(raw, &bundle); err != nil {
 		return bundle, errIncompleteBundle

@@ -380,8 +380,8 @@ func (s *sessionConn) recover(ctx context.Context, cause error) error {
 			}
 			_ = conn.Close()
 		}
-		if !recoverable(err) || rctx.Err() != nil {
-			break
+		if !recoverable(err) || rctx.Err() != nil || errors.Is(err, ErrExecutorExited) {
+			break // an exited executor's session cannot come back: stop at once
 		}
 		s.log.Debug("recovery attempt failed", "error", err.Error())
 		wait, ok := nextAttempt(time.Now(), deadline, delay+rand.N(delay/2+1))

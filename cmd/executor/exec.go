@@ -143,6 +143,12 @@ Flags:
 		return &errExitCode{code: code}
 	}
 	if err != nil {
+		if errors.Is(err, harness.ErrExecutorExited) {
+			// Our registry's exit notice (docs/reliability.md §5): not a partition, so
+			// no point in retrying for the rest of the window.
+			fmt.Fprintf(stderr, "Error: executor for environment %s exited (its processes are gone)\n", cfg.EnvironmentID)
+			return &errExitCode{code: execTransportFailure}
+		}
 		if connectionDropped(err) {
 			// The executor (or the path to it) went away mid-run: say so first; the cause
 			// follows for the curious.

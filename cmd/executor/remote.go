@@ -110,6 +110,7 @@ Flags (each also settable by the environment variable named in brackets):
 	}
 	defer rt.close() // after RunCommand closed the server (and killed its sessions' groups)
 	log, guard, tm, tr := rt.log, rt.guard, rt.tm, rt.tr
+	setRemoteMemoryLimit(*maxUnacked, log)
 	return remote.RunCommand(ctx, &remote.Command{
 		RegistryURL:   *registry,
 		EnvironmentID: *envID,

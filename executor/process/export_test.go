@@ -42,3 +42,20 @@ func (o *OutputLog) Bytes() int { return o.l.bytes }
 func ResolvePtyProgram(name, cwd string, env map[string]string) (string, error) {
 	return resolvePtyProgram(name, cwd, env)
 }
+
+// RetainedFootprint returns, for process id, the output bytes its log retains and the
+// bytes of memory their backing arrays hold (what the retention really costs).
+func (m *Manager) RetainedFootprint(id string) (data, backing int, ok bool) {
+	p := m.lookup(id)
+	if p == nil {
+		return 0, 0, false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i := 0; i < p.out.n; i++ {
+		c := p.out.at(i)
+		data += len(c.data)
+		backing += cap(c.data)
+	}
+	return data, backing, true
+}

@@ -2,10 +2,15 @@ package process
 
 import (
 	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -30,17 +35,27 @@ func init() {
 // reference), and one second lets them clean up before the group is killed.
 const guardGrace = time.Second
 
+// guardNoticeTimeout bounds the guard's exit notice POST, connection included: a
+// harness learns of the exit within its next recovery attempt or not at all (then it
+// retries for its window, as without a notice), so waiting longer buys nothing.
+const guardNoticeTimeout = 3 * time.Second
+
+// maxGuardLine bounds one line of the guard protocol, in bytes: an exit notice line
+// carries a URL (a registry base and a path) and a small JSON body in base64.
+const maxGuardLine = 16 << 10
+
 // Guard is the helper process that makes every process group the executor started die with
 // it, even after `kill -9` of the executor (which runs no code of ours). Pdeathsig reaches
 // only each group's leader; the guard reaches the rest.
 //
 // Protocol: the executor holds the write end of a pipe whose read end is the guard's stdin,
 // and writes one line per change: "+PGID" when a group starts, "-PGID" when its process
-// entry is gone. The guard ignores SIGINT/SIGTERM/SIGHUP and leads its own session, so
+// entry is gone, and "N<url> <base64 body>" to set the exit notice (SetExitNotice; the
+// last one wins). The guard ignores SIGINT/SIGTERM/SIGHUP and leads its own session, so
 // only the pipe's EOF — the executor's exit, clean or not (the kernel closes the write
 // end) — ends it. It then sends SIGTERM to every group it holds and to every process
 // whose process group or session is one of them, waits guardGrace, sends SIGKILL the same
-// way, and exits.
+// way, posts the exit notice if one was set (at most guardNoticeTimeout), and exits.
 //
 // Limits: a descendant that started a new session of its own (setsid, a daemon) is out
 // of reach; groups untracked once their entry was evicted (30 s after close) too.
@@ -73,6 +88,27 @@ func (g *Guard) track(pgid int) { g.send('+', pgid) }
 // untrack forgets a process group whose entry is gone.
 func (g *Guard) untrack(pgid int) { g.send('-', pgid) }
 
+// SetExitNotice makes the guard POST body (JSON) to url once the executor has exited and
+// its groups are killed: our registry's exit notice (docs/reliability.md §5), after which
+// harnesses stop waiting for a session that cannot come back. A later call replaces the
+// notice (each registration has its own). url must be http(s) without spaces; both are
+// credentials the guard never logs (it has no log). No-op on a nil Guard.
+func (g *Guard) SetExitNotice(url string, body []byte) {
+	if g == nil || url == "" || strings.ContainsAny(url, " \n\r") {
+		return
+	}
+	line := "N" + url + " " + base64.StdEncoding.EncodeToString(body) + "\n"
+	if len(line) > maxGuardLine {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return
+	}
+	_, _ = io.WriteString(g.w, line)
+}
+
 // Close ends the guard: it kills the groups still tracked (a clean shutdown has already
 // killed its sessions' groups; this reaches their leftovers) and exits; Close waits for
 // that, at most guardGrace plus a moment. Idempotent.
@@ -94,12 +130,27 @@ func (g *Guard) Close() error {
 	return err
 }
 
-// readGuardLines applies the executor's lines to the set of groups until EOF.
-func readGuardLines(r io.Reader, groups map[int]int) {
+// exitNotice is the POST the guard makes after the executor's exit (SetExitNotice).
+type exitNotice struct {
+	url  string
+	body []byte
+}
+
+// readGuardLines applies the executor's lines to the set of groups until EOF, and returns
+// the last exit notice set (nil if none). Malformed lines are skipped.
+func readGuardLines(r io.Reader, groups map[int]int) *exitNotice {
+	var notice *exitNotice
 	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), maxGuardLine)
 	for sc.Scan() {
 		line := sc.Text()
 		if len(line) < 2 {
+			continue
+		}
+		if line[0] == 'N' {
+			if n, ok := parseNoticeLine(line[1:]); ok {
+				notice = n
+			}
 			continue
 		}
 		pgid, err := strconv.Atoi(line[1:])
@@ -115,6 +166,40 @@ func readGuardLines(r io.Reader, groups map[int]int) {
 			}
 		}
 	}
+	return notice
+}
+
+// parseNoticeLine decodes "<url> <base64 body>"; the URL must be http(s).
+func parseNoticeLine(s string) (*exitNotice, bool) {
+	u, b64, ok := strings.Cut(s, " ")
+	if !ok || !(strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://")) {
+		return nil, false
+	}
+	body, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		return nil, false
+	}
+	return &exitNotice{url: u, body: body}, true
+}
+
+// post sends the notice once, bounded by guardNoticeTimeout; redirects are not followed
+// (the body is a credential). The outcome is not reported: the guard has no one to tell,
+// and a harness without the notice just keeps retrying, as it would without this registry.
+func (n *exitNotice) post() {
+	ctx, cancel := context.WithTimeout(context.Background(), guardNoticeTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, n.url, bytes.NewReader(n.body))
+	if err != nil {
+		return
+	}
+	req.Header.Set("Content-Type", "application/json")
+	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+	resp.Body.Close()
 }
 
 // startGuardWith starts exe as the guard.

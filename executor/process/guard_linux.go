@@ -26,13 +26,15 @@ func guardSysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsi
 func runGuard(stdin io.Reader) int {
 	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
 	groups := map[int]int{}
-	readGuardLines(stdin, groups)
-	if len(groups) == 0 {
-		return 0
+	notice := readGuardLines(stdin, groups)
+	if len(groups) > 0 {
+		killGuarded(groups, syscall.SIGTERM)
+		time.Sleep(guardGrace)
+		killGuarded(groups, syscall.SIGKILL)
 	}
-	killGuarded(groups, syscall.SIGTERM)
-	time.Sleep(guardGrace)
-	killGuarded(groups, syscall.SIGKILL)
+	if notice != nil {
+		notice.post() // after the kill: "its processes are gone" is then true
+	}
 	return 0
 }
 

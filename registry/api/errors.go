@@ -40,6 +40,11 @@ type ErrorResponse struct {
 type ErrorBody struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	// ExecutorExited is this registry's extension on 409 environment_offline: the
+	// environment's current registration reported that its executor exited (an exit
+	// notice, docs/reliability.md §5), so a session on it cannot be resumed. Released
+	// harnesses ignore the member and retry as for any offline environment.
+	ExecutorExited bool `json:"executor_exited,omitempty"`
 }
 
 // Error is a registry failure as a Go error: the HTTP status and the error code. Clients
@@ -49,6 +54,8 @@ type Error struct {
 	Status  int
 	Code    string
 	Message string
+	// ExecutorExited is sent as ErrorBody.ExecutorExited.
+	ExecutorExited bool
 }
 
 func (e *Error) Error() string {

@@ -39,6 +39,14 @@ const (
 
 // Implementation constants (our choice).
 const (
+	// ExecutorExitedSuffix is the path suffix of this registry's exit notice
+	// (ExitNoticeRequest, docs/reliability.md §5); released registries answer it 404.
+	ExecutorExitedSuffix = "executor-exited"
+
+	// MaxExitNoticeTokenLen is the longest exit_notice_token an executor accepts, in bytes
+	// (ours are 47: a prefix and 32 random bytes in base64url).
+	MaxExitNoticeTokenLen = 128
+
 	// MaxRequestBody is the largest request body the self-hosted registry reads, in bytes.
 	// The largest legitimate body is validate: a public key (about 1.7 KB of JSON) plus a
 	// 4096-byte authorization; 64 KiB leaves room without letting a client make the server

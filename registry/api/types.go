@@ -17,6 +17,24 @@ type RegisterResponse struct {
 	SecurityProfile        string           `json:"security_profile"`
 	ExecutorRegistrationID string           `json:"executor_registration_id"`
 	TransportPolicy        *TransportPolicy `json:"transport_policy,omitempty"`
+	// ExitNoticeToken is this registry's extension (docs/reliability.md §5): a one-shot
+	// secret with which the executor's process guard reports, after the executor has
+	// died, that this registration's executor exited (ExitNoticeRequest). Released
+	// executors ignore the member (unknown response members are ignored,
+	// spec/registry-auth.md §2.2); a registry that does not send it gets no notice. A
+	// credential: never logged.
+	ExitNoticeToken string `json:"exit_notice_token,omitempty"`
+}
+
+// ExitNoticeRequest is the body of this registry's extension endpoint
+// POST {EnvironmentPathPrefix}{id}/{ExecutorExitedSuffix} (docs/reliability.md §5): the
+// executor of registration ExecutorRegistrationID has exited and its processes are gone.
+// It carries no bearer: Token (the register response's ExitNoticeToken) is the credential,
+// good once, for that registration only. The answer is 200 {} when recorded, 404
+// not_found otherwise (unknown, used or superseded; never distinguished).
+type ExitNoticeRequest struct {
+	ExecutorRegistrationID string `json:"executor_registration_id"`
+	Token                  string `json:"token"`
 }
 
 // TransportPolicy is the optional, leniently parsed transport policy of register and

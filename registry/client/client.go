@@ -43,6 +43,7 @@ type Client struct {
 	envID       string
 	registerURL string
 	validateURL string
+	exitedURL   string // our registry's exit notice endpoint (ExitNotice)
 	safeBase    string // scheme://host/path of the base URL, for error texts
 	auth        Auth
 	hc          *http.Client
@@ -67,12 +68,13 @@ func New(opts *Options) (*Client, error) {
 		return nil, &Error{Kind: ErrConfig, Detail: "registry URL is empty"}
 	}
 	valURL, _ := api.JoinURL(opts.BaseURL, api.Path(envID, api.ValidateSuffix))
+	exitedURL, _ := api.JoinURL(opts.BaseURL, api.Path(envID, api.ExecutorExitedSuffix))
 	u, err := url.Parse(regURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, &Error{Kind: ErrConfig, Detail: "registry URL must be http:// or https:// with a host"}
 	}
 	c := &Client{
-		envID: envID, registerURL: regURL, validateURL: valURL,
+		envID: envID, registerURL: regURL, validateURL: valURL, exitedURL: exitedURL,
 		safeBase: (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String(),
 		auth:     opts.Auth, timeout: opts.Timeout, retryInit: opts.RetryInitial, retryMax: opts.RetryMax,
 		traceparent: opts.Traceparent, log: opts.Logger,

@@ -18,6 +18,11 @@ type Registration struct {
 	EnvironmentID  string
 	URL            string
 	RegistrationID string
+	// ExitNoticeToken is our registry's one-shot exit notice token
+	// (api.RegisterResponse.ExitNoticeToken), "" when the registry sent none or one that
+	// is not printable ASCII of at most api.MaxExitNoticeTokenLen bytes. A credential:
+	// String leaves it out.
+	ExitNoticeToken string
 }
 
 // String prints the ids with the URL reduced to scheme://host/path.
@@ -102,6 +107,9 @@ func (c *Client) parseRegistration(body []byte) (Registration, error) {
 		URL            *string `json:"url"`
 		Profile        *string `json:"security_profile"`
 		RegistrationID *string `json:"executor_registration_id"`
+		// Optional and ours: parsed leniently (an ill-typed member is dropped, as released
+		// executors drop every unknown member).
+		ExitNoticeToken json.RawMessage `json:"exit_notice_token"`
 	}
 	if err := json.Unmarshal(body, &r); err != nil ||
 		r.EnvironmentID == nil || r.URL == nil || r.Profile == nil || r.RegistrationID == nil {
@@ -122,7 +130,39 @@ func (c *Client) parseRegistration(body []byte) (Registration, error) {
 	if err != nil || (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
 		return Registration{}, protocolError(detailInvalidResponse)
 	}
-	return Registration{EnvironmentID: *r.EnvironmentID, URL: *r.URL, RegistrationID: *r.RegistrationID}, nil
+	return Registration{EnvironmentID: *r.EnvironmentID, URL: *r.URL, RegistrationID: *r.RegistrationID,
+		ExitNoticeToken: exitNoticeToken(r.ExitNoticeToken)}, nil
+}
+
+// exitNoticeToken returns the exit notice token of a register response, or "" when it is
+// absent or not a string of 1…api.MaxExitNoticeTokenLen printable ASCII bytes.
+func exitNoticeToken(raw json.RawMessage) string {
+	var tok string
+	if len(raw) == 0 || json.Unmarshal(raw, &tok) != nil || tok == "" || len(tok) > api.MaxExitNoticeTokenLen {
+		return ""
+	}
+	for i := 0; i < len(tok); i++ {
+		if tok[i] <= ' ' || tok[i] > '~' {
+			return ""
+		}
+	}
+	return tok
+}
+
+// ExitNotice returns the request that reports reg's executor exited (our registry's
+// extension, api.ExitNoticeRequest, docs/reliability.md §5): the URL (on the same registry
+// base as register: the token never goes anywhere else) and the JSON body, which holds the
+// token (a credential). ok is false when the registry sent no token (a released or cloud
+// registry): there is nothing to report then.
+func (c *Client) ExitNotice(reg Registration) (url string, body []byte, ok bool) {
+	if reg.ExitNoticeToken == "" || reg.RegistrationID == "" {
+		return "", nil, false
+	}
+	body, err := json.Marshal(api.ExitNoticeRequest{ExecutorRegistrationID: reg.RegistrationID, Token: reg.ExitNoticeToken})
+	if err != nil {
+		return "", nil, false
+	}
+	return c.exitedURL, body, true
 }
 
 // sanitizeValue bounds a registry-provided value echoed in an error (the profile name).

@@ -228,3 +228,45 @@ func TestNew_EnvironmentIDRules(t *testing.T) {
 		}
 	}
 }
+
+// TestRegister_ExitNoticeToken: our registry's exit_notice_token is kept (and never
+// printed); a released registry's response (none), an ill-typed, oversized or
+// non-printable one give no token and no notice, without failing the registration.
+func TestRegister_ExitNoticeToken(t *testing.T) {
+	const head = `{"environment_id":"env-1","url":"wss://rv.example/x?sig=abc","security_profile":"noise_hybrid_ik_v1","executor_registration_id":"reg-1"`
+	tests := []struct{ member, want string }{
+		{``, ""},
+		{`,"exit_notice_token":"ext_abc-DEF_1"`, "ext_abc-DEF_1"},
+		{`,"exit_notice_token":7`, ""},
+		{`,"exit_notice_token":""`, ""},
+		{`,"exit_notice_token":"a b"`, ""},
+		{`,"exit_notice_token":"` + strings.Repeat("x", 129) + `"`, ""},
+	}
+	for _, tt := range tests {
+		srv, _ := server(t, func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, head+tt.member+"}") })
+		c := newClient(t, srv.URL+"/base/", nil)
+		reg, err := c.Register(context.Background(), json.RawMessage(key))
+		if err != nil {
+			t.Fatalf("%s: Register: %v", tt.member, err)
+		}
+		if reg.ExitNoticeToken != tt.want {
+			t.Errorf("%s: token %q, want %q", tt.member, reg.ExitNoticeToken, tt.want)
+		}
+		u, body, ok := c.ExitNotice(reg)
+		if ok != (tt.want != "") {
+			t.Errorf("%s: ExitNotice ok=%v, want %v", tt.member, ok, tt.want != "")
+		}
+		if !ok {
+			continue
+		}
+		if u != srv.URL+"/base/cloud/environment/env-1/executor-exited" {
+			t.Errorf("notice url %s", u)
+		}
+		if got, want := string(body), `{"executor_registration_id":"reg-1","token":"`+tt.want+`"}`; got != want {
+			t.Errorf("notice body %s, want %s", got, want)
+		}
+		if strings.Contains(reg.String(), tt.want) {
+			t.Errorf("Registration.String prints the exit notice token")
+		}
+	}
+}

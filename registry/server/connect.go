@@ -15,7 +15,8 @@ import (
 // connect is R3 (spec/registry-auth.md §5): for an online environment, issue a single-use,
 // short-lived harness key authorization bound to the current registration and the harness
 // key, and a signed harness rendezvous URL. 409 environment_offline when no executor socket
-// of the current registration is open.
+// of the current registration is open, with executor_exited set (our extension) when that
+// registration's executor reported its exit.
 //
 // Each token holds at most MaxLiveAuthorizationsPerToken of the environment's
 // MaxLiveAuthorizations outstanding authorizations, and a token the rendezvous has paused
@@ -38,6 +39,12 @@ func (s *Server) connect(ctx context.Context, c call, r *http.Request) (any, err
 	}
 	if err != nil {
 		return nil, err
+	}
+	if !reg.ExitedAt.IsZero() {
+		// The current registration's executor reported its exit (executor_exited.go):
+		// offline, and our harnesses learn that no session of it can come back.
+		offline.ExecutorExited = true
+		return nil, offline
 	}
 	base, err := s.locate(ctx, env, reg.Generation, c.tokenID)
 	if err != nil {

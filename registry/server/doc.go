@@ -17,6 +17,11 @@
 //	                              expired, other key or registration: {valid:false};
 //	                              a registration that is no longer current: 409
 //	                              registration_fenced
+//	guard     POST …/executor-exited (our extension, no bearer; executor_exited.go)
+//	                           -> the register response's one-shot exit_notice_token marks
+//	                              the current registration's executor exited; connect then
+//	                              answers 409 environment_offline + executor_exited until
+//	                              the next register
 //
 // # Scale-out (issue 17; docs/operations.md)
 //

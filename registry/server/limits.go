@@ -38,6 +38,10 @@ const (
 
 	// registrationPrefix starts every registration id.
 	registrationPrefix = "reg_"
+
+	// exitTokenPrefix starts every exit notice token (api.RegisterResponse.ExitNoticeToken):
+	// 4 + 43 bytes, under api.MaxExitNoticeTokenLen.
+	exitTokenPrefix = "ext_"
 )
 
 // Scale-out constants (our choice; issue 17, docs/operations.md).

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
 	"net/http"
 
 	"github.com/execlab/executor/registry/api"
@@ -24,7 +25,8 @@ func (s *Server) register(ctx context.Context, c call, r *http.Request) (any, er
 		return nil, api.NewError(http.StatusBadRequest, api.CodeInvalidRequest, "invalid executor_public_key")
 	}
 	now := s.opts.Now()
-	reg, err := s.opts.Store.Register(ctx, env, randomID(registrationPrefix), key, now)
+	exitToken := randomToken(exitTokenPrefix)
+	reg, err := s.opts.Store.Register(ctx, env, randomID(registrationPrefix), key, sha256.Sum256([]byte(exitToken)), now)
 	if err != nil {
 		return nil, err
 	}
@@ -38,5 +40,6 @@ func (s *Server) register(ctx context.Context, c call, r *http.Request) (any, er
 		}),
 		SecurityProfile:        api.SecurityProfile,
 		ExecutorRegistrationID: reg.RegistrationID,
+		ExitNoticeToken:        exitToken,
 	}, nil
 }

@@ -137,6 +137,10 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		writeError(w, api.NewError(http.StatusNotFound, api.CodeNotFound, "no such endpoint"))
 		return
 	}
+	if suffix == api.ExecutorExitedSuffix {
+		s.serveExecutorExited(w, r, rawEnv) // no bearer: the exit token is the credential
+		return
+	}
 	var role Role
 	var handle func(context.Context, call, *http.Request) (any, error)
 	switch suffix {
@@ -214,7 +218,7 @@ func writeError(w http.ResponseWriter, err error) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(e.Status)
-	_ = json.NewEncoder(w).Encode(api.ErrorResponse{Error: api.ErrorBody{Code: e.Code, Message: e.Message}})
+	_ = json.NewEncoder(w).Encode(api.ErrorResponse{Error: api.ErrorBody{Code: e.Code, Message: e.Message, ExecutorExited: e.ExecutorExited}})
 }
 
 // randomToken returns prefix + 32 random bytes in unpadded base64url.

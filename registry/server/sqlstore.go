@@ -73,17 +73,19 @@ func (s *sqlStore) q(stmt string) string {
 
 func (s *sqlStore) Close() error { return s.db.Close() }
 
-func (s *sqlStore) Register(ctx context.Context, env, regID string, key []byte, now time.Time) (Registration, error) {
+func (s *sqlStore) Register(ctx context.Context, env, regID string, key []byte, exitTokenHash [32]byte, now time.Time) (Registration, error) {
 	var gen int64
 	err := s.db.QueryRowContext(ctx, s.q(`
-INSERT INTO registrations (environment_id, registration_id, generation, executor_public_key, created_at)
-VALUES ($1, $2, 1, $3, $4)
+INSERT INTO registrations (environment_id, registration_id, generation, executor_public_key, created_at, exit_token_hash, exited_at)
+VALUES ($1, $2, 1, $3, $4, $5, NULL)
 ON CONFLICT (environment_id) DO UPDATE SET
   registration_id = excluded.registration_id,
   generation = registrations.generation + 1,
   executor_public_key = excluded.executor_public_key,
-  created_at = excluded.created_at
-RETURNING generation`), env, regID, string(key), now.UnixMilli()).Scan(&gen)
+  created_at = excluded.created_at,
+  exit_token_hash = excluded.exit_token_hash,
+  exited_at = NULL
+RETURNING generation`), env, regID, string(key), now.UnixMilli(), hex.EncodeToString(exitTokenHash[:])).Scan(&gen)
 	if err != nil {
 		return Registration{}, s.classify("registering", err)
 	}
@@ -94,9 +96,10 @@ func (s *sqlStore) Registration(ctx context.Context, env string) (Registration, 
 	r := Registration{EnvironmentID: env}
 	var key string
 	var created int64
+	var exited sql.NullInt64
 	err := s.db.QueryRowContext(ctx, s.q(`
-SELECT registration_id, generation, executor_public_key, created_at FROM registrations WHERE environment_id = $1`), env).
-		Scan(&r.RegistrationID, &r.Generation, &key, &created)
+SELECT registration_id, generation, executor_public_key, created_at, exited_at FROM registrations WHERE environment_id = $1`), env).
+		Scan(&r.RegistrationID, &r.Generation, &key, &created, &exited)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Registration{}, ErrNotFound
 	}
@@ -105,7 +108,25 @@ SELECT registration_id, generation, executor_public_key, created_at FROM registr
 	}
 	r.ExecutorPublicKey = []byte(key)
 	r.CreatedAt = time.UnixMilli(created)
+	if exited.Valid {
+		r.ExitedAt = time.UnixMilli(exited.Int64)
+	}
 	return r, nil
+}
+
+func (s *sqlStore) MarkExited(ctx context.Context, env, regID string, exitTokenHash [32]byte, now time.Time) (bool, error) {
+	res, err := s.db.ExecContext(ctx, s.q(`
+UPDATE registrations SET exited_at = $1
+WHERE environment_id = $2 AND registration_id = $3 AND exit_token_hash = $4 AND exited_at IS NULL`),
+		now.UnixMilli(), env, regID, hex.EncodeToString(exitTokenHash[:]))
+	if err != nil {
+		return false, s.classify("recording executor exit", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, s.classify("recording executor exit", err)
+	}
+	return n == 1, nil
 }
 
 func (s *sqlStore) IssueAuthorization(ctx context.Context, a Authorization) error {
@@ -222,6 +243,13 @@ CREATE TABLE executor_locations (
   attached_at    BIGINT NOT NULL
 );
 CREATE INDEX executor_locations_node ON executor_locations (node_id, instance);
+`,
+	// 4: exit notices (issue 14, docs/reliability.md §5): the SHA-256 of each
+	// registration's one-shot exit token ('' for registrations made before: they can
+	// never be marked), and when its executor reported its exit.
+	4: `
+ALTER TABLE registrations ADD COLUMN exit_token_hash TEXT NOT NULL DEFAULT '';
+ALTER TABLE registrations ADD COLUMN exited_at BIGINT;
 `,
 }
 

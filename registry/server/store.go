@@ -17,6 +17,9 @@ type Registration struct {
 	Generation        int64
 	ExecutorPublicKey []byte // canonical public-key JSON (api.CanonicalPublicKey)
 	CreatedAt         time.Time
+	// ExitedAt is when this registration's executor reported its exit (an exit notice,
+	// MarkExited); zero while it has not. A new registration starts at zero.
+	ExitedAt time.Time
 }
 
 // Authorization is one issued harness key authorization. The token itself is never stored,
@@ -43,8 +46,14 @@ var (
 // Every method honours ctx.
 type Store interface {
 	// Register records a new registration of the environment with the next generation,
-	// atomically, and returns it.
-	Register(ctx context.Context, environmentID, registrationID string, executorKey []byte, now time.Time) (Registration, error)
+	// atomically, and returns it. exitTokenHash is the SHA-256 of the registration's exit
+	// notice token (MarkExited).
+	Register(ctx context.Context, environmentID, registrationID string, executorKey []byte, exitTokenHash [32]byte, now time.Time) (Registration, error)
+	// MarkExited records that the executor of the environment's registration
+	// registrationID exited, if that registration is still the current one, its exit
+	// token hashes to exitTokenHash and no exit was recorded yet; it reports whether it
+	// did (the token is good once).
+	MarkExited(ctx context.Context, environmentID, registrationID string, exitTokenHash [32]byte, now time.Time) (bool, error)
 	// Registration returns the environment's current registration, or ErrNotFound.
 	Registration(ctx context.Context, environmentID string) (Registration, error)
 	// IssueAuthorization stores a harness authorization.

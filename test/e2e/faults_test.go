@@ -192,16 +192,21 @@ func faultsReferenceExecutorNeverHangs(t *testing.T, run runFunc) {
 }
 
 // TestFaults_SlowReaderSoak (EXECUTOR_SOAK=1): 1 GB through a reader that takes nothing for
-// 20 s and then reads at full speed: the output is exactly the local run's, the exec client
-// stays under 64 MiB RSS and the executor under 64 MiB plus its unacknowledged-output bound
-// (--max-unacked-bytes, 64 MiB).
+// 20 s and then reads at full speed, with the harness's link cut for 15 s early on (so the
+// executor fills its backlog to the bound and then replays it): the output is exactly the
+// local run's, the exec client stays under 64 MiB RSS and the executor under 64 MiB plus
+// its unacknowledged-output bound (--max-unacked-bytes, 64 MiB). RSS is sampled from
+// /proc every 100 ms. About 2 minutes on 2 cores.
 func TestFaults_SlowReaderSoak(t *testing.T) {
 	if os.Getenv("EXECUTOR_SOAK") != "1" {
 		t.Skip("soak test: set EXECUTOR_SOAK=1 (takes minutes)")
 	}
 	argv := []string{"sh", "-c", "seq 1 122000000"} // about 1.0 GB of distinct lines
 	want := localRun(t, argv...)
-	rig := startChaosRig(t)
+	// The harness's link is cut for 15 s once about 8 MiB has passed: the executor, detached,
+	// reads ahead to its bound; after the reconnect it replays that backlog (every byte
+	// encoded again while 64 MiB are live) into a client that is still not reading.
+	rig := startChaosRig(t, "at=10MiB side=harness cut=15s")
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	args := []string{"exec", "--registry", rig.Proxy, "--environment-id", rig.Env, "--token-file", rig.TokenFile, "--"}

@@ -3,6 +3,7 @@ package remote
 import (
 	"context"
 	"errors"
+	"github.com/execlab/executor/executor/process"
 	"io"
 	"log/slog"
 	"os"
@@ -179,12 +180,35 @@ func (cmd *Command) serve(ctx, runCtx context.Context, reg Registry, tp func(con
 		cmd.OnServer(srv)
 	}
 	return Run(runCtx, Config{
-		Registry:    reg,
-		Server:      srv,
-		Mux:         &mux.Options{MaxStreams: maxStreams},
-		Traceparent: tp,
-		Logger:      log,
-		Observer:    cmd.Observer,
-		Tracer:      cmd.Tracer,
+		Registry:     reg,
+		Server:       srv,
+		Mux:          &mux.Options{MaxStreams: maxStreams},
+		Traceparent:  tp,
+		Logger:       log,
+		Observer:     cmd.Observer,
+		Tracer:       cmd.Tracer,
+		OnRegistered: exitNoticeToGuard(reg, opts.ProcessGuard),
 	})
+}
+
+// exitNoticer is what builds the exit notice of a registration (*client.Client).
+type exitNoticer interface {
+	ExitNotice(client.Registration) (url string, body []byte, ok bool)
+}
+
+// exitNoticeToGuard returns the OnRegistered hook that gives the process guard each
+// registration's exit notice (docs/reliability.md §5): when the executor dies, the guard
+// kills its process groups and tells our registry, which tells harnesses that the session
+// is gone instead of letting them retry for their whole window. Nil (no hook) without a
+// guard; a registration without a token (a released or cloud registry) changes nothing.
+func exitNoticeToGuard(reg Registry, guard *process.Guard) func(client.Registration) {
+	n, ok := reg.(exitNoticer)
+	if !ok || guard == nil {
+		return nil
+	}
+	return func(r client.Registration) {
+		if url, body, ok := n.ExitNotice(r); ok {
+			guard.SetExitNotice(url, body)
+		}
+	}
 }

@@ -58,6 +58,9 @@ type Config struct {
 	Observer Observer
 	// Tracer traces each harness stream (metrics.go). Nil means none.
 	Tracer HandshakeTracer
+	// OnRegistered, when not nil, is called after every successful registration, on Run's
+	// goroutine (RunCommand hands the registration's exit notice to the process guard).
+	OnRegistered func(client.Registration)
 }
 
 // runner is the state of one Run.
@@ -173,6 +176,9 @@ func (r *runner) register(ctx context.Context) (client.Registration, error) {
 	}
 	r.obs.Registered(r.regs > 0)
 	r.regs++
+	if r.cfg.OnRegistered != nil {
+		r.cfg.OnRegistered(reg)
+	}
 	r.log.Info("Noise executor registered", "noise_event", "registration", "noise_outcome", "ok",
 		"security_profile", api.SecurityProfile)
 	r.log.Debug("Noise executor registration", "environment_id", reg.EnvironmentID,
