@@ -138,27 +138,34 @@ Flags:
 	if errors.As(err, &ee) {
 		return &errExitCode{code: ee.Code}
 	}
+	if err != nil {
+		return reportExecFailure(stderr, cfg.EnvironmentID, err)
+	}
+	return nil
+}
+
+// reportExecFailure says on stderr why a run ended without the remote exit status and
+// returns exec's status for it (ssh's: 255 for the connection, 126/127 for a start failure,
+// 1 for a refused request).
+func reportExecFailure(stderr io.Writer, env string, err error) error {
 	if code := startFailureExit(err); code != 0 {
 		fmt.Fprintf(stderr, "Error: %v\n", err)
 		return &errExitCode{code: code}
 	}
-	if err != nil {
-		if errors.Is(err, harness.ErrExecutorExited) {
-			// Our registry's exit notice (docs/reliability.md §5): not a partition, so
-			// no point in retrying for the rest of the window.
-			fmt.Fprintf(stderr, "Error: executor for environment %s exited (its processes are gone)\n", cfg.EnvironmentID)
-			return &errExitCode{code: execTransportFailure}
-		}
-		if connectionDropped(err) {
-			// The executor (or the path to it) went away mid-run: say so first; the cause
-			// follows for the curious.
-			fmt.Fprintf(stderr, "Error: connection to the executor lost (%v)\n", err)
-		} else {
-			fmt.Fprintf(stderr, "Error: %v\n", err)
-		}
-		return &errExitCode{code: execFailureExit(err)}
+	switch {
+	case errors.Is(err, harness.ErrExecutorExited):
+		// Our registry's exit notice (docs/reliability.md §5): not a partition, so no
+		// point in retrying for the rest of the window.
+		fmt.Fprintf(stderr, "Error: executor for environment %s exited (its processes are gone)\n", env)
+		return &errExitCode{code: execTransportFailure}
+	case connectionDropped(err):
+		// The executor (or the path to it) went away mid-run: say so first; the cause
+		// follows for the curious.
+		fmt.Fprintf(stderr, "Error: connection to the executor lost (%v)\n", err)
+	default:
+		fmt.Fprintf(stderr, "Error: %v\n", err)
 	}
-	return nil
+	return &errExitCode{code: execFailureExit(err)}
 }
 
 // connectionDropped reports whether err is an established connection ending under the
