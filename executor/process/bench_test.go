@@ -17,6 +17,7 @@ import (
 type encodingNotifier struct {
 	buf    []byte
 	bytes  int64
+	chunks int
 	zeros  bool // every output byte seen so far was 0
 	closed chan uint64
 }
@@ -29,6 +30,7 @@ func (e *encodingNotifier) Notify(ctx context.Context, method string, params any
 	switch p := params.(type) {
 	case *protocol.ProcessOutputNotification:
 		e.bytes += int64(len(p.Chunk))
+		e.chunks++
 		for _, c := range p.Chunk {
 			if c != 0 {
 				e.zeros = false
@@ -59,7 +61,9 @@ func BenchmarkStart_TrueToClosed(b *testing.B) {
 }
 
 // BenchmarkStdoutThroughput pumps `head -c 256M /dev/zero` through notifications
-// (encoded with AppendJSON) and verifies every byte.
+// (encoded with AppendJSON) and verifies every byte. It reports the mean chunk size
+// (B/chunk): one chunk is one notification, so small chunks are per-message cost
+// (issue 16, pauseAfterRead).
 func BenchmarkStdoutThroughput(b *testing.B) {
 	const size = 256 << 20
 	m := process.NewManager(nil)
@@ -77,6 +81,7 @@ func BenchmarkStdoutThroughput(b *testing.B) {
 		if n.bytes != size || !n.zeros {
 			b.Fatalf("got %d bytes (all zero: %v), want %d zero bytes", n.bytes, n.zeros, size)
 		}
+		b.ReportMetric(float64(n.bytes)/float64(n.chunks), "B/chunk")
 	}
 }
 

@@ -17,6 +17,11 @@ func ChildEnv(env map[string]string, policy *protocol.ExecEnvPolicy, server []st
 	return childEnv(env, policy, func() []string { return server })
 }
 
+// PauseAfterRead exposes the output pump's pause rule and its threshold.
+var PauseAfterRead = pauseAfterRead
+
+const FlowingReadBytes = flowingReadBytes
+
 // GlobMatchFold exposes the envPolicy pattern matcher.
 var GlobMatchFold = globMatchFold
 

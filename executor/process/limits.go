@@ -74,6 +74,16 @@ const (
 	// exact-size slice before being retained, so retention memory stays within about
 	// twice MaxRetainedBytes even for many tiny chunks.
 	compactBelow = 2
+	// flowingReadBytes: a read of at least this many bytes that did not fill the buffer
+	// means the child writes in bulk and the pump has caught up with it (4 KiB is the
+	// pipe page and stdio's buffer when writing to a pipe; an interactive line is
+	// shorter), so the pump pauses flowPause before the next read (issue 16).
+	flowingReadBytes = 4 << 10
+	// flowPause is that pause: while it lasts the pipe fills (up to outputPipeBytes), so
+	// the next read, and the notification it becomes, is large instead of one per
+	// child write. It delays only output that follows a bulk read, by at most this
+	// much; a read that fills the buffer reads again at once.
+	flowPause = time.Millisecond
 	// stdinQueueBytes bounds the bytes accepted by process/write but not yet written to
 	// the child; a write that finds the queue full blocks (honouring its ctx) until the
 	// child reads. A single larger chunk is accepted when the queue is empty.

@@ -63,3 +63,24 @@ func TestOutputLog_RingWrapsInOrder(t *testing.T) {
 		}
 	}
 }
+
+// The output pump pauses before its next read only after a bulk read that did not fill
+// its buffer: a full read means more is waiting, a short one is interactive output.
+func TestPauseAfterRead_Rule(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		full bool
+		want bool
+	}{
+		{1, false, false},
+		{process.FlowingReadBytes - 1, false, false},
+		{process.FlowingReadBytes, false, true},
+		{100 << 10, false, true},
+		{process.FlowingReadBytes, true, false},
+		{256 << 10, true, false},
+	} {
+		if got := process.PauseAfterRead(tc.n, tc.full); got != tc.want {
+			t.Errorf("PauseAfterRead(%d, full=%v) = %v, want %v", tc.n, tc.full, got, tc.want)
+		}
+	}
+}

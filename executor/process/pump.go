@@ -30,6 +30,7 @@ func (m *Manager) routineRead(p *proc, f *os.File, stream protocol.ExecOutputStr
 		}
 		n, err := f.Read(buf)
 		if n > 0 {
+			full := n == len(buf)
 			var data []byte
 			if n < len(buf)/compactBelow {
 				data = append([]byte(nil), buf[:n]...) // buf is reused
@@ -42,6 +43,9 @@ func (m *Manager) routineRead(p *proc, f *os.File, stream protocol.ExecOutputStr
 			}
 			m.opts.Observer.OutputBytes(n)
 			m.emitOutput(p, stream, data)
+			if err == nil && pauseAfterRead(n, full) {
+				time.Sleep(flowPause) // output flows: let the pipe fill
+			}
 		}
 		if err != nil {
 			if errors.Is(err, os.ErrDeadlineExceeded) {
@@ -67,6 +71,15 @@ func (m *Manager) routineRead(p *proc, f *os.File, stream protocol.ExecOutputStr
 	p.mu.Unlock()
 	m.finishStream(p)
 }
+
+// pauseAfterRead reports whether the pump pauses flowPause before its next read: the
+// read of n bytes took at least flowingReadBytes (the child writes in bulk) without
+// filling the buffer (the pump caught up with it). A full read reads again at once; a
+// short one (interactive output) is not delayed. Without the pause a pump that is
+// faster than its child reads each of the child's writes as it comes, and every few
+// KiB become one notification, one socket write and, with outputAck, one ack to read
+// (issue 16: ~6 KiB chunks on a loaded machine cost 2–3× the CPU per byte).
+func pauseAfterRead(n int, full bool) bool { return !full && n >= flowingReadBytes }
 
 // routineWait reaps the child and records its exit.
 func (m *Manager) routineWait(p *proc, child *os.Process) {
