@@ -2,6 +2,7 @@ package telemetry_test
 
 import (
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/process"
 	"github.com/execlab/executor/internal/telemetry"
+	"github.com/execlab/executor/registry/server"
 	"github.com/execlab/executor/relay/mux"
 )
 
@@ -68,5 +70,40 @@ func TestQueueGauges(t *testing.T) {
 	untrackB()
 	if text := get(t, url); !strings.Contains(text, "executor_relay_outbound_queue_frames 0") {
 		t.Errorf("after untracking both muxes: scrape lacks executor_relay_outbound_queue_frames 0")
+	}
+}
+
+// TestRegistryNodeMetrics: location changes and lease renewals are counted by reason and
+// outcome (every series pre-created at zero), and the lease gauge follows Ready.
+func TestRegistryNodeMetrics(t *testing.T) {
+	reg := telemetry.NewRegistry()
+	r := telemetry.NewRegistryMetrics(reg)
+	var lost atomic.Bool
+	telemetry.RegisterNode(reg, func() bool { return !lost.Load() })
+	srv, err := telemetry.Start(":0", reg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	url := "http://" + srv.Addr() + "/metrics"
+	r.LocationChanged(server.LocationAttached)
+	r.LocationChanged(server.LocationMovedAway)
+	r.LocationChanged(server.LocationMovedAway)
+	r.LeaseRenewal(server.LeaseRenewed)
+	r.LeaseRenewal(server.LeaseLost)
+	text := get(t, url)
+	for _, want := range []string{
+		`registry_location_changes_total{reason="attached"} 1`, `registry_location_changes_total{reason="moved_away"} 2`,
+		`registry_location_changes_total{reason="stale_refused"} 0`,
+		`registry_node_lease_renewals_total{outcome="ok"} 1`, `registry_node_lease_renewals_total{outcome="lost"} 1`,
+		`registry_node_lease_renewals_total{outcome="error"} 0`, "registry_node_lease_held 1",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("scrape lacks %q", want)
+		}
+	}
+	lost.Store(true)
+	if text := get(t, url); !strings.Contains(text, "registry_node_lease_held 0") {
+		t.Error("scrape with the lease lost lacks registry_node_lease_held 0")
 	}
 }

@@ -21,9 +21,14 @@ type Registry struct {
 	requests    *prometheus.CounterVec
 	latency     *prometheus.HistogramVec
 	validations *prometheus.CounterVec
+	locations   *prometheus.CounterVec
+	renewals    *prometheus.CounterVec
 }
 
-var _ server.Observer = (*Registry)(nil)
+var (
+	_ server.Observer     = (*Registry)(nil)
+	_ server.NodeObserver = (*Registry)(nil)
+)
 
 // registryEndpoints are the API endpoints measured; every other path (the rendezvous
 // upgrades, /readyz, unknown paths) passes through unmeasured and unwrapped.
@@ -48,7 +53,19 @@ func NewRegistryMetrics(reg prometheus.Registerer) *Registry {
 			Help: "Harness authorization validations, by outcome (valid, invalid: unknown, expired, replayed or mismatched; fenced; bad_request; error)."},
 			[]string{"outcome"}),
 	}
-	reg.MustRegister(r.requests, r.latency, r.validations)
+	r.locations = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "registry_location_changes_total",
+		Help: "Executor location changes this node is party to, by reason (attached, attach_failed, detached, moved_away: closed here because another node took the location, stale_refused: a connect found a location that no longer stands)."},
+		[]string{"reason"})
+	r.renewals = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "registry_node_lease_renewals_total",
+		Help: "Node lease renewals, by outcome (ok, error: store unreachable, lost: another process claimed this node id)."},
+		[]string{"outcome"})
+	reg.MustRegister(r.requests, r.latency, r.validations, r.locations, r.renewals)
+	for _, reason := range []string{server.LocationAttached, server.LocationAttachFailed, server.LocationDetached, server.LocationMovedAway, server.LocationStaleRefused} {
+		r.locations.WithLabelValues(reason)
+	}
+	for _, o := range []string{server.LeaseRenewed, server.LeaseRenewError, server.LeaseLost} {
+		r.renewals.WithLabelValues(o)
+	}
 	for _, o := range []string{server.ValidateValid, server.ValidateInvalid, server.ValidateFenced, server.ValidateBadRequest, server.ValidateError} {
 		r.validations.WithLabelValues(o)
 	}
@@ -63,6 +80,26 @@ func NewRegistryMetrics(reg prometheus.Registerer) *Registry {
 
 // Validated implements server.Observer.
 func (r *Registry) Validated(outcome string) { r.validations.WithLabelValues(outcome).Inc() }
+
+// LocationChanged implements server.NodeObserver.
+func (r *Registry) LocationChanged(reason string) { r.locations.WithLabelValues(reason).Inc() }
+
+// LeaseRenewal implements server.NodeObserver.
+func (r *Registry) LeaseRenewal(outcome string) { r.renewals.WithLabelValues(outcome).Inc() }
+
+// RegisterNode registers registry_node_lease_held, reading ready (a server.Node's Ready)
+// at each scrape: 1 while the node holds its lease, 0 while its locations are not handed
+// out (/readyz answers 503 then).
+func RegisterNode(reg prometheus.Registerer, ready func() bool) {
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "registry_node_lease_held",
+		Help: "1 while this registry node holds its lease (its executors are handed out), else 0."},
+		func() float64 {
+			if ready() {
+				return 1
+			}
+			return 0
+		}))
+}
 
 // Middleware measures the registry API requests handled by next. The status label is the
 // status code (a closed set: net/http writes only valid codes, and the registry answers

@@ -102,6 +102,7 @@ func (s *Server) locate(ctx context.Context, env string, gen int64, tokenID stri
 		case err != nil:
 			return "", err
 		case loc.Generation != gen:
+			s.opts.Node.staleRefused() // an older registration's location
 			return "", offline
 		}
 		base, local = nodeBase, here
@@ -110,6 +111,9 @@ func (s *Server) locate(ctx context.Context, env string, gen int64, tokenID stri
 		return base, nil
 	}
 	if g, ok := s.opts.Hub.Online(env); !ok || g != gen {
+		if s.opts.Node != nil {
+			s.opts.Node.staleRefused() // recorded here, but this Hub no longer holds it
+		}
 		return "", offline
 	}
 	if err := s.opts.Hub.HarnessAllowed(env, tokenID); err != nil {

@@ -48,3 +48,49 @@ func validateOutcome(res any, err error) string {
 type nopObserver struct{}
 
 func (nopObserver) Validated(string) {}
+
+// NodeObserver receives a registry node's location and lease events, for metrics
+// (NodeOptions.Observer). Every value passed is one of the constants below: no
+// environment, node or socket id. Implementations must be safe for concurrent use and
+// cheap.
+type NodeObserver interface {
+	// LocationChanged is called once per change of an executor location this node is
+	// party to, with one of the Location* reasons.
+	LocationChanged(reason string)
+	// LeaseRenewal is called once per heartbeat's lease renewal, with one of the Lease*
+	// outcomes.
+	LeaseRenewal(outcome string)
+}
+
+// Location change reasons passed to NodeObserver.LocationChanged.
+const (
+	// LocationAttached: an executor socket was accepted here and its location recorded.
+	LocationAttached = "attached"
+	// LocationAttachFailed: recording the location failed (store unreachable); the
+	// upgrade was refused and the executor redials.
+	LocationAttachFailed = "attach_failed"
+	// LocationDetached: an executor socket held here ended and its location was cleared
+	// (if it still named that socket; not counted during a clean shutdown, whose bulk
+	// release clears them all).
+	LocationDetached = "detached"
+	// LocationMovedAway: the relocation check closed a socket held here whose location
+	// another node has taken (the executor reattached there, or a newer registration
+	// did): cross-node fencing.
+	LocationMovedAway = "moved_away"
+	// LocationStaleRefused: a connect found a location that no longer stands (an older
+	// registration's, or one this node's Hub no longer holds) and answered 409.
+	LocationStaleRefused = "stale_refused"
+)
+
+// Lease renewal outcomes passed to NodeObserver.LeaseRenewal.
+const (
+	LeaseRenewed    = "ok"    // the lease was extended
+	LeaseRenewError = "error" // the store could not be reached or failed
+	LeaseLost       = "lost"  // another process claimed this node id
+)
+
+// nopNodeObserver is the NodeObserver of a nil NodeOptions.Observer.
+type nopNodeObserver struct{}
+
+func (nopNodeObserver) LocationChanged(string) {}
+func (nopNodeObserver) LeaseRenewal(string)    {}

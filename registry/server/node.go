@@ -33,6 +33,8 @@ type NodeOptions struct {
 	Logger *slog.Logger
 	// Now is the clock. Nil means time.Now.
 	Now func() time.Time
+	// Observer receives location changes and lease renewals (metrics.go). Nil means none.
+	Observer NodeObserver
 }
 
 // Node is one registry process's part in a set of nodes sharing a store
@@ -110,6 +112,9 @@ func NewNode(st Store, signer *rendezvous.Signer, opts *NodeOptions) (*Node, err
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Observer == nil {
+		o.Observer = nopNodeObserver{}
 	}
 	var inst [8]byte
 	_, _ = rand.Read(inst[:])
@@ -197,6 +202,7 @@ func (n *Node) closeRelocated(ctx context.Context, closeExecutor func(environmen
 		// A socket that ended or was replaced here meanwhile is not the Hub's current one:
 		// CloseExecutor leaves it.
 		if standing[env] != sock && closeExecutor(env, sock) {
+			n.opts.Observer.LocationChanged(LocationMovedAway)
 			n.log.Info("closed an executor socket whose location moved to another node", "environment_id", env)
 		}
 	}
@@ -210,11 +216,14 @@ func (n *Node) tick(ctx context.Context) {
 	ok, err := n.store.RenewNode(ctx, l)
 	switch {
 	case err != nil:
+		n.opts.Observer.LeaseRenewal(LeaseRenewError)
 		n.log.Warn("renewing node lease", "error", err.Error())
 	case !ok:
+		n.opts.Observer.LeaseRenewal(LeaseLost)
 		n.log.Error("another registry process claimed this node id; executors attached here are no longer handed out (give every node its own --node-id)")
 		n.leaseUntil.Store(0)
 	default:
+		n.opts.Observer.LeaseRenewal(LeaseRenewed)
 		n.leaseUntil.Store(l.LeaseUntil.UnixMilli())
 	}
 	if err := n.refreshKeys(ctx, false); err != nil {
@@ -266,11 +275,13 @@ func (n *Node) Attached(ctx context.Context, env string, generation int64, socke
 	defer cancel()
 	if err := n.store.SetLocation(ctx, Location{EnvironmentID: env, NodeID: n.lease.NodeID, Instance: n.lease.Instance,
 		SocketID: socketID, Generation: generation}); err != nil {
+		n.opts.Observer.LocationChanged(LocationAttachFailed)
 		return err
 	}
 	n.localMu.Lock()
 	n.local[env] = socketID // a replaced socket of the same environment is closed by the Hub
 	n.localMu.Unlock()
+	n.opts.Observer.LocationChanged(LocationAttached)
 	return nil
 }
 
@@ -291,8 +302,13 @@ func (n *Node) Detached(env, socketID string) {
 	defer cancel()
 	if err := n.store.ClearLocation(ctx, env, socketID); err != nil {
 		n.log.Warn("clearing executor location", "environment_id", env, "error", err.Error())
+		return
 	}
+	n.opts.Observer.LocationChanged(LocationDetached)
 }
+
+// staleRefused records that a connect refused a location that no longer stands.
+func (n *Node) staleRefused() { n.opts.Observer.LocationChanged(LocationStaleRefused) }
 
 // Locate returns the environment's live location, whether it is this process, and the
 // ws(s) base URL of its node. ErrNotFound when no live node holds the executor.

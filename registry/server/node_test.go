@@ -70,6 +70,7 @@ type clusterNode struct {
 	hub   *rendezvous.Hub
 	node  *server.Node
 	store server.Store
+	obs   *nodeObs // the node's location and lease events
 	stop  func()
 }
 
@@ -108,7 +109,8 @@ func (c *cluster) start(id, addr string) *clusterNode {
 		public = c.nodes[0].URL
 	}
 	signer := rendezvous.NewRandomSigner()
-	node, err := server.NewNode(st, signer, &server.NodeOptions{NodeID: id, AdvertiseURL: self, Now: c.clock.now})
+	obs := &nodeObs{}
+	node, err := server.NewNode(st, signer, &server.NodeOptions{NodeID: id, AdvertiseURL: self, Now: c.clock.now, Observer: obs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +131,7 @@ func (c *cluster) start(id, addr string) *clusterNode {
 	hs := server.NewHTTPServer(s, nil)
 	served := make(chan struct{})
 	go func() { defer close(served); _ = hs.Serve(ln) }()
-	cn := &clusterNode{URL: self, hub: hub, node: node, store: st}
+	cn := &clusterNode{URL: self, hub: hub, node: node, store: st, obs: obs}
 	stopped := false
 	cn.stop = func() {
 		if stopped {

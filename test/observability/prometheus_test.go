@@ -92,6 +92,8 @@ func TestPrometheus(t *testing.T) {
 		{`registry_validations_total{outcome="invalid"}`, func(v float64) bool { return v >= 1 }, ">= 1"},
 		{`registry_validations_total{outcome="valid"}`, func(v float64) bool { return v >= 1 }, ">= 1"},
 		{`rendezvous_executor_sockets`, func(v float64) bool { return v == 1 }, "== 1"},
+		{`registry_location_changes_total{reason="attached"}`, func(v float64) bool { return v >= 1 }, ">= 1"},
+		{`registry_node_lease_held`, func(v float64) bool { return v == 1 }, "== 1"},
 		{`rendezvous_frames_relayed_total`, func(v float64) bool { return v > 0 }, "> 0"},
 		{`sum(up)`, func(v float64) bool { return v == 2 }, "== 2"},
 	}

@@ -149,6 +149,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.Metrics != nil {
 		h = cfg.Metrics.api.Middleware(s)
 		telemetry.RegisterHub(cfg.Metrics.reg, hub.Stats)
+		telemetry.RegisterNode(cfg.Metrics.reg, node.Ready)
 	}
 	if cfg.Tracing != nil {
 		h = cfg.Tracing.Middleware(h)
@@ -177,7 +178,11 @@ func newNode(cfg Config, st server.Store, signer *rendezvous.Signer, base string
 	if adv == "" {
 		adv = base
 	}
-	return server.NewNode(st, signer, &server.NodeOptions{NodeID: id, AdvertiseURL: adv, KeyRotation: cfg.KeyRotation, Logger: log})
+	no := &server.NodeOptions{NodeID: id, AdvertiseURL: adv, KeyRotation: cfg.KeyRotation, Logger: log}
+	if cfg.Metrics != nil {
+		no.Observer = cfg.Metrics.api
+	}
+	return server.NewNode(st, signer, no)
 }
 
 func unscopedWhat(u server.UnscopedToken) string {
