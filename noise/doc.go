@@ -12,7 +12,10 @@
 //
 //   - Identity / PublicKey: a static identity is an independent X25519 key pair plus an
 //     ML-KEM-768 key pair. PublicKey has the strict registry JSON form
-//     (spec/registry-auth.md §9) and never prints its key bytes.
+//     (spec/registry-auth.md §9) and never prints its key bytes. An Identity caches,
+//     for up to 16 peers, the peer's parsed static key and ss = DH(s, rs), which depend
+//     on the two static keys only (peercache.go): a repeated peer skips one X25519 and
+//     one ML-KEM key parse; the wire bytes and keys are unchanged.
 //   - AppendPrologue: the byte-exact prologue (four parts, each with an 8-byte
 //     big-endian length prefix; spec §5.4).
 //   - HandshakeState: the pure hybrid IK state machine. Message 1 (initiator to
@@ -71,5 +74,6 @@
 //
 // HandshakeState and CipherState are not safe for concurrent use; callers serialise
 // access (noise/channel keeps one CipherState per direction under its own lock).
-// Identity and PublicKey are immutable and safe to share. Config is never mutated.
+// Identity and PublicKey are safe to share: their keys are immutable, and an Identity's
+// peer cache has its own mutex, held for map operations only. Config is never mutated.
 package noise

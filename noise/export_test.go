@@ -5,3 +5,9 @@ func SetNonceForTest(cs *CipherState, n uint64) { cs.setNonceForTest(n) }
 
 // KeyForTest returns a copy of the CipherState key (zeroing tests).
 func KeyForTest(cs *CipherState) [KeyLen]byte { return cs.key }
+
+// PeerCacheLenForTest reports how many remote static keys id has cached.
+func PeerCacheLenForTest(id *Identity) int { return id.peers.len() }
+
+// PeerCacheEntries is the cache's bound.
+const PeerCacheEntries = peerCacheEntries

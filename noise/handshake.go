@@ -70,6 +70,9 @@ type HandshakeState struct {
 	reX     *ecdh.PublicKey            // remote ephemeral X25519
 	reKEM   *mlkem.EncapsulationKey768 // remote ephemeral ML-KEM (initiator's, read by the responder)
 	scratch [KEMPublicKeyLen + TagLen]byte
+
+	ssVal    [DHLen]byte // DH(s, rs) between mixSS and rememberPeer (peercache.go)
+	ssCached bool        // rs and ssVal came from the identity's peer cache
 }
 
 // NewHandshake starts a handshake: h = ck = SHA-256(ProtocolName), MixHash(prologue),
@@ -86,7 +89,7 @@ func NewHandshake(cfg *Config) (*HandshakeState, error) {
 		if cfg.RemoteStatic == nil {
 			return nil, fmt.Errorf("%w: initiator needs RemoteStatic", ErrConfig)
 		}
-		if err := hs.setRemoteStatic(cfg.RemoteStatic); err != nil {
+		if err := hs.useRemoteStatic(cfg.RemoteStatic); err != nil {
 			return nil, err
 		}
 		hs.ss.mixHash(hs.rs.X25519[:])
@@ -186,6 +189,7 @@ func (hs *HandshakeState) Clear() {
 	hs.ex, hs.ekem = nil, nil
 	hs.reX, hs.reKEM = nil, nil
 	clear(hs.scratch[:])
+	clear(hs.ssVal[:])
 	hs.turn = turnDone
 	if hs.err == nil {
 		hs.err = ErrCleared
@@ -223,6 +227,7 @@ func (hs *HandshakeState) check(want turn) error {
 func (hs *HandshakeState) fail(err error) {
 	hs.ss.clear()
 	hs.ex, hs.ekem = nil, nil
+	clear(hs.ssVal[:])
 	hs.err = err
 }
 

@@ -46,13 +46,15 @@ func (pk *PublicKey) Validate() error {
 	return nil
 }
 
-// Identity is a static key pair: X25519 plus ML-KEM-768. It is immutable and safe for
-// concurrent use; one executor process generates one and reuses it for every stream
-// (spec/relay-noise.md §5.3). It never prints private material.
+// Identity is a static key pair: X25519 plus ML-KEM-768. Its keys are immutable; it is
+// safe for concurrent use; one executor process generates one and reuses it for every
+// stream (spec/relay-noise.md §5.3). It keeps a small cache of the peers' static keys
+// its handshakes completed with (peercache.go). It never prints private material.
 type Identity struct {
-	x   *ecdh.PrivateKey
-	kem *mlkem.DecapsulationKey768
-	pub PublicKey
+	x     *ecdh.PrivateKey
+	kem   *mlkem.DecapsulationKey768
+	pub   PublicKey
+	peers peerCache
 }
 
 // GenerateIdentity creates a new identity from rand (nil means crypto/rand): 32 bytes

@@ -63,4 +63,8 @@ const (
 	// ephemeralRandLen is how many bytes one hybrid ephemeral draws from Config.Rand:
 	// an X25519 private scalar then an ML-KEM-768 seed.
 	ephemeralRandLen = DHLen + KEMSeedLen
+	// peerCacheEntries bounds an Identity's cache of remote static keys (peercache.go):
+	// about 7.5 KB each (the parsed ML-KEM-768 key with its matrix, the key bytes twice),
+	// so at most ~120 KB per process.
+	peerCacheEntries = 16
 )

@@ -77,10 +77,11 @@ func (hs *HandshakeState) writeMessage1(out, payload []byte) ([]byte, error) {
 	if out, err = hs.ss.encryptAndHash(out, pub.MLKEM768[:]); err != nil {
 		return out, err
 	}
-	// ss
-	if err := hs.mixDH(hs.s.x, hs.rsX); err != nil {
+	// ss (the responder's key is pinned: it enters the peer cache at once)
+	if err := hs.mixSS(); err != nil {
 		return out, err
 	}
+	hs.rememberPeer()
 	return hs.ss.encryptAndHash(out, payload)
 }
 
@@ -125,14 +126,20 @@ func (hs *HandshakeState) readMessage1(out, msg []byte) ([]byte, error) {
 	if _, err := hs.ss.decryptAndHash(rs.MLKEM768[:0], msg[m1SXEnd:m1SKEMEnd]); err != nil {
 		return out, err
 	}
-	if err := hs.setRemoteStatic(&rs); err != nil {
+	if err := hs.useRemoteStatic(&rs); err != nil {
 		return out, err
 	}
 	// ss
-	if err := hs.mixDH(hs.s.x, hs.rsX); err != nil {
+	if err := hs.mixSS(); err != nil {
 		return out, err
 	}
-	return hs.ss.decryptAndHash(out, msg[m1SKEMEnd:])
+	if out, err = hs.ss.decryptAndHash(out, msg[m1SKEMEnd:]); err != nil {
+		return out, err
+	}
+	// The payload opened under keys ss went into: the initiator holds rs's private
+	// key, so rs may enter the peer cache.
+	hs.rememberPeer()
+	return out, nil
 }
 
 func (hs *HandshakeState) writeMessage2(out, payload []byte) ([]byte, error) {
