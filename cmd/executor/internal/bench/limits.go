@@ -113,6 +113,11 @@ const (
 	startTimeout = 20 * time.Second
 	// stopTimeout is how long an executor gets to exit after SIGTERM before SIGKILL.
 	stopTimeout = 5 * time.Second
+	// recoveryCut is recovery_cut5s's outage; recoveryWait bounds the wait for output after
+	// it (the harness's recovery window is 25 s), recoveryRunTimeout the whole ticker run.
+	recoveryCut        = 5 * time.Second
+	recoveryWait       = 30 * time.Second
+	recoveryRunTimeout = 2 * time.Minute
 	// callTimeout bounds each JSON-RPC call and each short process run.
 	callTimeout = 30 * time.Second
 	// streamTimeout bounds one stdout_local sample.
@@ -127,3 +132,7 @@ const (
 	kibibyte = 1 << 10
 	kilobyte = 1000
 )
+
+// recoveryTicker is recovery_cut5s's process: a line every 10 ms for at most about a
+// minute (it is terminated once the figure is taken).
+const recoveryTicker = `i=0; while [ $i -lt 6000 ]; do echo $i; i=$((i+1)); sleep 0.01; done`

@@ -103,6 +103,12 @@ type remoteInstance struct {
 
 // startRemote starts t in remote mode as environment env and waits until it is online.
 func startRemote(ctx context.Context, t Target, reg *benchRegistry, env string) (*remoteInstance, error) {
+	return startRemoteVia(ctx, t, reg, reg.svc.URL, env)
+}
+
+// startRemoteVia is startRemote registering at registryURL, a proxy in front of reg
+// (recovery_cut5s) or reg's own URL.
+func startRemoteVia(ctx context.Context, t Target, reg *benchRegistry, registryURL, env string) (*remoteInstance, error) {
 	if t.RemoteArgv == nil {
 		return nil, fmt.Errorf("%s has no remote mode", t.Name)
 	}
@@ -110,7 +116,7 @@ func startRemote(ctx context.Context, t Target, reg *benchRegistry, env string) 
 	if err != nil {
 		return nil, fmt.Errorf("starting remote %s: %w", t.Name, err)
 	}
-	argv := t.RemoteArgv(reg.svc.URL, env)
+	argv := t.RemoteArgv(registryURL, env)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = childEnv(home, tmp)
 	cmd.Dir = home

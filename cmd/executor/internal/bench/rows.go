@@ -91,6 +91,22 @@ var rows = []Row{
 		Measure:  measureRelayCPU,
 	},
 	{
+		Name:     "relay_stream_lossless",
+		Unit:     "× off",
+		Goal:     Goal{Kind: OursAtLeast, Value: 0.9},
+		Describe: "relay_stream rate with acknowledged output (processOutputAck) on ÷ off, same executor; ≥ 0.9 = acks cost ≤ 10 %",
+		Measure:  measureRelayStreamLossless,
+		OursOnly: true,
+	},
+	{
+		Name:     "recovery_cut5s",
+		Unit:     "ms",
+		Goal:     Goal{Kind: OursAtMost, Value: 5000},
+		Describe: "end of a 5 s cut of both links (fault proxy) → next process/output at the harness, lossless replay",
+		Measure:  measureRecoveryCut5s,
+		OursOnly: true,
+	},
+	{
 		Name:     "oneshot_remote",
 		Unit:     "ms",
 		Goal:     Goal{Kind: OursAtMost, Value: 20},

@@ -47,12 +47,18 @@ func openSession(ctx context.Context, url string) (*session, error) {
 // openRemoteSession connects to environment env through the registry at registryURL and
 // its rendezvous (connect, websocket, hybrid Noise handshake) and completes the handshake.
 func openRemoteSession(ctx context.Context, registryURL, env, token string) (*session, error) {
+	return openRemoteSessionAck(ctx, registryURL, env, token, true)
+}
+
+// openRemoteSessionAck is openRemoteSession with acknowledged output (processOutputAck,
+// lossless mode) on or off: off, processes run as with a released harness.
+func openRemoteSessionAck(ctx context.Context, registryURL, env, token string, ack bool) (*session, error) {
 	s := newSession()
 	dctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	c, err := harness.Dial(dctx, &harness.RemoteOptions{
 		Registry: registryURL, EnvironmentID: env, Token: token,
-		Client: &harness.Options{OnNotification: s.route},
+		Client: &harness.Options{OnNotification: s.route, DisableOutputAck: !ack},
 	})
 	if err != nil {
 		return nil, err

@@ -52,7 +52,8 @@ type Config struct {
 
 // Service is a running registry.
 type Service struct {
-	URL   string // http(s) base URL
+	URL   string // http(s) base URL (the public URL)
+	Addr  string // the bound host:port (differs from URL's behind a proxy)
 	Hub   *rendezvous.Hub
 	Store server.Store
 	Node  *server.Node
@@ -156,7 +157,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	}
 	log.Info("registry listening", "address", ln.Addr().String(), "tls", tlsConf != nil, "max_conns", ho.MaxConns)
 	beatCtx, stopBeat := context.WithCancel(context.WithoutCancel(ctx))
-	svc := &Service{URL: base, Hub: hub, Store: st, Node: node, done: make(chan error, 1), srv: server.NewHTTPServer(h, &ho),
+	svc := &Service{URL: base, Addr: ln.Addr().String(), Hub: hub, Store: st, Node: node, done: make(chan error, 1), srv: server.NewHTTPServer(h, &ho),
 		stopBeat: stopBeat, beatDone: make(chan struct{})}
 	go func() { defer close(svc.beatDone); node.Run(beatCtx, hub.CloseExecutor) }()
 	go func() { svc.done <- svc.srv.Serve(ln) }()
