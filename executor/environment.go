@@ -10,8 +10,10 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/executor/session"
 	"github.com/execlab/executor/sandbox"
 )
 
@@ -24,6 +26,16 @@ func handleEnvironmentInfo(_ context.Context, c *conn) (any, error) { return c.s
 
 func handleEnvironmentStatus(context.Context, *conn) (any, error) {
 	return &protocol.EnvironmentStatus{Status: "ready"}, nil
+}
+
+// withSessionTTL sets info's sessionTtlMs extension to the detached-session TTL the server
+// enforces (ttl, or session.DefaultTTL when it is not positive) and returns info.
+func withSessionTTL(info *protocol.EnvironmentInfo, ttl time.Duration) *protocol.EnvironmentInfo {
+	if ttl <= 0 {
+		ttl = session.DefaultTTL
+	}
+	info.SessionTTLMs = uint64(ttl / time.Millisecond)
+	return info
 }
 
 // detectEnvironment inspects the host once (spec/jsonrpc.md §3.8). l, if non-nil,

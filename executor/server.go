@@ -136,7 +136,7 @@ func NewServer(opts *Options) *Server {
 	return &Server{
 		opts:          o,
 		sessions:      session.NewRegistry[*sessionState](o.SessionTTL),
-		info:          detectEnvironment(o.Sandbox),
+		info:          withSessionTTL(detectEnvironment(o.Sandbox), o.SessionTTL),
 		fs:            fs.New(&fs.Options{Sandbox: o.Sandbox, RuntimeReadGrants: grants}),
 		runtimeGrants: grants,
 	}

@@ -20,6 +20,17 @@ const (
 	// after 25 s.
 	DefaultRecoveryTimeout = 25 * time.Second
 
+	// sessionTTLSlack is added to the executor's advertised session TTL (sessionTtlMs) to
+	// bound a recovery window: the executor starts the TTL when it notices the broken link,
+	// which may be up to the stated liveness bound (≤ 45 s, docs/reliability.md) after the
+	// harness noticed, so the session may live that much longer than the TTL measured from
+	// the harness's side.
+	sessionTTLSlack = 45 * time.Second
+
+	// maxSessionTTLMs is the largest sessionTtlMs taken into account (a year); a larger
+	// one (it would overflow a time.Duration) is ignored.
+	maxSessionTTLMs = uint64(365 * 24 * time.Hour / time.Millisecond)
+
 	// finalAttemptBudget is how long the attempt that starts at the recovery deadline may
 	// take: a connect, a websocket upgrade, the handshake (≤ handshakeTimeout) and the
 	// resume.

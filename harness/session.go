@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/execlab/executor/executor/protocol"
 )
@@ -27,6 +28,10 @@ func (c *Client) Initialize(ctx context.Context, clientName, resumeSessionID str
 	if res.EnvironmentInfo != nil {
 		caps := res.EnvironmentInfo.Capabilities
 		c.caps.Store(&caps)
+		if sc, ok := c.conn.(*sessionConn); ok && res.EnvironmentInfo.SessionTTLMs <= maxSessionTTLMs {
+			// Our executor's sessionTtlMs extension bounds the recovery window.
+			sc.boundBySessionTTL(time.Duration(res.EnvironmentInfo.SessionTTLMs) * time.Millisecond)
+		}
 	}
 	return res, nil
 }

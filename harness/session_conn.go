@@ -103,7 +103,7 @@ func (p procState) clone() procState {
 // goroutine at a time.
 type sessionConn struct {
 	dial        func(context.Context) (MessageConn, error)
-	timeout     time.Duration
+	timeout     time.Duration // the recovery window; guarded by mu (boundBySessionTTL)
 	onReconnect func(done bool, err error)
 	log         *slog.Logger
 
@@ -157,6 +157,23 @@ func newSessionConn(ctx context.Context, dial func(context.Context) (MessageConn
 		wsem: make(chan struct{}, 1), cur: conn,
 		inflight: make(map[string]*inflightReq), procs: make(map[string]*procState),
 	}, nil
+}
+
+// boundBySessionTTL shortens the recovery window to the executor's advertised session TTL
+// plus sessionTTLSlack when that is shorter (docs/reliability.md §5): past it the
+// executor has killed the session's processes, so a resume cannot succeed and retrying
+// longer only delays the error. Called by Client.Initialize; ttl ≤ 0 (a released executor
+// advertises none) changes nothing.
+func (s *sessionConn) boundBySessionTTL(ttl time.Duration) {
+	if ttl <= 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if lim := ttl + sessionTTLSlack; lim < s.timeout {
+		s.log.Debug("recovery window bounded by the executor's session TTL", "window", lim)
+		s.timeout = lim
+	}
 }
 
 // ReadMessage returns the next message for the Client, recovering the session when the
@@ -363,7 +380,10 @@ func (s *sessionConn) recover(ctx context.Context, cause error) error {
 
 	// Attempts start until the window's deadline; the last one starts at the deadline
 	// itself and may take up to finalAttemptBudget (a connect, a handshake, a resume).
-	deadline := time.Now().Add(s.timeout)
+	s.mu.Lock()
+	window := s.timeout
+	s.mu.Unlock()
+	deadline := time.Now().Add(window)
 	rctx, cancel := context.WithDeadline(ctx, deadline.Add(finalAttemptBudget))
 	defer cancel()
 	delay := recoveryBackoffInitial

@@ -53,6 +53,12 @@ type EnvironmentInfo struct {
 	// "features":[…]},"warnings":[]}. An extension the reference does not send (its
 	// client ignores it); absent when the executor has no sandbox support configured.
 	SandboxSupport json.RawMessage `json:"sandboxSupport,omitempty"`
+	// SessionTTLMs is this executor's extension (docs/protocol-extensions.md): how long, in
+	// milliseconds, a detached session keeps its processes before they are killed
+	// (--session-ttl). Our harness bounds its recovery window by it: past it the session
+	// cannot be resumed. Released clients ignore the member; released executors never send
+	// it (0: unknown).
+	SessionTTLMs uint64 `json:"sessionTtlMs,omitempty"`
 }
 
 // EnvironmentStatus is the result of environment/status; Status is always "ready".

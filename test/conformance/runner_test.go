@@ -343,7 +343,7 @@ var (
 
 // deliberate lists the environment details we intentionally do not report (README,
 // "Deliberate deviations"); they are removed before comparison.
-var deliberate = map[string]bool{"providerId": true, "prependPathDirs": true, "capabilities": true, "sandboxSupport": true}
+var deliberate = map[string]bool{"providerId": true, "prependPathDirs": true, "capabilities": true, "sandboxSupport": true, "sessionTtlMs": true}
 
 func normalize(m map[string]any, srv *server, mask []string) string {
 	for _, path := range mask {
