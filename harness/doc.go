@@ -46,8 +46,10 @@
 // A Client is safe for concurrent use. It owns readLoop and, without OnNotification,
 // routineForward (it sends the acks), both started by Open (and so by DialLocal and Dial)
 // and waited for by Close; a Dial connection also owns its relay
-// socket's keepalive goroutine (relayRecordConn), stopped and waited for when the physical
-// connection closes. Session recoveries run on readLoop.
+// socket's keepalive goroutine (relayRecordConn) and, on a stream that negotiated relay
+// ARQ v1 (relay_arq.go, docs/reliability.md §8: offered by default, RemoteOptions.DisableARQ),
+// its frame reader and ARQ timer goroutines; all are stopped and waited for when the
+// physical connection closes. Session recoveries run on readLoop.
 // Writes are serialised by a one-slot semaphore that honours the caller's ctx while
 // waiting. Once a request has been handed to the MessageConn, cancelling the call's ctx
 // abandons the wait for its response but not the write; a late response is dropped.

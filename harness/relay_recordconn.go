@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/execlab/executor/noise/channel"
+	"github.com/execlab/executor/relay/arq"
 	"github.com/execlab/executor/relay/frame"
 	"github.com/execlab/executor/relay/wsconn"
 )
@@ -20,7 +23,20 @@ var (
 	errTextFrame = errors.New("Noise relay transport expects binary protobuf frames")
 	// errHandshakeInTransport: a handshake frame after the handshake completed.
 	errHandshakeInTransport = errors.New("Noise relay received a handshake frame after the handshake")
+	// errReorderStall: on a stream without ARQ (a released executor) a record has been
+	// missing for reorderStallTimeout while later ones wait: a faulty rendezvous lost it and
+	// nothing will resend it, so the stream is given up and session recovery takes over.
+	errReorderStall = errors.New("Noise relay record missing: giving up the stream")
 )
+
+// reorderStallTimeout bounds how long a non-ARQ stream waits for a missing record while
+// later ones are buffered (docs/reliability.md §8). A websocket delivers in order, so a gap
+// only comes from a faulty rendezvous; 2 s is 200 times the chaos proxy's reorder hold.
+const reorderStallTimeout = 2 * time.Second
+
+// reorderStallGrace is the least time a read gets after the stall bound passed while
+// nobody was reading: the missing record may be waiting in the socket.
+const reorderStallGrace = 250 * time.Millisecond
 
 // relayRecordConn is one harness stream over its own rendezvous socket: it implements
 // channel.RecordConn with the harness's per-frame rules (spec/relay-noise.md §13): frames of
@@ -31,15 +47,33 @@ type relayRecordConn struct {
 	ws       *wsconn.Conn
 	streamID string
 
-	wbuf []byte // WritePacket's encode buffer; one writer at a time
+	// wmu serialises socket writes (WritePacket, and with ARQ the timer routine) and
+	// guards wbuf, the encode buffer.
+	wmu  sync.Mutex
+	wbuf []byte
 	// traceparent goes in cleartext field 11 of the handshake frame ("" = none: the
 	// default, byte-identical to the reference). Set before the handshake starts.
 	traceparent string
-	handshakes  int // handshake frames read; ReadPacket runs on one goroutine at a time
+	// offerARQ sets frame.FeatureARQ on the handshake frame (RemoteOptions.DisableARQ
+	// false). Set before the handshake starts.
+	offerARQ   bool
+	handshakes int // handshake frames read; ReadPacket runs on one goroutine at a time
+	// arq is set when message 2 accepted ARQ (relay_arq.go); then ReadPacket and
+	// WritePacket go through it.
+	arq atomic.Pointer[arqConn]
+	// order tracks record seqs on a stream without ARQ (payloads are not kept), to notice
+	// a record missing for reorderStallTimeout; gapSince is when the current gap appeared
+	// (zero: none). ReadPacket's goroutine only.
+	order    arq.Receiver
+	gapSince time.Time
 
 	cancelKeepalive context.CancelFunc
 	keepaliveDone   chan struct{}
 	closeOnce       sync.Once
+
+	// arqMu orders startARQ against Close, so no routine starts after Close.
+	arqMu  sync.Mutex
+	closed bool // guarded by arqMu
 }
 
 var _ channel.RecordConn = (*relayRecordConn)(nil)
@@ -60,9 +94,23 @@ func (c *relayRecordConn) keepalive(ctx context.Context) {
 
 // writeFrame encodes and sends one frame of this stream.
 func (c *relayRecordConn) writeFrame(ctx context.Context, body frame.Body) error {
+	return c.writeFrameWith(ctx, body, nil)
+}
+
+// writeFrameWith is writeFrame with the ack and ack_bits that acks returns (nil: 0, as
+// released), taken under the write lock so they are the freshest.
+func (c *relayRecordConn) writeFrameWith(ctx context.Context, body frame.Body, acks func() (uint32, uint32)) error {
 	f := frame.Frame{Version: frame.Version, StreamID: c.streamID, Body: body}
 	if _, ok := body.(*frame.Handshake); ok {
 		f.Traceparent = c.traceparent
+		if c.offerARQ {
+			f.Features = frame.FeatureARQ
+		}
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if acks != nil {
+		f.Ack, f.AckBits = acks()
 	}
 	b, err := frame.Encode(c.wbuf[:0], &f)
 	if err != nil {
@@ -80,18 +128,24 @@ func (c *relayRecordConn) WritePacket(ctx context.Context, p channel.Packet) err
 	if p.Handshake {
 		return c.writeFrame(ctx, &frame.Handshake{Payload: p.Payload})
 	}
+	if a := c.arq.Load(); a != nil {
+		return a.writePacket(ctx, p)
+	}
 	return c.writeFrame(ctx, &frame.Data{Seq: p.Seq, SegmentCount: frame.DataSegmentCount, Payload: p.Payload})
 }
 
 // ReadPacket returns the next handshake or data packet of this stream.
 func (c *relayRecordConn) ReadPacket(ctx context.Context) (channel.Packet, error) {
+	if a := c.arq.Load(); a != nil {
+		return a.readPacket(ctx)
+	}
 	for {
-		b, err := c.ws.ReadFrame(ctx)
+		b, err := c.readFrame(ctx)
 		if errors.Is(err, frame.ErrNonBinary) {
 			return channel.Packet{}, errTextFrame
 		}
 		if err != nil {
-			return channel.Packet{}, fmt.Errorf("reading relay frame: %w", err)
+			return channel.Packet{}, err
 		}
 		var f frame.Frame // fresh: the returned payload aliases b, which the channel keeps
 		if err := frame.Decode(&f, b); err != nil {
@@ -109,8 +163,12 @@ func (c *relayRecordConn) ReadPacket(ctx context.Context) (channel.Packet, error
 			if c.handshakes > 1 {
 				return channel.Packet{}, errHandshakeInTransport
 			}
+			if c.offerARQ && f.Features&frame.FeatureARQ != 0 {
+				c.startARQ() // the executor accepted: every later read and write is ARQ's
+			}
 			return channel.Packet{Handshake: true, Payload: body.Payload}, nil
 		case *frame.Data:
+			c.trackOrder(body.Seq)
 			return channel.Packet{Seq: body.Seq, Payload: body.Payload}, nil
 		case *frame.Reset:
 			return channel.Packet{}, ErrStreamReset
@@ -122,12 +180,54 @@ func (c *relayRecordConn) ReadPacket(ctx context.Context) (channel.Packet, error
 	}
 }
 
+// readFrame reads the next message; on a stream without ARQ with a record missing, it gives
+// up with errReorderStall once the gap is reorderStallTimeout old (at least
+// reorderStallGrace from now).
+func (c *relayRecordConn) readFrame(ctx context.Context) ([]byte, error) {
+	rctx := ctx
+	if !c.gapSince.IsZero() {
+		deadline := c.gapSince.Add(reorderStallTimeout)
+		if grace := time.Now().Add(reorderStallGrace); deadline.Before(grace) {
+			deadline = grace
+		}
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
+	b, err := c.ws.ReadFrame(rctx)
+	if err != nil && rctx != ctx && ctx.Err() == nil && rctx.Err() != nil {
+		return nil, errReorderStall
+	}
+	if err != nil && !errors.Is(err, frame.ErrNonBinary) {
+		return nil, fmt.Errorf("reading relay frame: %w", err)
+	}
+	return b, err
+}
+
+// trackOrder notes a record seq on a stream without ARQ and starts or ends the gap clock.
+// Seqs beyond the tracker's window are left to the channel, which fails on them itself.
+func (c *relayRecordConn) trackOrder(seq uint32) {
+	_, _ = c.order.Receive(nil, seq, nil, time.Time{})
+	switch {
+	case c.order.Buffered() == 0:
+		c.gapSince = time.Time{}
+	case c.gapSince.IsZero():
+		c.gapSince = time.Now()
+	}
+}
+
 // Close drops the socket (no close frame, like the reference harness) and waits for the
-// keepalive goroutine.
+// keepalive goroutine and, with ARQ, its routines.
 func (c *relayRecordConn) Close() error {
 	c.closeOnce.Do(func() {
 		c.cancelKeepalive()
 		_ = c.ws.Close()
+		c.arqMu.Lock()
+		c.closed = true
+		c.arqMu.Unlock()
+		if a := c.arq.Load(); a != nil {
+			a.close()
+		}
 		<-c.keepaliveDone
 	})
 	return nil

@@ -54,6 +54,11 @@ type RemoteOptions struct {
 	// (cmd/executor wires internal/telemetry). Nothing is carried inside the encrypted
 	// stream. Nil (the default): none of these is sent, bytes as the reference's.
 	Trace func(ctx context.Context) (traceparent string, end func(error))
+	// DisableARQ stops the harness from offering ARQ v1 (per-stream acknowledgement and
+	// retransmission of relay records, docs/reliability.md §8) on its handshake frame.
+	// Default false: offered; used only when the executor accepts it (only ours does), so
+	// with a released executor the stream is the released one either way.
+	DisableARQ bool
 }
 
 // Dial connects to a remote environment through its registry and rendezvous
@@ -147,6 +152,7 @@ func (d *remoteDialer) dialAttempt(ctx context.Context, traceparent string) (Mes
 		streamID := newStreamID()
 		rc := newRelayRecordConn(ws, streamID)
 		rc.traceparent = traceparent
+		rc.offerARQ = !d.opts.DisableARQ
 		if err := rc.writeFrame(ctx, &frame.Resume{}); err != nil {
 			rc.Close()
 			return nil, err

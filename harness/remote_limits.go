@@ -45,6 +45,12 @@ const (
 	// stream's session is not detached yet; reference: every 100 ms).
 	resumeRetryInterval = 100 * time.Millisecond
 
+	// recoveryRequestTimeout bounds each request a recovery attempt makes itself
+	// (initialize with resumeSessionId, the catch-up process/reads): the reference bounds
+	// initialize by 10 s. Past it the attempt fails and the next one starts, so a request
+	// or reply lost by a faulty rendezvous on a stream without ARQ costs one attempt.
+	recoveryRequestTimeout = 10 * time.Second
+
 	// handshakeTimeout bounds the Noise handshake of one attempt; the reference bounds it by
 	// its 10 s JSON-RPC initialize timeout.
 	handshakeTimeout = 10 * time.Second

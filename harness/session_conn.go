@@ -574,9 +574,12 @@ func (s *sessionConn) catchUpAll(ctx context.Context, conn MessageConn, live *[]
 	return synth, nil
 }
 
-// roundTrip sends one internal request on conn and waits for its reply; other messages read
-// meanwhile are appended to live.
+// roundTrip sends one internal request on conn and waits for its reply, at most
+// recoveryRequestTimeout (a lost request or reply on a faulty relay then fails the attempt
+// instead of the whole recovery window); other messages read meanwhile are appended to live.
 func (s *sessionConn) roundTrip(ctx context.Context, conn MessageConn, method string, params []byte, live *[][]byte) ([]byte, *RPCError, error) {
+	ctx, cancel := context.WithTimeout(ctx, recoveryRequestTimeout)
+	defer cancel()
 	s.internalID++
 	id := strconv.Quote("harness-recovery-" + strconv.Itoa(s.internalID))
 	msg := append([]byte(`{"id":`+id+`,"method":`+strconv.Quote(method)+`,"params":`), params...)

@@ -12,4 +12,6 @@ var (
 	ErrSeqOrder = errors.New("relay arq: records sent out of seq order")
 	// ErrWindowFull: Sent was called without Room.
 	ErrWindowFull = errors.New("relay arq: send window full")
+	// ErrClosed: Endpoint.Send gave up because the driver's stream ended.
+	ErrClosed = errors.New("relay arq: stream ended")
 )

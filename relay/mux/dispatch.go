@@ -10,8 +10,9 @@ import (
 // dispatcher applies the executor's per-frame rules (spec/relay-noise.md §12.1) to each
 // inbound message. It runs on the read loop only and never blocks on a stream.
 type dispatcher struct {
-	m *Mux
-	f frame.Frame // reused across messages; payloads alias the message, which we own
+	m     *Mux
+	f     frame.Frame // reused across messages; payloads alias the message, which we own
+	ready [][]byte    // scratch: records the ARQ receiver released
 }
 
 func (d *dispatcher) handle(ctx context.Context, b []byte) {
@@ -29,12 +30,14 @@ func (d *dispatcher) handle(ctx context.Context, b []byte) {
 	id := d.f.StreamID
 	switch body := d.f.Body.(type) {
 	case *frame.Handshake:
-		d.onHandshake(ctx, id, body.Payload, d.f.Traceparent)
+		d.onHandshake(ctx, id, body.Payload, d.f.Traceparent, d.f.Features&frame.FeatureARQ != 0)
 	case *frame.Data:
 		d.onData(id, body.Seq, body.Payload)
 	case *frame.Reset:
 		d.onReset(id)
-	case *frame.Resume, *frame.Ack, *frame.Heartbeat:
+	case *frame.Ack:
+		d.onAck(id) // ARQ streams only; ignored otherwise (observed from codex 0.169.0)
+	case *frame.Resume, *frame.Heartbeat:
 		// Ignored (observed from codex 0.169.0).
 	default:
 		m.opts.Observer.FrameDropped(DropUnknownBody)
@@ -42,7 +45,7 @@ func (d *dispatcher) handle(ctx context.Context, b []byte) {
 	}
 }
 
-func (d *dispatcher) onHandshake(ctx context.Context, id string, msg1 []byte, traceparent string) {
+func (d *dispatcher) onHandshake(ctx context.Context, id string, msg1 []byte, traceparent string, offersARQ bool) {
 	m := d.m
 	now := time.Now()
 	m.mu.Lock()
@@ -81,7 +84,7 @@ func (d *dispatcher) onHandshake(ctx context.Context, id string, msg1 []byte, tr
 		m.sendReset(id)
 		return
 	}
-	m.startLocked(ctx, id, msg1, traceparent)
+	m.startLocked(ctx, id, msg1, traceparent, offersARQ)
 	m.mu.Unlock()
 }
 
@@ -106,6 +109,20 @@ func (d *dispatcher) onData(id string, seq uint32, payload []byte) {
 		m.sendReset(id)
 		return
 	case stateResponded, stateActive:
+		if e := s.arq.Load(); e != nil {
+			ok := d.onARQData(s, e, seq, payload)
+			s.mu.Unlock()
+			if !ok {
+				m.removeLocked(s, ErrStreamClosed)
+				m.mu.Unlock()
+				m.log.Debug("ending Noise relay stream: arq protocol error", "stream_id", id)
+				m.sendReset(id)
+				return
+			}
+			m.mu.Unlock()
+			s.wake()
+			return
+		}
 		if len(s.inbox) >= m.opts.InboundQueuePackets || s.inboxBytes+len(payload) > m.opts.InboundQueueBytes {
 			s.mu.Unlock()
 			m.removeLocked(s, ErrStreamClosed)

@@ -39,7 +39,8 @@
 //	data, responded/active                        non-blocking enqueue; overflow → end, reset
 //	reset, pending                                drop silently; not charged
 //	reset, active/responded                       end the stream; no reply
-//	resume, ack_frame, heartbeat                  ignore
+//	ack_frame, ARQ stream                         apply its ack/ack_bits (arq.go)
+//	resume, heartbeat; ack_frame otherwise        ignore
 //
 // Charged failures are counted per Mux (= per physical socket). The FailureBudget-th charge
 // starts a Cooldown during which new handshakes are reset; charges during a cooldown are not
@@ -51,7 +52,10 @@
 // OutboundQueue frames. Overflow policy: data writes block (back-pressure to the stream's
 // writer, bounded by its ctx); resets are best-effort (dropped when full); message 2 that
 // cannot be enqueued closes the physical connection rather than leave a half-open stream
-// (spec §12.3). Data frames carry the caller's seq, segment_count 1, ack fields 0.
+// (spec §12.3). Data frames carry the caller's seq, segment_count 1, ack fields 0 — except
+// on a stream that negotiated ARQ v1 (arq.go, docs/reliability.md §8: only when the
+// harness's handshake frame offered frame.FeatureARQ), whose frames carry ack/ack_bits,
+// whose records are retained and resent, and whose message 2 carries the feature bit.
 //
 // # Concurrency and ownership
 //
@@ -60,9 +64,11 @@
 // methods are safe for concurrent use; ReadPacket is meant for one goroutine at a time, as
 // is WritePacket.
 //
-// Lock order: Mux.mu before Stream.mu. Mux.mu guards the stream table, counters, the failure
-// budget and the closed flag; Stream.mu guards one stream's state and inbound queue. Neither
-// is held while calling the FrameConn or the Handler.
+// Lock order: Mux.mu before Stream.mu before the stream's arq.Endpoint lock (a leaf). Mux.mu
+// guards the stream table, counters, the failure budget and the closed flag; Stream.mu
+// guards one stream's state and inbound queue. None is held while calling the FrameConn or
+// the Handler. Run also owns each ARQ stream's timer goroutine (arqRoutine), counted with
+// the Handlers.
 //
 // Tracing: the cleartext traceparent (relay frame field 11) of the frame that opened a
 // stream is kept, unparsed and untrusted, as Stream.Traceparent for the Handler's tracer.

@@ -37,6 +37,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Observer receives drop, refusal and cooldown counts (metrics.go). Nil means none.
 	Observer Observer
+	// DisableARQ refuses ARQ v1 (docs/reliability.md §8) even when a harness offers it:
+	// every stream then behaves as the released executor's. Default false: ARQ is accepted
+	// from harnesses that offer it (only ours do).
+	DisableARQ bool
 }
 
 func (o *Options) withDefaults() Options {
@@ -228,10 +232,10 @@ func (m *Mux) removeLocked(s *Stream, cause error) bool {
 }
 
 // startLocked registers a new pending stream and starts its Handler.
-func (m *Mux) startLocked(ctx context.Context, id string, msg1 []byte, traceparent string) {
+func (m *Mux) startLocked(ctx context.Context, id string, msg1 []byte, traceparent string, offersARQ bool) {
 	sctx, cancel := context.WithCancel(ctx)
 	s := &Stream{m: m, id: id, ctx: sctx, cancel: cancel, notify: make(chan struct{}, 1),
-		state: statePending, traceparent: traceparent}
+		state: statePending, traceparent: traceparent, arqOffered: offersARQ}
 	s.inbox = append(s.inbox, Packet{Handshake: true, Payload: msg1})
 	s.inboxBytes = len(msg1)
 	m.streams[id] = s

@@ -3,8 +3,10 @@ package mux
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/execlab/executor/relay/arq"
 	"github.com/execlab/executor/relay/frame"
 )
 
@@ -37,6 +39,11 @@ type Stream struct {
 	notify chan struct{} // capacity 1; signalled when inbox grows or the stream ends
 	// traceparent is the opening handshake frame's cleartext field 11 ("" if none).
 	traceparent string
+	// arqOffered: the opening handshake frame carried frame.FeatureARQ (set before the
+	// Handler starts, read-only after).
+	arqOffered bool
+	// arq is the stream's ARQ state once message 2 accepted ARQ (arq.go); nil otherwise.
+	arq atomic.Pointer[arq.Endpoint]
 
 	// mu guards the fields below (taken after Mux.mu when both are needed).
 	mu         sync.Mutex
@@ -100,9 +107,16 @@ func (s *Stream) WritePacket(ctx context.Context, p Packet) error {
 		if s.state != statePending {
 			return s.stateErrLocked()
 		}
+		of := outFrame{streamID: s.id, kind: frame.KindHandshake, payload: p.Payload}
+		if s.arqOffered && !m.opts.DisableARQ && !m.closed {
+			of.features = frame.FeatureARQ
+		}
 		select {
-		case m.out <- outFrame{streamID: s.id, kind: frame.KindHandshake, payload: p.Payload}:
+		case m.out <- of:
 			s.state = stateResponded
+			if of.features&frame.FeatureARQ != 0 {
+				m.startARQLocked(s)
+			}
 			return nil
 		default:
 			m.log.Warn("closing Noise relay socket: outbound queue full for handshake response")
@@ -117,24 +131,19 @@ func (s *Stream) WritePacket(ctx context.Context, p Packet) error {
 		return err
 	}
 	s.mu.Unlock()
-	of := outFrame{streamID: s.id, kind: frame.KindData, seq: p.Seq, payload: p.Payload}
-	select {
-	case m.out <- of:
-		return nil
-	default: // the queue is full: wait for the writer, and report how long
+	e := s.arq.Load()
+	if e != nil {
+		if err := e.Send(ctx, s.ctx.Done(), p.Seq, p.Payload); err != nil {
+			if ctx.Err() == nil && s.ctx.Err() == nil {
+				s.end() // protocol error (records out of seq order)
+			}
+			if s.ctx.Err() != nil {
+				return s.err()
+			}
+			return err
+		}
 	}
-	waited := time.Now()
-	defer func() { m.opts.Observer.Backpressure(QueueOutbound, time.Since(waited)) }()
-	select {
-	case m.out <- of:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-s.ctx.Done():
-		return s.err()
-	case <-m.done:
-		return ErrConnClosed
-	}
+	return s.enqueue(ctx, outFrame{streamID: s.id, kind: frame.KindData, seq: p.Seq, payload: p.Payload, arq: e})
 }
 
 // Established marks the handshake complete: the stream counts as active from now on and
@@ -213,3 +222,7 @@ func (s *Stream) wake() {
 // Traceparent returns the cleartext W3C traceparent (relay frame field 11) of the frame that
 // opened the stream, "" when it had none. It is untrusted input: a tracer parses it.
 func (s *Stream) Traceparent() string { return s.traceparent }
+
+// ARQ reports whether the stream uses ARQ v1 (both handshake frames carried
+// frame.FeatureARQ). It is false until message 2 is written.
+func (s *Stream) ARQ() bool { return s.arq.Load() != nil }

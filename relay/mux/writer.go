@@ -3,15 +3,21 @@ package mux
 import (
 	"context"
 
+	"github.com/execlab/executor/relay/arq"
 	"github.com/execlab/executor/relay/frame"
 )
 
 // outFrame is one queued outbound frame. payload is owned by the queue once enqueued.
 type outFrame struct {
 	streamID string
-	kind     frame.Kind // KindData, KindHandshake or KindReset
+	kind     frame.Kind // KindData, KindHandshake, KindAck or KindReset
 	seq      uint32
 	payload  []byte
+	// arq is the stream's ARQ state (data and ack frames of ARQ streams): the frame carries
+	// its ack/ack_bits, taken when encoded so they are the freshest. nil: 0, as released.
+	arq *arq.Endpoint
+	// features is field 100 of a handshake frame (frame.FeatureARQ on an accepting msg 2).
+	features uint32
 }
 
 // writeLoop is the only writer of the FrameConn. It encodes each queued frame into one
@@ -23,6 +29,7 @@ func (m *Mux) writeLoop(ctx context.Context) {
 		buf   []byte
 		data  frame.Data
 		hs    frame.Handshake
+		ack   frame.Ack
 		reset = frame.Reset{Reason: ResetReason}
 		f     = frame.Frame{Version: frame.Version}
 	)
@@ -34,6 +41,10 @@ func (m *Mux) writeLoop(ctx context.Context) {
 		case of = <-m.out:
 		}
 		f.StreamID = of.streamID
+		f.Ack, f.AckBits, f.Features = 0, 0, 0
+		if of.arq != nil {
+			f.Ack, f.AckBits = of.arq.TakeAck()
+		}
 		switch of.kind {
 		case frame.KindData:
 			data = frame.Data{Seq: of.seq, SegmentCount: frame.DataSegmentCount, Payload: of.payload}
@@ -41,6 +52,9 @@ func (m *Mux) writeLoop(ctx context.Context) {
 		case frame.KindHandshake:
 			hs.Payload = of.payload
 			f.Body = &hs
+			f.Features = of.features
+		case frame.KindAck:
+			f.Body = &ack
 		default:
 			f.Body = &reset
 		}

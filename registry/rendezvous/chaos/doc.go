@@ -30,9 +30,12 @@
 //     requests wait. When the stall ends everything queued flows on, unless an endpoint
 //     gave up meanwhile.
 //   - delay: every frame is held for the delay (order kept).
-//   - drop, dup, reorder: with the given probability per data frame (handshakes, resets
-//     and resumes are never touched), discard it, send it twice, or hold it ReorderHold so
-//     later frames overtake it.
+//   - drop, dup, reorder: with the given probability per data frame (handshakes, resets,
+//     resumes and ack_frames are never touched; acks piggybacked on a dropped data frame
+//     are lost with it), discard it, send it twice, or hold it ReorderHold so later frames
+//     overtake it. Relay ARQ v1 (docs/reliability.md §8) repairs all three between our
+//     harness and our executor; Stats counts its feature frames, ack_frames and frames
+//     with ack fields.
 //
 // Triggers: time since Serve started, or bytes of frames relayed (both directions, all
 // links). The schedule is a pure state machine (Plan: inputs now and bytes, outputs fired

@@ -27,6 +27,9 @@ type link struct {
 	client   frameConn
 	upstream frameConn
 	judge    judge
+	// observe, when non-nil, sees every frame that decodes (before its verdict); it
+	// must not keep the frame.
+	observe func(*frame.Frame)
 
 	done chan struct{}
 	once sync.Once
@@ -88,7 +91,11 @@ func (d *direction) pumpRoutine(ctx context.Context) {
 		if err != nil {
 			return
 		}
-		data := frame.Decode(&f, b) == nil && frame.KindOf(f.Body) == frame.KindData
+		decoded := frame.Decode(&f, b) == nil
+		if decoded && d.observe != nil {
+			d.observe(&f)
+		}
+		data := decoded && frame.KindOf(f.Body) == frame.KindData
 		v := d.judge(d.side, data, len(b))
 		for range v.Copies {
 			if !d.push(b, time.Now().Add(v.Delay)) {

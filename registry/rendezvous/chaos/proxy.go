@@ -16,6 +16,7 @@ import (
 
 	"github.com/execlab/executor/registry/api"
 	"github.com/execlab/executor/registry/rendezvous"
+	"github.com/execlab/executor/relay/frame"
 	"github.com/execlab/executor/relay/wsconn"
 )
 
@@ -50,6 +51,13 @@ type Stats struct {
 	Fired      int64  `json:"fired"`      // faults fired in all
 	Pending    int64  `json:"pending"`    // faults not fired yet
 	LastFault  string `json:"last_fault"` // the last fault fired, as a spec
+
+	// Relay ARQ v1 traffic (docs/reliability.md §8), counted whatever the faults: frames
+	// offering or accepting a relay feature (field 100), ack_frames, and frames of any kind
+	// whose ack or ack_bits is non-zero. All three stay 0 between released peers.
+	FeatureFrames int64 `json:"feature_frames"`
+	AckFrames     int64 `json:"ack_frames"`
+	AckFields     int64 `json:"ack_fields"`
 }
 
 // Proxy is the fault-injecting rendezvous proxy. All methods are safe for concurrent use.
@@ -253,6 +261,27 @@ func (p *Proxy) judge(side Side, data bool, n int) Verdict {
 	return v
 }
 
+// observe counts one decoded frame's ARQ fields (Stats.FeatureFrames, AckFrames,
+// AckFields). Drops, duplicates and reorders apply to data frames only, whatever they carry:
+// ack_frames always pass, and acks piggybacked on a dropped data frame are lost with it.
+func (p *Proxy) observe(f *frame.Frame) {
+	features, ackFrame, ackFields := f.Features != 0, frame.KindOf(f.Body) == frame.KindAck, f.Ack != 0 || f.AckBits != 0
+	if !features && !ackFrame && !ackFields {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if features {
+		p.stats.FeatureFrames++
+	}
+	if ackFrame {
+		p.stats.AckFrames++
+	}
+	if ackFields {
+		p.stats.AckFields++
+	}
+}
+
 // tallyLocked counts one verdict.
 func (p *Proxy) tallyLocked(v Verdict, data bool) {
 	switch {
@@ -353,6 +382,7 @@ func (p *Proxy) serveSocket(w http.ResponseWriter, r *http.Request, side Side) {
 		return
 	}
 	l := newLink(side, client, upstream, p.judge)
+	l.observe = p.observe
 	p.mu.Lock()
 	if p.closing {
 		p.mu.Unlock()

@@ -99,6 +99,14 @@ var rows = []Row{
 		OursOnly: true,
 	},
 	{
+		Name:     "relay_stream_arq",
+		Unit:     "× off",
+		Goal:     Goal{Kind: OursAtLeast, Value: 0.9},
+		Describe: "relay_stream rate with relay ARQ v1 (per-stream acks, retained records) on ÷ off, same executor; ≥ 0.9 = acks cost ≤ 10 %",
+		Measure:  measureRelayStreamARQ,
+		OursOnly: true,
+	},
+	{
 		Name:     "recovery_cut5s",
 		Unit:     "ms",
 		Goal:     Goal{Kind: OursAtMost, Value: 5000},

@@ -47,18 +47,30 @@ func openSession(ctx context.Context, url string) (*session, error) {
 // openRemoteSession connects to environment env through the registry at registryURL and
 // its rendezvous (connect, websocket, hybrid Noise handshake) and completes the handshake.
 func openRemoteSession(ctx context.Context, registryURL, env, token string) (*session, error) {
-	return openRemoteSessionAck(ctx, registryURL, env, token, true)
+	return openRemoteSessionOpts(ctx, registryURL, env, token, remoteSessionOpts{})
 }
 
 // openRemoteSessionAck is openRemoteSession with acknowledged output (processOutputAck,
 // lossless mode) on or off: off, processes run as with a released harness.
 func openRemoteSessionAck(ctx context.Context, registryURL, env, token string, ack bool) (*session, error) {
+	return openRemoteSessionOpts(ctx, registryURL, env, token, remoteSessionOpts{noOutputAck: !ack})
+}
+
+// remoteSessionOpts switches harness extensions off for a session (zero: all on).
+type remoteSessionOpts struct {
+	noOutputAck bool // no processOutputAck: processes run as with a released harness
+	noARQ       bool // relay ARQ v1 not offered: the released relay stream (relay_stream_arq)
+}
+
+// openRemoteSessionOpts is openRemoteSession with o.
+func openRemoteSessionOpts(ctx context.Context, registryURL, env, token string, o remoteSessionOpts) (*session, error) {
 	s := newSession()
 	dctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	c, err := harness.Dial(dctx, &harness.RemoteOptions{
 		Registry: registryURL, EnvironmentID: env, Token: token,
-		Client: &harness.Options{OnNotification: s.route, DisableOutputAck: !ack},
+		Client:     &harness.Options{OnNotification: s.route, DisableOutputAck: o.noOutputAck},
+		DisableARQ: o.noARQ,
 	})
 	if err != nil {
 		return nil, err

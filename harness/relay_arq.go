@@ -1,0 +1,253 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/execlab/executor/noise/channel"
+	"github.com/execlab/executor/relay/arq"
+	"github.com/execlab/executor/relay/frame"
+)
+
+// ARQ v1 on the harness side (docs/reliability.md §8). The harness offers it by setting
+// frame.FeatureARQ on its handshake frame (message 1) unless RemoteOptions.DisableARQ; a
+// released executor skips the field and answers with an unmarked message 2, and the stream
+// stays exactly the released one. When message 2's frame carries the bit too, the
+// relayRecordConn switches to arqConn before returning message 2:
+//
+//	readRoutine   reads every frame of the socket (so acks are seen even while nobody
+//	              reads records), applies §13's rules, applies ack/ack_bits, passes data
+//	              through the ARQ receiver and queues the records released in order
+//	              (bounded by arqQueueBytes; when full the routine waits: TCP back-pressure,
+//	              as a released harness that stops reading)
+//	timerRoutine  resends due records and sends due ack_frames (arq.Endpoint.RunTimers)
+//	WritePacket   waits for room in the send window, then writes the record with the
+//	              freshest ack/ack_bits
+//
+// Both routines are owned by the relayRecordConn and waited for by its Close.
+
+// arqQueueBytes bounds the records released in order that the channel has not read yet,
+// in bytes: 8 MiB, the SDK's notification queue bound (Options.NotificationBytes), so the
+// ARQ reader holds no more than the read loop above it would.
+const arqQueueBytes = 8 << 20
+
+// errARQProtocol wraps an ARQ protocol error from the executor (an ack of an unsent seq, a
+// record beyond the window): the stream fails and recovery takes over.
+var errARQProtocol = errors.New("Noise relay ARQ protocol error")
+
+// arqConn is the ARQ state of one harness stream.
+type arqConn struct {
+	rc *relayRecordConn
+	e  *arq.Endpoint
+
+	ctx    context.Context // ends at Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // readRoutine, timerRoutine
+
+	// mu guards the fields below (a leaf lock).
+	mu     sync.Mutex
+	queue  []channel.Packet // records released in order, not read yet
+	qBytes int
+	err    error         // sticky: the stream failed
+	avail  chan struct{} // cap 1: queue grew or err was set
+	space  chan struct{} // cap 1: queue shrank
+}
+
+// startARQ switches c to ARQ and starts its routines. Called by ReadPacket (one goroutine)
+// right after message 2, before anything else is read or written on the stream.
+func (c *relayRecordConn) startARQ() {
+	c.arqMu.Lock()
+	defer c.arqMu.Unlock()
+	if c.closed {
+		return // Close already ran: the stream is over; reads fail on the closed socket
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	a := &arqConn{rc: c, e: arq.NewEndpoint(), ctx: ctx, cancel: cancel,
+		avail: make(chan struct{}, 1), space: make(chan struct{}, 1)}
+	c.arq.Store(a)
+	a.wg.Add(2)
+	go func() { defer a.wg.Done(); a.readRoutine() }()
+	go func() { defer a.wg.Done(); a.timerRoutine() }()
+}
+
+func wakeup(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// fail records the stream's first failure and wakes ReadPacket.
+func (a *arqConn) fail(err error) {
+	a.mu.Lock()
+	if a.err == nil {
+		a.err = err
+	}
+	a.mu.Unlock()
+	wakeup(a.avail)
+}
+
+// readRoutine reads the socket until it fails or Close. Owner: the arqConn.
+func (a *arqConn) readRoutine() {
+	var (
+		f     frame.Frame
+		ready [][]byte
+	)
+	for {
+		b, err := a.rc.ws.ReadFrame(a.ctx)
+		if errors.Is(err, frame.ErrNonBinary) {
+			a.fail(errTextFrame)
+			return
+		}
+		if err != nil {
+			a.fail(fmt.Errorf("reading relay frame: %w", err))
+			return
+		}
+		if err := frame.Decode(&f, b); err != nil {
+			a.fail(fmt.Errorf("decoding relay frame: %w", err))
+			return
+		}
+		if err := f.Validate(); err != nil {
+			a.fail(fmt.Errorf("validating relay frame: %w", err))
+			return
+		}
+		if f.StreamID != a.rc.streamID {
+			continue
+		}
+		switch body := f.Body.(type) {
+		case *frame.Data:
+			if err := a.e.OnAck(f.Ack, f.AckBits); err != nil {
+				a.fail(fmt.Errorf("%w: %w", errARQProtocol, err))
+				return
+			}
+			if !a.waitSpace(len(body.Payload)) {
+				return
+			}
+			var first uint32
+			ready, first, err = a.e.Receive(ready[:0], body.Seq, body.Payload)
+			if err != nil {
+				a.fail(fmt.Errorf("%w: %w", errARQProtocol, err))
+				return
+			}
+			a.push(ready, first)
+		case *frame.Ack:
+			if err := a.e.OnAck(f.Ack, f.AckBits); err != nil {
+				a.fail(fmt.Errorf("%w: %w", errARQProtocol, err))
+				return
+			}
+		case *frame.Reset:
+			a.fail(ErrStreamReset)
+			return
+		case *frame.Handshake:
+			a.fail(errHandshakeInTransport)
+			return
+		case *frame.Resume, *frame.Heartbeat:
+		default:
+			a.fail(fmt.Errorf("unexpected relay frame body %s", frame.KindOf(body)))
+			return
+		}
+	}
+}
+
+// waitSpace waits until the queue has room for n more bytes (or is empty); false when the
+// conn is closing.
+func (a *arqConn) waitSpace(n int) bool {
+	for {
+		a.mu.Lock()
+		ok := len(a.queue) == 0 || a.qBytes+n <= arqQueueBytes
+		a.mu.Unlock()
+		if ok {
+			return true
+		}
+		select {
+		case <-a.space:
+		case <-a.ctx.Done():
+			return false
+		}
+	}
+}
+
+// push queues records released in order, with consecutive seqs from first.
+func (a *arqConn) push(ready [][]byte, first uint32) {
+	if len(ready) == 0 {
+		return
+	}
+	a.mu.Lock()
+	for i, r := range ready {
+		a.queue = append(a.queue, channel.Packet{Seq: first + uint32(i), Payload: r})
+		a.qBytes += len(r)
+		ready[i] = nil
+	}
+	a.mu.Unlock()
+	wakeup(a.avail)
+}
+
+// readPacket returns the next record in order.
+func (a *arqConn) readPacket(ctx context.Context) (channel.Packet, error) {
+	for {
+		a.mu.Lock()
+		if len(a.queue) > 0 {
+			p := a.queue[0]
+			a.queue[0] = channel.Packet{}
+			a.queue = a.queue[1:]
+			a.qBytes -= len(p.Payload)
+			if len(a.queue) == 0 {
+				a.queue = nil
+			}
+			a.mu.Unlock()
+			wakeup(a.space)
+			return p, nil
+		}
+		err := a.err
+		a.mu.Unlock()
+		if err != nil {
+			return channel.Packet{}, err
+		}
+		select {
+		case <-a.avail:
+		case <-ctx.Done():
+			return channel.Packet{}, ctx.Err()
+		}
+	}
+}
+
+// writePacket sends a record once the window has room; it stays retained until
+// acknowledged.
+func (a *arqConn) writePacket(ctx context.Context, p channel.Packet) error {
+	if err := a.e.Send(ctx, a.ctx.Done(), p.Seq, p.Payload); err != nil {
+		return fmt.Errorf("waiting for the ARQ window: %w", err)
+	}
+	return a.writeData(ctx, p.Seq, p.Payload)
+}
+
+// writeData writes one data frame with the freshest ack/ack_bits.
+func (a *arqConn) writeData(ctx context.Context, seq uint32, payload []byte) error {
+	return a.rc.writeFrameWith(ctx, &frame.Data{Seq: seq, SegmentCount: frame.DataSegmentCount, Payload: payload}, a.e.TakeAck)
+}
+
+// timerRoutine resends and acknowledges until Close or a write failure. Owner: the
+// arqConn.
+func (a *arqConn) timerRoutine() {
+	err := a.e.RunTimers(a.ctx, func(resends []arq.Resend, ack bool) error {
+		for _, r := range resends {
+			if err := a.writeData(a.ctx, r.Seq, r.Payload); err != nil {
+				return err
+			}
+		}
+		if ack {
+			return a.rc.writeFrameWith(a.ctx, &frame.Ack{}, a.e.TakeAck)
+		}
+		return nil
+	})
+	if a.ctx.Err() == nil {
+		a.fail(err)
+	}
+}
+
+// close stops both routines (the socket is already closed or being closed) and waits.
+func (a *arqConn) close() {
+	a.cancel()
+	a.wg.Wait()
+}

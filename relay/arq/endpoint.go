@@ -1,0 +1,183 @@
+package arq
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Endpoint is one stream's ARQ state for a driver: a Sender and a Receiver under one lock,
+// with the two wake-ups a driver needs (the window opened; a deadline moved). It starts no
+// goroutines: the driver runs RunTimers on a goroutine it owns, calls Send before writing
+// each record, TakeAck while encoding each outgoing frame, and OnAck/Receive for each
+// incoming one. All methods are safe for concurrent use. After a protocol error every
+// method returns it (the driver resets the stream).
+type Endpoint struct {
+	// mu guards the fields below; it is never held while calling the driver or blocking.
+	mu    sync.Mutex
+	snd   Sender
+	rcv   Receiver
+	err   error     // sticky protocol error
+	armed time.Time // when RunTimers will wake by itself (zero: not before a kick)
+
+	room chan struct{} // cap 1: the send window may have opened
+	kick chan struct{} // cap 1: a deadline may have moved before armed
+}
+
+// NewEndpoint returns an Endpoint with nothing sent or received.
+func NewEndpoint() *Endpoint {
+	return &Endpoint{room: make(chan struct{}, 1), kick: make(chan struct{}, 1)}
+}
+
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// Send waits until the window has room for payload, then records the record seq as sent
+// (retained until acknowledged; the caller must not modify payload). The caller transmits
+// it right after. It returns ctx's error if ctx ends first, and ErrClosed if done is closed
+// first (the driver's stream ended; nil means never).
+func (e *Endpoint) Send(ctx context.Context, done <-chan struct{}, seq uint32, payload []byte) error {
+	for {
+		e.mu.Lock()
+		if e.err != nil {
+			e.mu.Unlock()
+			return e.err
+		}
+		if e.snd.Room(len(payload)) {
+			wasIdle := e.snd.next == e.snd.base
+			err := e.snd.Sent(seq, payload, time.Now())
+			if err != nil {
+				e.err = err
+			}
+			e.mu.Unlock()
+			if wasIdle {
+				signal(e.kick) // the first retained record arms the timeout
+			}
+			return err
+		}
+		e.mu.Unlock()
+		select {
+		case <-e.room:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-done:
+			return ErrClosed
+		}
+	}
+}
+
+// OnAck applies an incoming frame's ack and ack_bits.
+func (e *Endpoint) OnAck(ack, bits uint32) error {
+	e.mu.Lock()
+	if e.err != nil {
+		e.mu.Unlock()
+		return e.err
+	}
+	progress, err := e.snd.OnAck(ack, bits, time.Now())
+	if err != nil {
+		e.err = err
+	}
+	e.mu.Unlock()
+	if progress {
+		signal(e.room)
+		signal(e.kick) // fast resends may be due
+	}
+	return err
+}
+
+// Receive takes an incoming record and appends the records now deliverable in order to
+// ready (payloads retained, not copied); they have consecutive seqs from first.
+func (e *Endpoint) Receive(ready [][]byte, seq uint32, payload []byte) (_ [][]byte, first uint32, _ error) {
+	now := time.Now()
+	e.mu.Lock()
+	if e.err != nil {
+		e.mu.Unlock()
+		return ready, 0, e.err
+	}
+	first = uint32(e.rcv.next)
+	ready, err := e.rcv.Receive(ready, seq, payload, now)
+	if err != nil {
+		e.err = err
+	}
+	at, due := e.rcv.AckDeadline()
+	wake := due && (e.armed.IsZero() || at.Before(e.armed))
+	e.mu.Unlock()
+	if wake {
+		signal(e.kick)
+	}
+	return ready, first, err
+}
+
+// TakeAck returns the ack and ack_bits to put on an outgoing frame, and counts them as sent.
+func (e *Endpoint) TakeAck() (ack, bits uint32) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ack, bits = e.rcv.Ack()
+	e.rcv.AckSent()
+	return ack, bits
+}
+
+// Retained returns the records and bytes the sender holds unacknowledged.
+func (e *Endpoint) Retained() (records, bytes int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.snd.Retained()
+}
+
+// Err returns the sticky protocol error, if any.
+func (e *Endpoint) Err() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.err
+}
+
+// RunTimers resends due records and sends due standalone acks until ctx ends or send fails,
+// sleeping until the next deadline in between. send gets the records to resend (each to be
+// transmitted byte for byte, with TakeAck's values) and whether a standalone ack_frame is
+// due (only when there is nothing to resend: a resent data frame carries the ack). It runs
+// on the caller's goroutine and returns ctx's error or send's.
+func (e *Endpoint) RunTimers(ctx context.Context, send func(resends []Resend, ack bool) error) error {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	var buf []Resend
+	for {
+		now := time.Now()
+		e.mu.Lock()
+		buf = e.snd.Due(buf[:0], now)
+		ack := len(buf) == 0 && e.rcv.AckDue(now)
+		if ack {
+			e.rcv.AckSent() // the ack_frame takes the freshest values when it is encoded
+		}
+		next, ok := e.snd.Deadline()
+		if at, due := e.rcv.AckDeadline(); due && (!ok || at.Before(next)) {
+			next, ok = at, true
+		}
+		e.armed = time.Time{}
+		if ok {
+			e.armed = next
+		}
+		e.mu.Unlock()
+		if len(buf) > 0 || ack {
+			if err := send(buf, ack); err != nil {
+				return err
+			}
+			clear(buf)
+			continue // re-evaluate: sending took time
+		}
+		var wake <-chan time.Time
+		if ok {
+			timer.Reset(max(time.Until(next), 0))
+			wake = timer.C
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-e.kick:
+		case <-wake:
+		}
+	}
+}

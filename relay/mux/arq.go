@@ -1,0 +1,126 @@
+package mux
+
+import (
+	"context"
+	"time"
+
+	"github.com/execlab/executor/relay/arq"
+	"github.com/execlab/executor/relay/frame"
+)
+
+// ARQ v1 on the executor side (docs/reliability.md §8). A stream uses it when the harness's
+// handshake frame (message 1) offered frame.FeatureARQ and the Mux accepts it (the default;
+// Options.DisableARQ): message 2's frame then carries the bit too, and from there on
+//
+//	outbound data   waits for room in the send window (arq.Endpoint.Send), is retained until
+//	                acknowledged, carries the freshest ack/ack_bits (taken when encoded)
+//	inbound data    its ack/ack_bits are applied, the record goes through the ARQ receiver,
+//	                records released in order go to the inbox; a record that would overflow
+//	                the inbox is dropped unacknowledged (the harness resends it) instead of
+//	                resetting the stream
+//	inbound ack     its ack/ack_bits are applied (ignored on non-ARQ streams, as released)
+//	timers          one goroutine per ARQ stream (arqRoutine, owned by the Mux like the
+//	                Handlers) resends due records and sends due ack_frames
+//	protocol error  an ack of an unsent seq or a record beyond the window ends the stream
+//	                with a reset
+//
+// A stream whose harness did not offer the bit (every released harness) never sees any of
+// this: its frames are byte for byte the released executor's.
+
+// startARQLocked enables ARQ on s (message 2 is being enqueued) and starts its timer
+// goroutine. Called with m.mu and s.mu held, m not closed.
+func (m *Mux) startARQLocked(s *Stream) *arq.Endpoint {
+	e := arq.NewEndpoint()
+	s.arq.Store(e)
+	m.handlers.Add(1)
+	go func() {
+		defer m.handlers.Done()
+		s.arqRoutine(e)
+	}()
+	return e
+}
+
+// arqRoutine runs the stream's ARQ timers until the stream ends. Owner: the Mux (Run waits
+// for it through m.handlers).
+func (s *Stream) arqRoutine(e *arq.Endpoint) {
+	m := s.m
+	m.log.Debug("arq timers started", "stream_id", s.id)
+	defer m.log.Debug("arq timers stopped", "stream_id", s.id)
+	_ = e.RunTimers(s.ctx, func(resends []arq.Resend, ack bool) error {
+		for _, r := range resends {
+			if err := s.enqueue(s.ctx, outFrame{streamID: s.id, kind: frame.KindData, seq: r.Seq, payload: r.Payload, arq: e}); err != nil {
+				return err
+			}
+		}
+		if ack {
+			return s.enqueue(s.ctx, outFrame{streamID: s.id, kind: frame.KindAck, arq: e})
+		}
+		return nil
+	})
+}
+
+// enqueue puts of on the outbound queue, blocking while it is full (the wait is reported to
+// the Observer as outbound back-pressure), until ctx is done or the stream or the
+// connection ends.
+func (s *Stream) enqueue(ctx context.Context, of outFrame) error {
+	m := s.m
+	select {
+	case m.out <- of:
+		return nil
+	default: // the queue is full: wait for the writer, and report how long
+	}
+	waited := time.Now()
+	defer func() { m.opts.Observer.Backpressure(QueueOutbound, time.Since(waited)) }()
+	select {
+	case m.out <- of:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.ctx.Done():
+		return s.err()
+	case <-m.done:
+		return ErrConnClosed
+	}
+}
+
+// onARQData handles a data frame of an ARQ stream: called by the dispatcher with m.mu and
+// s.mu held. It reports false when the stream must end (protocol error).
+func (d *dispatcher) onARQData(s *Stream, e *arq.Endpoint, seq uint32, payload []byte) bool {
+	m := d.m
+	if e.OnAck(d.f.Ack, d.f.AckBits) != nil {
+		return false
+	}
+	if len(s.inbox) >= m.opts.InboundQueuePackets || s.inboxBytes+len(payload) > m.opts.InboundQueueBytes {
+		return true // not acknowledged: the harness resends it once the reader caught up
+	}
+	var (
+		first uint32
+		err   error
+	)
+	d.ready, first, err = e.Receive(d.ready[:0], seq, payload)
+	if err != nil {
+		return false
+	}
+	for i, r := range d.ready {
+		s.inbox = append(s.inbox, Packet{Seq: first + uint32(i), Payload: r})
+		s.inboxBytes += len(r)
+		d.ready[i] = nil
+	}
+	return true
+}
+
+// onAck applies a standalone ack_frame to an ARQ stream; other streams ignore it (observed
+// from codex 0.169.0: ack_frame is ignored).
+func (d *dispatcher) onAck(id string) {
+	m := d.m
+	m.mu.Lock()
+	s := m.streams[id]
+	m.mu.Unlock()
+	if s == nil {
+		return
+	}
+	if e := s.arq.Load(); e != nil && e.OnAck(d.f.Ack, d.f.AckBits) != nil {
+		m.log.Debug("ending Noise relay stream: arq protocol error", "stream_id", id)
+		m.endByID(id)
+	}
+}
