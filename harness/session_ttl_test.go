@@ -67,7 +67,7 @@ func TestInitialize_SessionTTLBoundsRecovery(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			conn := &scriptedConn{info: tt.info, out: make(chan []byte, 1), close: make(chan struct{})}
 			sc := &sessionConn{
-				dial: func(context.Context) (MessageConn, error) { return nil, errors.New("no redial") },
+				dial:    func(context.Context) (MessageConn, error) { return nil, errors.New("no redial") },
 				timeout: window, log: slog.New(slog.DiscardHandler), wsem: make(chan struct{}, 1), cur: conn,
 				inflight: map[string]*inflightReq{}, procs: map[string]*procState{},
 			}
