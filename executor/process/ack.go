@@ -114,6 +114,11 @@ func (m *Manager) routineSend(p *proc) {
 			p.mu.Lock()
 		}
 		method, params := p.ackEventMessageLocked(ev)
+		var rb *readBuf // the chunk's pooled buffer, referenced until Notify has encoded it
+		if ev.chunk != nil {
+			rb = ev.chunk.buf
+			rb.retain()
+		}
 		p.mu.Unlock()
 		if !windowSince.IsZero() {
 			m.opts.Observer.Backpressure(QueueOutputWindow, time.Since(windowSince))
@@ -122,6 +127,7 @@ func (m *Manager) routineSend(p *proc) {
 			m.log.Debug("notification dropped; resent after the next attach", "method", method, "error", err)
 		}
 		p.mu.Lock()
+		rb.release()
 		p.ack.sendDone()
 		p.wakeRoomLocked() // a coupled reader waits for this
 		p.mu.Unlock()

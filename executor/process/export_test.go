@@ -64,3 +64,6 @@ func (m *Manager) RetainedFootprint(id string) (data, backing int, ok bool) {
 	}
 	return data, backing, true
 }
+
+// ReadBufReusesForTest reports how many pooled read buffers were put back for reuse.
+func ReadBufReusesForTest() int64 { return readBufReuses.Load() }

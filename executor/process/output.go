@@ -6,7 +6,8 @@ import "github.com/execlab/executor/executor/protocol"
 type retainedChunk struct {
 	seq    uint64
 	stream protocol.ExecOutputStream
-	data   []byte // never modified after it is appended
+	data   []byte   // never modified after it is appended
+	buf    *readBuf // data's pooled buffer (readbuf.go); nil when data is its own allocation
 }
 
 // outputLog is a per-process FIFO of retained chunks bounded by bytes and count; the
@@ -51,6 +52,7 @@ func (l *outputLog) evict() {
 			return
 		}
 		l.bytes -= len(old.data)
+		old.buf.release() // the log's reference
 		*old = retainedChunk{}
 		l.head = (l.head + 1) % len(l.buf)
 		l.n--
@@ -121,7 +123,8 @@ func (l *outputLog) firstAfter(after uint64) int {
 // collect returns the chunks with seq > after under the process/read byte budget
 // (spec/jsonrpc.md §3.2): the first chunk is always returned; stop before a chunk that
 // would exceed maxBytes, or once maxBytes is reached. maxBytes < 0 means unlimited.
-// The returned chunks share their data with the log (it is never modified).
+// The returned chunks share their data with the log (it is never modified); their pooled
+// buffers are marked shared, so they are never reused (readbuf.go).
 func (l *outputLog) collect(after uint64, maxBytes int64) []protocol.ProcessOutputChunk {
 	start := l.firstAfter(after)
 	if start == l.n {
@@ -136,6 +139,9 @@ func (l *outputLog) collect(after uint64, maxBytes int64) []protocol.ProcessOutp
 			break
 		}
 		total += size
+		if c.buf != nil {
+			c.buf.shared = true
+		}
 		out = append(out, protocol.ProcessOutputChunk{Seq: c.seq, Stream: c.stream, Chunk: c.data})
 		if maxBytes >= 0 && total >= maxBytes {
 			break

@@ -24,6 +24,12 @@ func (m *Manager) routineRead(p *proc, f *os.File, stream protocol.ExecOutputStr
 	acked := false // this reader acknowledged the exit drain
 	size := initialReadSize
 	buf := make([]byte, size)
+	var pooled *[readBufferSize]byte // buf's array when it came from readBufPool
+	defer func() {
+		if pooled != nil {
+			readBufPool.Put(pooled)
+		}
+	}()
 	for {
 		if !m.waitRoom(p) {
 			break // stopping while the lossless log was full
@@ -32,17 +38,26 @@ func (m *Manager) routineRead(p *proc, f *os.File, stream protocol.ExecOutputStr
 		if n > 0 {
 			full := n == len(buf)
 			var data []byte
+			var rb *readBuf
 			if n < len(buf)/compactBelow {
 				data = append([]byte(nil), buf[:n]...) // buf is reused
 			} else {
-				data = buf[:n:n] // retained as is; the next read gets a fresh buffer
+				data = buf[:n:n] // retained as is; the next read gets another buffer
+				if pooled != nil {
+					rb = &readBuf{b: pooled}
+				}
 				if n == len(buf) && size < readBufferSize {
 					size *= 2 // a full read: the child writes fast, read more at once
 				}
-				buf = make([]byte, size)
+				if size == readBufferSize {
+					pooled = getReadBuf()
+					buf = pooled[:]
+				} else {
+					pooled, buf = nil, make([]byte, size)
+				}
 			}
 			m.opts.Observer.OutputBytes(n)
-			m.emitOutput(p, stream, data)
+			m.emitOutput(p, stream, data, rb)
 			if err == nil && pauseAfterRead(n, full) {
 				time.Sleep(flowPause) // output flows: let the pipe fill
 			}
@@ -133,17 +148,22 @@ func exitCode(ws syscall.WaitStatus, tty bool) int32 {
 	return -1
 }
 
-func (m *Manager) emitOutput(p *proc, stream protocol.ExecOutputStream, data []byte) {
+// emitOutput numbers and retains one chunk, then notifies it (released mode) or wakes
+// the sender (outputAck). rb, when not nil, is data's pooled buffer: the log takes it.
+func (m *Manager) emitOutput(p *proc, stream protocol.ExecOutputStream, data []byte, rb *readBuf) {
 	p.emitMu.Lock()
 	defer p.emitMu.Unlock()
 	p.mu.Lock()
 	seq := p.nextSeq
 	p.nextSeq++
-	p.out.push(retainedChunk{seq: seq, stream: stream, data: data})
+	rb.retain() // the log's reference, dropped when the chunk is evicted
+	rb.retain() // the notification's, dropped below once Notify has encoded it
+	p.out.push(retainedChunk{seq: seq, stream: stream, data: data, buf: rb})
 	p.wakeLocked()
 	if p.ack != nil {
 		p.ack.pushed(len(data))
 		p.wakeSenderLocked() // the sender pushes it (ack.go)
+		rb.release()         // routineSend takes its own reference
 		p.mu.Unlock()
 		return
 	}
@@ -151,6 +171,11 @@ func (m *Manager) emitOutput(p *proc, stream protocol.ExecOutputStream, data []b
 	m.notify(protocol.MethodProcessOutput, &protocol.ProcessOutputNotification{
 		ProcessID: p.id, Seq: seq, Stream: stream, Chunk: data,
 	})
+	if rb != nil {
+		p.mu.Lock()
+		rb.release()
+		p.mu.Unlock()
+	}
 }
 
 func (m *Manager) emitExit(p *proc, code int32, denied bool) {
