@@ -267,7 +267,7 @@ func (r *chaosRig) execWith(t *testing.T, limit time.Duration, flags []string, a
 }
 
 // execStreaming is exec that hands its live stderr buffer to stderrCh once started.
-func (r *chaosRig) execStreaming(t *testing.T, limit time.Duration, stderrCh chan<- *lockedBuffer, argv ...string) chaosExec {
+func (r *chaosRig) execStreaming(t *testing.T, limit time.Duration, stderrCh chan<- *lockedBuffer, seen *atomic.Int64, argv ...string) chaosExec {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
@@ -275,7 +275,7 @@ func (r *chaosRig) execStreaming(t *testing.T, limit time.Duration, stderrCh cha
 	cmd := exec.CommandContext(ctx, remoteExecutorBin(t), args...)
 	stderr := &lockedBuffer{}
 	stderrCh <- stderr
-	res := runHashedInto(t, cmd, stderr)
+	res := runHashedCounting(t, cmd, stderr, seen)
 	res.hung = ctx.Err() != nil
 	return res
 }

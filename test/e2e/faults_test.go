@@ -317,15 +317,18 @@ func faultsStallDetectionBound(t *testing.T, run runFunc) {
 			var stderr *lockedBuffer
 			done := make(chan struct{})
 			stderrCh := make(chan *lockedBuffer, 1)
+			var seen atomic.Int64
 			go func() {
 				defer close(done)
-				res = rig.execStreaming(t, 4*time.Minute, stderrCh, argv...)
+				res = rig.execStreaming(t, 4*time.Minute, stderrCh, &seen, argv...)
 			}()
 			stderr = <-stderrCh
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			waitFor(t, ctx, "the exec's harness link", func() bool { return rig.stats(t).OpenLinks >= 2 })
-			time.Sleep(2 * time.Second)
+			// Once output flows: a fixed wait after the link opened could land while exec
+			// is still starting the process on a loaded machine, and a lost process/start
+			// is reported, not retried.
+			waitFor(t, ctx, "the first output line", func() bool { return seen.Load() > 0 })
 			stalled := time.Now()
 			rig.inject(t, "side="+side+" stall=50s")
 			detect, dcancel := context.WithTimeout(context.Background(), 45*time.Second)

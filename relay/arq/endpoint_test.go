@@ -1,0 +1,116 @@
+package arq_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/execlab/executor/relay/arq"
+)
+
+type sent struct {
+	resends []uint32
+	ack     bool
+	at      time.Duration
+}
+
+// TestEndpoint_Timers drives RunTimers on a virtual clock: a delayed ack after AckDelay, an
+// ack at once after a gap, a resend of an unacknowledged record after the initial RTO, and
+// Send blocking on a full window until an ack opens it.
+func TestEndpoint_Timers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := arq.NewEndpoint()
+		start := time.Now()
+		var (
+			mu  sync.Mutex
+			log []sent
+		)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			done <- e.RunTimers(ctx, func(rs []arq.Resend, ack bool) error {
+				s := sent{ack: ack, at: time.Since(start)}
+				for _, r := range rs {
+					s.resends = append(s.resends, r.Seq)
+				}
+				if ack {
+					e.TakeAck()
+				}
+				mu.Lock()
+				log = append(log, s)
+				mu.Unlock()
+				return nil
+			})
+		}()
+		last := func() sent {
+			t.Helper()
+			synctest.Wait()
+			mu.Lock()
+			defer mu.Unlock()
+			if len(log) == 0 {
+				t.Fatal("nothing sent")
+			}
+			s := log[len(log)-1]
+			log = nil
+			return s
+		}
+
+		if _, _, err := e.Receive(nil, 0, []byte{1}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(arq.AckDelay)
+		if s := last(); !s.ack || s.at != arq.AckDelay {
+			t.Fatalf("delayed ack: %+v, want an ack at %v", s, arq.AckDelay)
+		}
+		if _, _, err := e.Receive(nil, 2, []byte{1}); err != nil { // gap: 1 missing
+			t.Fatal(err)
+		}
+		if s := last(); !s.ack || s.at != arq.AckDelay {
+			t.Fatalf("gap ack: %+v, want one at once", s)
+		}
+
+		if err := e.Send(ctx, nil, 0, []byte("r0")); err != nil {
+			t.Fatal(err)
+		}
+		sentAt := time.Since(start)
+		time.Sleep(arq.InitialRTO)
+		if s := last(); len(s.resends) != 1 || s.resends[0] != 0 || s.at != sentAt+arq.InitialRTO {
+			t.Fatalf("timeout resend: %+v, want seq 0 at %v", s, sentAt+arq.InitialRTO)
+		}
+
+		// Fill the window; the next Send waits for an ack.
+		for i := 1; i < arq.Window; i++ {
+			if err := e.Send(ctx, nil, uint32(i), []byte{1}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		blocked := make(chan error, 1)
+		go func() { blocked <- e.Send(ctx, nil, arq.Window, []byte{1}) }()
+		synctest.Wait()
+		select {
+		case err := <-blocked:
+			t.Fatalf("Send with a full window returned %v", err)
+		default:
+		}
+		if err := e.OnAck(1, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-blocked; err != nil {
+			t.Fatalf("Send after the ack: %v", err)
+		}
+		if recs, _ := e.Retained(); recs != arq.Window {
+			t.Fatalf("Retained: %d, want %d", recs, arq.Window)
+		}
+		// An ack of a seq never sent is sticky.
+		if err := e.OnAck(arq.Window+5, 0); !errors.Is(err, arq.ErrAckBeyondSent) || !errors.Is(e.Err(), arq.ErrAckBeyondSent) {
+			t.Fatalf("OnAck beyond sent: %v / %v", err, e.Err())
+		}
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Fatalf("RunTimers: %v", err)
+		}
+	})
+}
