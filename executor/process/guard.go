@@ -35,6 +35,10 @@ func init() {
 // reference), and one second lets them clean up before the group is killed.
 const guardGrace = time.Second
 
+// guardPoll is how often the guard checks, during guardGrace, whether the processes it
+// sent SIGTERM are gone (then it skips the rest of the grace and the SIGKILL).
+const guardPoll = 20 * time.Millisecond
+
 // guardNoticeTimeout bounds the guard's exit notice POST, connection included: a
 // harness learns of the exit within its next recovery attempt or not at all (then it
 // retries for its window, as without a notice), so waiting longer buys nothing.
@@ -54,8 +58,9 @@ const maxGuardLine = 16 << 10
 // last one wins). The guard ignores SIGINT/SIGTERM/SIGHUP and leads its own session, so
 // only the pipe's EOF — the executor's exit, clean or not (the kernel closes the write
 // end) — ends it. It then sends SIGTERM to every group it holds and to every process
-// whose process group or session is one of them, waits guardGrace, sends SIGKILL the same
-// way, posts the exit notice if one was set (at most guardNoticeTimeout), and exits.
+// whose process group or session is one of them, waits up to guardGrace for them to be
+// gone, sends SIGKILL the same way to what is left, posts the exit notice if one was set
+// (at most guardNoticeTimeout), and exits.
 //
 // Limits: a descendant that started a new session of its own (setsid, a daemon) is out
 // of reach; groups untracked once their entry was evicted (30 s after close) too.

@@ -131,3 +131,35 @@ func mustStartSandboxed(t *testing.T, m *process.Manager, p *protocol.ProcessSta
 		t.Fatalf("Start(%s %q): %v", p.ProcessID, p.Argv, err)
 	}
 }
+
+// TestGuard_KillsWhatIgnoresSIGTERM: a group that ignores SIGTERM (inherited by its
+// children) survives the guard's SIGTERM and is killed by its SIGKILL once the grace
+// has passed; the guard does not give up early because some processes died.
+func TestGuard_KillsWhatIgnoresSIGTERM(t *testing.T) {
+	g, err := process.StartGuard()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	m := newManager(t, &process.Options{Guard: g})
+	marker := newMarker(t)
+	k, v, _ := bytes.Cut([]byte(marker), []byte("="))
+	p := startParams("stubborn", tmpURI(t), "sh", "-c", `trap '' TERM; sleep 30 & echo ready; while :; do sleep 0.1; done`)
+	p.Env[string(k)] = string(v)
+	mustStart(t, m, p)
+	waitOutput(t, m, p.ProcessID, "ready")
+	start := time.Now()
+	if err := g.Close(); err != nil {
+		t.Fatalf("closing the guard: %v", err)
+	}
+	// Close waited for the guard, which exits after its SIGKILL round; the kernel may
+	// still be tearing the processes down.
+	for time.Since(start) < 5*time.Second {
+		if len(markedPids(marker)) == 0 {
+			t.Logf("processes ignoring SIGTERM gone %v after the guard's pipe closed", time.Since(start).Round(time.Millisecond))
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("processes ignoring SIGTERM survived the guard: %v", markedPids(marker))
+}
