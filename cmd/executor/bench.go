@@ -27,7 +27,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	ours := fs.String("ours", "", "executor binary to measure (default: this binary)")
 	jsonPath := fs.String("json", "", "also write the rows as JSON to this file")
 	quick := fs.Bool("quick", false, "small sizes and 2 runs per side (CI: checks numbers and data, seconds not minutes)")
-	runs := fs.Int("runs", 0, fmt.Sprintf("measured samples per side and row (default %d, --quick %d)", bench.DefaultRuns, bench.QuickRuns))
+	runs := fs.Int("runs", 0, fmt.Sprintf("measured samples per side and row (default %d, --quick %d; with --telemetry-overhead: on/off rounds, default %d)", bench.DefaultRuns, bench.QuickRuns, bench.DefaultOverheadRounds))
+	overhead := fs.Bool("telemetry-overhead", false, "instead of the scoreboard, measure metrics + tracing on versus off on our executor (rows: "+
+		strings.Join(bench.OverheadRows(), ", ")+"), alternating, with CPU time per operation; no reference needed")
+	scrapeEvery := fs.Duration("scrape-interval", 0, "with --telemetry-overhead: how often the bench scrapes the on executor's /metrics (default 15s)")
+	profileDir := fs.String("cpuprofile-dir", "", "with --telemetry-overhead: each executor writes a CPU profile to DIR/<row>-<off|on>.pprof")
 	var only []string
 	fs.Func("only", "run only these rows (repeatable, comma-separated; further arguments add rows): "+
 		strings.Join(bench.RowNames(), ", "), func(v string) error {
@@ -50,6 +54,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	oursBin := *ours
 	if oursBin == "" {
 		oursBin = exe
+	}
+	if *overhead {
+		return runOverheadBench(ctx, bench.OverheadConfig{Ours: bench.OursTarget(oursBin), Only: only, Quick: *quick, Rounds: *runs,
+			ScrapeInterval: *scrapeEvery, Progress: stderr, ProfileDir: *profileDir}, *jsonPath, stdout)
 	}
 	cfg := bench.Config{
 		Ours:     bench.OursTarget(oursBin),
@@ -95,6 +103,38 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			names[i] = r.Row
 		}
 		return fmt.Errorf("bench: %d row(s) failed: %s", len(failed), strings.Join(names, ", "))
+	}
+	if ctx.Err() != nil {
+		return errors.New("bench: interrupted")
+	}
+	return nil
+}
+
+// runOverheadBench is `executor bench --telemetry-overhead`: the table on stdout, the
+// JSON to jsonPath when set; an error when a row failed.
+func runOverheadBench(ctx context.Context, cfg bench.OverheadConfig, jsonPath string, stdout io.Writer) error {
+	rep, err := bench.RunOverhead(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if err := bench.WriteOverheadTable(stdout, rep); err != nil {
+		return err
+	}
+	if jsonPath != "" {
+		f, err := os.Create(jsonPath)
+		if err != nil {
+			return fmt.Errorf("writing JSON report: %w", err)
+		}
+		werr := bench.WriteOverheadJSON(f, rep)
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			return fmt.Errorf("writing JSON report: %w", werr)
+		}
+	}
+	if rep.Failed() {
+		return errors.New("bench: a telemetry overhead row failed")
 	}
 	if ctx.Err() != nil {
 		return errors.New("bench: interrupted")

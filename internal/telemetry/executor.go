@@ -39,6 +39,10 @@ type Executor struct {
 	// byMethod caches each method's success counter and latency histogram (built by
 	// precreate, read-only after): the per-request path skips the label hashing.
 	byMethod map[string]methodMetrics
+	// waits and exits cache the label-bound back-pressure histograms and exit counters
+	// (built by precreate, read-only after), for the same reason.
+	waits map[string]prometheus.Observer
+	exits map[process.ExitClass]prometheus.Counter
 }
 
 type methodMetrics struct {
@@ -109,11 +113,13 @@ func (e *Executor) precreate() {
 	for _, m := range append(executor.Methods(), "other") {
 		e.byMethod[m] = methodMetrics{ok: e.requests.WithLabelValues(m, "0"), latency: e.latency.WithLabelValues(m)}
 	}
+	e.exits = make(map[process.ExitClass]prometheus.Counter)
 	for _, c := range []process.ExitClass{process.ExitOK, process.ExitError, process.ExitSignal, process.ExitSandboxDenied} {
-		e.procsExited.WithLabelValues(string(c))
+		e.exits[c] = e.procsExited.WithLabelValues(string(c))
 	}
+	e.waits = make(map[string]prometheus.Observer)
 	for _, q := range []string{jsonrpc.QueueOutbound, jsonrpc.QueueInbound, process.QueueOutputWindow, process.QueueOutputBound, mux.QueueOutbound} {
-		e.backpressure.WithLabelValues(q)
+		e.waits[q] = e.backpressure.WithLabelValues(q)
 	}
 	for _, o := range []string{"ok", "unauthorized", "failed", "capacity", "cancelled"} {
 		e.handshakes.WithLabelValues(o)
@@ -167,6 +173,10 @@ func (e *Executor) ConnClosed() { e.conns.Dec() }
 
 // Backpressure implements jsonrpc.Observer.
 func (e *Executor) Backpressure(queue string, d time.Duration) {
+	if o, ok := e.waits[queue]; ok {
+		o.Observe(d.Seconds())
+		return
+	}
 	e.backpressure.WithLabelValues(queue).Observe(d.Seconds())
 }
 
@@ -175,7 +185,11 @@ func (e *Executor) ProcessStarted() { e.procsStarted.Inc() }
 
 // ProcessExited implements process.Observer.
 func (e *Executor) ProcessExited(class process.ExitClass) {
-	e.procsExited.WithLabelValues(string(class)).Inc()
+	if c, ok := e.exits[class]; ok {
+		c.Inc()
+	} else {
+		e.procsExited.WithLabelValues(string(class)).Inc()
+	}
 	if class == process.ExitSandboxDenied {
 		e.denials.Inc()
 	}

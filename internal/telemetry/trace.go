@@ -35,6 +35,21 @@ type Tracing struct {
 	provider *sdktrace.TracerProvider
 	tracer   trace.Tracer
 	parent   trace.SpanContext // the process's TRACEPARENT, if valid; the root spans' remote parent
+	// requestOpts are the start options of each method label's request span (kind and
+	// attributes), built once by StartTracing and read-only after: the per-request path
+	// builds no option or attribute slice of its own.
+	requestOpts map[string][]trace.SpanStartOption
+	// processOpts are the process span's start options.
+	processOpts []trace.SpanStartOption
+	// ender ends the process spans on its own goroutine (trace_process.go); stopped by
+	// Shutdown before the provider.
+	ender processEnder
+}
+
+// requestSpanOpts are a request span's start options for method.
+func requestSpanOpts(method string) []trace.SpanStartOption {
+	return []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer),
+		trace.WithAttributes(attribute.String("rpc.system", "jsonrpc"), attribute.String("rpc.method", method))}
 }
 
 // TracingEnabled reports whether getenv's OTEL_* variables turn tracing on: an OTLP
@@ -85,7 +100,13 @@ func StartTracing(ctx context.Context, service, traceparent string) (*Tracing, e
 		return nil, fmt.Errorf("building the trace resource: %w", err)
 	}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
-	t := &Tracing{provider: tp, tracer: tp.Tracer("github.com/execlab/executor")}
+	t := &Tracing{provider: tp, tracer: tp.Tracer("github.com/execlab/executor"),
+		requestOpts: map[string][]trace.SpanStartOption{},
+		processOpts: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}}
+	for _, m := range append(executor.Methods(), "other") {
+		t.requestOpts[m] = requestSpanOpts(m)
+	}
+	t.ender.start()
 	if traceparent != "" {
 		carrier := propagation.MapCarrier{"traceparent": traceparent}
 		t.parent = trace.SpanContextFromContext(propagation.TraceContext{}.Extract(context.Background(), carrier))
@@ -98,6 +119,7 @@ func (t *Tracing) Shutdown(ctx context.Context) error {
 	if t == nil {
 		return nil
 	}
+	t.ender.stop() // the spans it still holds are ended, then flushed below
 	if err := t.provider.Shutdown(ctx); err != nil {
 		return fmt.Errorf("shutting the tracer down: %w", err)
 	}
@@ -112,28 +134,29 @@ func (t *Tracing) start(ctx context.Context, name string, kind trace.SpanKind, a
 	return t.tracer.Start(ctx, name, trace.WithSpanKind(kind), trace.WithAttributes(attrs...))
 }
 
-// StartRequest implements executor.RequestSpan: one server span per JSON-RPC request,
-// named after the method label (bounded), with the result code.
-func (t *Tracing) StartRequest(ctx context.Context, method string) (context.Context, func(code string)) {
-	ctx, span := t.start(ctx, method, trace.SpanKindServer,
-		attribute.String("rpc.system", "jsonrpc"), attribute.String("rpc.method", method))
-	return ctx, func(code string) {
-		span.SetAttributes(attribute.String("rpc.jsonrpc.error_code", code))
-		if code != "0" {
-			span.SetStatus(codes.Error, "JSON-RPC error "+code)
-		}
-		span.End()
+// startWith begins a span with prepared options under ctx's span, or else under the
+// process's TRACEPARENT.
+func (t *Tracing) startWith(ctx context.Context, name string, opts []trace.SpanStartOption) (context.Context, trace.Span) {
+	if !trace.SpanContextFromContext(ctx).IsValid() && t.parent.IsValid() {
+		ctx = trace.ContextWithRemoteSpanContext(ctx, t.parent)
 	}
+	return t.tracer.Start(ctx, name, opts...)
 }
 
-// StartProcess implements process.Span: one span per child, from spawn to reap, a child
-// of the process/start request's span.
-func (t *Tracing) StartProcess(ctx context.Context) func(process.ExitClass) {
-	_, span := t.start(ctx, "process", trace.SpanKindInternal)
-	return func(class process.ExitClass) {
-		span.SetAttributes(attribute.String("process.exit_class", string(class)))
-		if class != process.ExitOK {
-			span.SetStatus(codes.Error, string(class))
+// StartRequest implements executor.RequestSpan: one server span per JSON-RPC request,
+// named after the method label (bounded); an error result adds its code
+// (rpc.jsonrpc.error_code, which the semantic conventions set on errors only) and an error
+// status. Its start options are prepared per method (requestOpts).
+func (t *Tracing) StartRequest(ctx context.Context, method string) (context.Context, func(code string)) {
+	opts, ok := t.requestOpts[method]
+	if !ok { // not a label the executor passes; built per call
+		opts = requestSpanOpts(method)
+	}
+	ctx, span := t.startWith(ctx, method, opts)
+	return ctx, func(code string) {
+		if code != "0" {
+			span.SetAttributes(attribute.String("rpc.jsonrpc.error_code", code))
+			span.SetStatus(codes.Error, "JSON-RPC error "+code)
 		}
 		span.End()
 	}

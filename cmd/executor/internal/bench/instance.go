@@ -26,6 +26,9 @@ type Target struct {
 	// registryURL as environmentID, reading a registration bearer (one line) from stdin.
 	// Nil: the side has no remote mode and the relay rows fail for it.
 	RemoteArgv func(registryURL, environmentID string) []string
+	// Env is added to the executor's environment, after (so overriding) the bench's own
+	// ("NAME=value" entries; the telemetry overhead mode sets metrics and OTEL_* here).
+	Env []string
 }
 
 // OursTarget is our executor binary: `serve --listen ws://127.0.0.1:0` locally, `remote
@@ -100,7 +103,7 @@ func startInstance(ctx context.Context, t Target) (*instance, error) {
 		return nil, fmt.Errorf("starting %s: %w", t.Name, err)
 	}
 	cmd := exec.Command(t.Argv[0], t.Argv[1:]...)
-	cmd.Env = childEnv(home, tmp)
+	cmd.Env = append(childEnv(home, tmp), t.Env...)
 	cmd.Dir = home
 	in := &instance{target: t, cmd: cmd, home: home, stderr: &tailBuffer{max: stderrTail}, scanDone: make(chan struct{})}
 	cmd.Stderr = in.stderr

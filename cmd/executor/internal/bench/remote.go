@@ -118,7 +118,7 @@ func startRemoteVia(ctx context.Context, t Target, reg *benchRegistry, registryU
 	}
 	argv := t.RemoteArgv(registryURL, env)
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = childEnv(home, tmp)
+	cmd.Env = append(childEnv(home, tmp), t.Env...)
 	cmd.Dir = home
 	ri := &remoteInstance{env: env, cmd: cmd, home: home, output: &tailBuffer{max: stderrTail}, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = ri.output, ri.output
