@@ -23,41 +23,33 @@ func (m *Manager) routineRead(p *proc, f *os.File, stream protocol.ExecOutputStr
 	defer m.wg.Done()
 	acked := false // this reader acknowledged the exit drain
 	size := initialReadSize
-	buf := make([]byte, size)
-	var pooled *[readBufferSize]byte // buf's array when it came from readBufPool
-	defer func() {
-		if pooled != nil {
-			readBufPool.Put(pooled)
-		}
-	}()
+	rb := getReadBuf(size) // the buffer the next read fills; not referenced by anyone yet
+	defer func() { rb.putUnused() }()
 	for {
 		if !m.waitRoom(p) {
 			break // stopping while the lossless log was full
 		}
-		n, err := f.Read(buf)
+		n, err := f.Read(rb.b)
 		if n > 0 {
-			full := n == len(buf)
+			full := n == len(rb.b)
 			var data []byte
-			var rb *readBuf
-			if n < len(buf)/compactBelow {
-				data = append([]byte(nil), buf[:n]...) // buf is reused
-			} else {
-				data = buf[:n:n] // retained as is; the next read gets another buffer
-				if pooled != nil {
-					rb = &readBuf{b: pooled}
+			var kept *readBuf
+			if n < len(rb.b)/compactBelow {
+				data = append([]byte(nil), rb.b[:n]...) // rb is reused
+				if size > initialReadSize {
+					size /= 2 // reads fill less than half: a smaller buffer will do
+					rb.putUnused()
+					rb = getReadBuf(size)
 				}
-				if n == len(buf) && size < readBufferSize {
+			} else {
+				data, kept = rb.b[:n:n], rb // retained as is; the next read gets another buffer
+				if full && size < readBufferSize {
 					size *= 2 // a full read: the child writes fast, read more at once
 				}
-				if size == readBufferSize {
-					pooled = getReadBuf()
-					buf = pooled[:]
-				} else {
-					pooled, buf = nil, make([]byte, size)
-				}
+				rb = getReadBuf(size)
 			}
 			m.opts.Observer.OutputBytes(n)
-			m.emitOutput(p, stream, data, rb)
+			m.emitOutput(p, stream, data, kept)
 			if err == nil && pauseAfterRead(n, full) {
 				time.Sleep(flowPause) // output flows: let the pipe fill
 			}
