@@ -60,3 +60,24 @@ const (
 	// It is client-side only; the executor never sends it.
 	CodeConnectionLost = -32099
 )
+
+// Catch-up from a released executor (docs/reliability.md §5): small reads, each delivered
+// before the next, so a stream that breaks mid catch-up keeps what earlier reads brought.
+const (
+	// catchUpReadBytes is the maxBytes of each catch-up process/read (implementation): an
+	// answer of 64 KiB of output is about 2 Noise records on the wire, where the reference's
+	// uncapped read of a 1 MiB ring is about 23, so under 5 % record loss per link most
+	// answers arrive instead of almost none.
+	catchUpReadBytes = 64 << 10
+
+	// maxCatchUpReads bounds the reads of one process in one attempt (implementation):
+	// 4,096 × 64 KiB = 256 MiB, past any released executor's retention (1 MiB); a process
+	// still producing faster than it is read is left to the live stream.
+	maxCatchUpReads = 4096
+
+	// catchUpReadTimeout bounds one catch-up read (implementation): a 64 KiB answer takes
+	// milliseconds on loopback and well under a second on any link the harness is useful
+	// on, while the last record of an answer lost on a stream without ARQ is noticed by
+	// nothing else; it costs this long instead of recoveryRequestTimeout.
+	catchUpReadTimeout = 3 * time.Second
+)

@@ -12,10 +12,17 @@ package harness
 //	-> initialize{resumeSessionId} (-32010 retried every 100 ms) -> initialized
 //	-> re-send in-flight requests that are safe to repeat (process/write keeps its writeId,
 //	   so the executor applies it once); fail the others with CodeConnectionLost
-//	-> process/read{afterSeq: last delivered, waitMs: 0} per tracked process, turned into
-//	   process/output / process/exited / process/closed notifications
+//	-> process/read{afterSeq: last delivered, maxBytes: 64 KiB, waitMs: 0} per tracked
+//	   process, repeated from the new watermark until a read returns no chunk (or the live
+//	   notifications cover the rest), each answer turned into process/output /
+//	   process/exited / process/closed notifications and marked delivered at once, so a
+//	   stream that breaks mid catch-up keeps what the earlier reads brought
 //	-> deliver those, then whatever arrived meanwhile, dropping process events whose seq was
 //	   already delivered, so each process's stream stays contiguous and duplicate-free.
+//
+// An attempt that fails after delivering new events extends the recovery deadline to a
+// full window from now and hands those events to the Client before the next attempt: the
+// window measures a lack of progress, not the time spent (docs/reliability.md §5).
 
 import (
 	"cmp"
@@ -126,8 +133,22 @@ type sessionConn struct {
 	acks *outputAcks
 
 	// Read-side state, touched only by ReadMessage's goroutine.
+	ready      [][]byte // caught-up events already admitted: delivered first, as they are
 	queue      [][]byte // messages to deliver before reading cur
 	internalID int
+	// rec is the recovery in progress when an attempt that made progress returned to
+	// deliver it (ReadMessage then continues it); nil otherwise.
+	rec *recoveryState
+	// caughtUp counts the catch-up events admitted: an attempt that raised it made progress.
+	caughtUp uint64
+}
+
+// recoveryState is one session recovery across the ReadMessage calls that deliver what its
+// failed attempts caught up.
+type recoveryState struct {
+	deadline time.Time     // attempts start until then (the final one at it)
+	delay    time.Duration // back-off before the next attempt
+	cause    error
 }
 
 // newSessionConn makes the first connection, retrying recoverable failures (an environment
@@ -180,6 +201,12 @@ func (s *sessionConn) boundBySessionTTL(ttl time.Duration) {
 // physical connection breaks.
 func (s *sessionConn) ReadMessage(ctx context.Context) ([]byte, error) {
 	for {
+		if len(s.ready) > 0 {
+			m := s.ready[0]
+			s.ready[0] = nil
+			s.ready = s.ready[1:]
+			return m, nil
+		}
 		if len(s.queue) > 0 {
 			m := s.queue[0]
 			s.queue[0] = nil
@@ -194,6 +221,12 @@ func (s *sessionConn) ReadMessage(ctx context.Context) ([]byte, error) {
 		s.mu.Unlock()
 		if closed {
 			return nil, ErrClosed
+		}
+		if s.rec != nil { // a recovery returned to deliver its progress: continue it
+			if rerr := s.recover(ctx, s.rec.cause); rerr != nil {
+				return nil, rerr
+			}
+			continue
 		}
 		b, err := conn.ReadMessage(ctx)
 		if err == nil {
@@ -360,20 +393,27 @@ func (s *sessionConn) admitGapLocked(params []byte) {
 }
 
 // recover replaces the broken physical connection (see the file comment). It holds the
-// write semaphore throughout, so the Client's writes wait for it.
+// write semaphore while it runs, so the Client's writes wait for it. An attempt that fails
+// after catching up new events (s.caughtUp moved) extends the deadline to a full window
+// from now, resets the back-off and returns nil with s.rec set, so ReadMessage delivers
+// those events and calls recover again; only an attempt without progress spends the window.
 func (s *sessionConn) recover(ctx context.Context, cause error) error {
-	s.log.Debug("relay stream lost; recovering session", "error", cause.Error())
-	if s.onReconnect != nil {
-		s.onReconnect(false, cause)
+	fresh := s.rec == nil
+	if fresh {
+		s.log.Debug("relay stream lost; recovering session", "error", cause.Error())
+		if s.onReconnect != nil {
+			s.onReconnect(false, cause)
+		}
+		// Close the broken connection first: a writer blocked on it then fails fast and
+		// releases the write semaphore.
+		s.mu.Lock()
+		_ = s.cur.Close()
+		s.mu.Unlock()
 	}
-	// Close the broken connection first: a writer blocked on it then fails fast and
-	// releases the write semaphore.
-	s.mu.Lock()
-	_ = s.cur.Close()
-	s.mu.Unlock()
 	select {
 	case s.wsem <- struct{}{}:
 	case <-ctx.Done():
+		s.rec = nil
 		return ctx.Err()
 	}
 	defer func() { <-s.wsem }()
@@ -383,12 +423,15 @@ func (s *sessionConn) recover(ctx context.Context, cause error) error {
 	s.mu.Lock()
 	window := s.timeout
 	s.mu.Unlock()
-	deadline := time.Now().Add(window)
-	rctx, cancel := context.WithDeadline(ctx, deadline.Add(finalAttemptBudget))
+	if fresh {
+		s.rec = &recoveryState{deadline: time.Now().Add(window), delay: recoveryBackoffInitial, cause: cause}
+	}
+	st := s.rec
+	rctx, cancel := context.WithDeadline(ctx, st.deadline.Add(finalAttemptBudget))
 	defer cancel()
-	delay := recoveryBackoffInitial
 	var err error
 	for {
+		before := s.caughtUp
 		var conn MessageConn
 		conn, err = s.dial(rctx)
 		if err == nil {
@@ -400,16 +443,29 @@ func (s *sessionConn) recover(ctx context.Context, cause error) error {
 			}
 			_ = conn.Close()
 		}
-		if !recoverable(err) || rctx.Err() != nil || errors.Is(err, ErrExecutorExited) {
+		if !recoverable(err) || ctx.Err() != nil || errors.Is(err, ErrExecutorExited) {
 			break // an exited executor's session cannot come back: stop at once
 		}
+		if s.caughtUp != before {
+			// Progress: deliver it, then try again at once with a fresh window.
+			s.log.Debug("recovery attempt failed after catching up", "error", err.Error(), "events", s.caughtUp-before)
+			if d := time.Now().Add(window); d.After(st.deadline) {
+				st.deadline = d
+			}
+			st.delay = recoveryBackoffInitial
+			return nil
+		}
+		if rctx.Err() != nil {
+			break
+		}
 		s.log.Debug("recovery attempt failed", "error", err.Error())
-		wait, ok := nextAttempt(time.Now(), deadline, delay+rand.N(delay/2+1))
+		wait, ok := nextAttempt(time.Now(), st.deadline, st.delay+rand.N(st.delay/2+1))
 		if !ok || !sleepCtx(rctx, wait) {
 			break
 		}
-		delay = min(delay*2, recoveryBackoffMax)
+		st.delay = min(st.delay*2, recoveryBackoffMax)
 	}
+	s.rec = nil
 	if s.onReconnect != nil {
 		s.onReconnect(true, err)
 	}
@@ -517,11 +573,9 @@ func (s *sessionConn) reattach(ctx context.Context, conn MessageConn) error {
 	}
 
 	if sid != "" {
-		caught, err := s.catchUpAll(ctx, conn, &live)
-		if err != nil {
+		if err := s.catchUpAll(ctx, conn, &live); err != nil {
 			return err
 		}
-		synth = append(synth, caught...)
 	}
 	s.queue = append(append(s.queue, synth...), live...)
 	return nil
@@ -530,55 +584,135 @@ func (s *sessionConn) reattach(ctx context.Context, conn MessageConn) error {
 // catchUpAll brings every tracked process up to date on a resumed connection. Processes
 // started with outputAck are replayed by the executor from their last ack, so only their
 // acks are re-sent (the last ones may have been lost with the old connection); the others
-// are caught up with process/read. Messages read meanwhile are appended to live.
-func (s *sessionConn) catchUpAll(ctx context.Context, conn MessageConn, live *[][]byte) ([][]byte, error) {
+// are caught up with process/read (catchUpProcess), whose events go to s.ready at once.
+// Messages read meanwhile are appended to live.
+func (s *sessionConn) catchUpAll(ctx context.Context, conn MessageConn, live *[][]byte) error {
 	s.mu.Lock()
 	pids := make([]string, 0, len(s.procs))
-	last := make(map[string]procState, len(s.procs))
-	for pid, p := range s.procs {
+	for pid := range s.procs {
 		pids = append(pids, pid)
-		last[pid] = p.clone()
 	}
 	s.mu.Unlock()
 	slices.Sort(pids)
 	if s.acks != nil {
 		for _, msg := range s.acks.snapshot() {
 			if err := conn.WriteMessage(ctx, msg); err != nil {
-				return nil, fmt.Errorf("re-sending process/ack: %w", err)
+				return fmt.Errorf("re-sending process/ack: %w", err)
 			}
 		}
 	}
-	var synth [][]byte
 	for _, pid := range pids {
 		if s.acks != nil && s.acks.has(pid) {
 			continue
 		}
-		p := last[pid]
-		params, _ := json.Marshal(map[string]any{"processId": pid, "afterSeq": p.watermark, "waitMs": 0})
-		res, rpcErr, err := s.roundTrip(ctx, conn, protocol.MethodProcessRead, params, live)
+		if err := s.catchUpProcess(ctx, conn, pid, live); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// catchUpProcess reads what pid's executor retained after the delivered watermark in
+// answers of at most catchUpReadBytes (spec/jsonrpc.md §3.2: maxBytes is a decoded-byte
+// budget, the first chunk always comes, nextSeq is the last returned seq + 1), admitting
+// each answer's events before the next read. It stops at a read that returns no chunk (its
+// nextSeq, exit and close are then the process's: the reference's catch-up rules apply),
+// or once the watermark reaches the first live event of pid (the live stream carries the
+// rest). A capped read that moves nothing (a hole that is not provably lost) is followed
+// by one uncapped read, the reference client's request.
+func (s *sessionConn) catchUpProcess(ctx context.Context, conn MessageConn, pid string, live *[][]byte) error {
+	capped := true
+	for range maxCatchUpReads {
+		s.mu.Lock()
+		cur := s.procs[pid]
+		var p procState
+		if cur != nil {
+			p = cur.clone()
+		}
+		s.mu.Unlock()
+		if cur == nil {
+			return nil // done (its close was delivered)
+		}
+		if first, ok := firstLiveSeq(*live, pid); ok && p.watermark+1 >= first {
+			return nil
+		}
+		params := map[string]any{"processId": pid, "afterSeq": p.watermark, "waitMs": 0}
+		if capped {
+			params["maxBytes"] = catchUpReadBytes
+		}
+		raw, _ := json.Marshal(params)
+		res, rpcErr, err := s.roundTripTimeout(ctx, conn, protocol.MethodProcessRead, raw, live, catchUpReadTimeout)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if rpcErr != nil {
 			// Unknown: evicted (or never started). Whatever was not delivered, the exit
 			// included, is gone; say so rather than wait for it.
-			synth = append(synth, gapNotification(OutputGap{ProcessID: pid, Seq: p.watermark + 1, Final: true}))
+			s.admitCaughtUp([][]byte{gapNotification(OutputGap{ProcessID: pid, Seq: p.watermark + 1, Final: true})})
+			return nil
+		}
+		var r catchUpResult
+		if err := json.Unmarshal(res, &r); err != nil {
+			return fmt.Errorf("%w: decoding process/read result: %w", ErrProtocol, err)
+		}
+		partial := capped && len(r.Chunks) > 0
+		s.admitCaughtUp(catchUpEvents(pid, p, r, partial))
+		if !partial {
+			return nil
+		}
+		s.mu.Lock()
+		moved := s.procs[pid] == nil || s.procs[pid].watermark != p.watermark
+		s.mu.Unlock()
+		capped = moved
+	}
+	return fmt.Errorf("catching up %s: %d reads did not reach its live output", pid, maxCatchUpReads)
+}
+
+// admitCaughtUp admits catch-up events now (the watermark moves, so the next read and the
+// next attempt start after them) and queues them for delivery ahead of everything else.
+func (s *sessionConn) admitCaughtUp(msgs [][]byte) {
+	for _, m := range msgs {
+		if s.admit(m) {
+			s.ready = append(s.ready, m)
+			s.caughtUp++
+		}
+	}
+}
+
+// firstLiveSeq returns the lowest seq of pid's process events among live messages.
+func firstLiveSeq(live [][]byte, pid string) (uint64, bool) {
+	var first uint64
+	found := false
+	for _, b := range live {
+		m, err := parseMessage(b)
+		if err != nil || m.kind != kindNotification {
 			continue
 		}
-		msgs, err := catchUp(pid, p, res)
-		if err != nil {
-			return nil, err
+		switch m.method {
+		case protocol.MethodProcessOutput, protocol.MethodProcessExited, protocol.MethodProcessClosed:
+		default:
+			continue
 		}
-		synth = append(synth, msgs...)
+		if id, ok := memberString(m.params, "processId"); !ok || id != pid {
+			continue
+		}
+		if seq, ok := memberUint(m.params, "seq"); ok && (!found || seq < first) {
+			first, found = seq, true
+		}
 	}
-	return synth, nil
+	return first, found
 }
 
 // roundTrip sends one internal request on conn and waits for its reply, at most
 // recoveryRequestTimeout (a lost request or reply on a faulty relay then fails the attempt
 // instead of the whole recovery window); other messages read meanwhile are appended to live.
 func (s *sessionConn) roundTrip(ctx context.Context, conn MessageConn, method string, params []byte, live *[][]byte) ([]byte, *RPCError, error) {
-	ctx, cancel := context.WithTimeout(ctx, recoveryRequestTimeout)
+	return s.roundTripTimeout(ctx, conn, method, params, live, recoveryRequestTimeout)
+}
+
+// roundTripTimeout is roundTrip bounded by timeout.
+func (s *sessionConn) roundTripTimeout(ctx context.Context, conn MessageConn, method string, params []byte, live *[][]byte, timeout time.Duration) ([]byte, *RPCError, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	s.internalID++
 	id := strconv.Quote("harness-recovery-" + strconv.Itoa(s.internalID))
@@ -621,6 +755,17 @@ func catchUp(pid string, p procState, result []byte) ([][]byte, error) {
 	if err := json.Unmarshal(result, &r); err != nil {
 		return nil, fmt.Errorf("%w: decoding process/read result: %w", ErrProtocol, err)
 	}
+	return catchUpEvents(pid, p, r, false), nil
+}
+
+// catchUpEvents is catchUp on a decoded result. partial marks a capped read that returned
+// chunks: its nextSeq is only the last returned seq + 1 and more may follow, so no close
+// is derived from it, holes are looked for only up to its last chunk, and the exit is
+// placed only in a hole between returned chunks (the one place it can provably be); every
+// hole below the first returned chunk is evicted output, reported as a gap. (A process
+// whose exit was itself evicted by more than the ring of later output — a child that
+// outlived it — then gets its close without an exit status.)
+func catchUpEvents(pid string, p procState, r catchUpResult, partial bool) [][]byte {
 	var evs []seqMsg
 	have := make(map[uint64]bool, len(r.Chunks))
 	firstChunk := uint64(0)
@@ -637,31 +782,35 @@ func catchUp(pid string, p procState, result []byte) ([][]byte, error) {
 		evs = append(evs, seqMsg{c.Seq, b})
 	}
 	var closeSeq uint64
-	if r.Closed && r.NextSeq > 0 {
+	nextSeq := r.NextSeq
+	if partial {
+		nextSeq = 0
+		for _, c := range r.Chunks {
+			nextSeq = max(nextSeq, c.Seq+1)
+		}
+	} else if r.Closed && r.NextSeq > 0 {
 		closeSeq = r.NextSeq - 1
 	}
-	holes := holeRuns(p, have, closeSeq, r.NextSeq)
+	holes := holeRuns(p, have, closeSeq, nextSeq)
 	// Holes above the first returned chunk can only be the exit (a ring evicts its oldest
 	// chunks); holes below it are evicted output, or the exit evicted with it.
 	if r.Exited && !p.exitSeen && len(holes) > 0 {
 		exitSeq := holes[len(holes)-1].last // none among the retained chunks: end of the lost run
+		if partial {
+			exitSeq = 0 // only between the returned chunks
+		}
 		for _, h := range holes {
 			if firstChunk != 0 && h.first > firstChunk {
 				exitSeq = h.first
 				break
 			}
-			if firstChunk != 0 && h.first < firstChunk {
+			if firstChunk != 0 && h.first < firstChunk && !partial {
 				exitSeq = h.last
 			}
 		}
-		code := int32(0)
-		if r.ExitCode != nil {
-			code = *r.ExitCode
+		if exitSeq != 0 {
+			evs, holes = appendExit(evs, holes, pid, exitSeq, r)
 		}
-		b, _ := json.Marshal(map[string]any{"method": protocol.MethodProcessExited,
-			"params": map[string]any{"processId": pid, "seq": exitSeq, "exitCode": code, "sandboxDenied": r.SandboxDenied}})
-		evs = append(evs, seqMsg{exitSeq, b})
-		holes = removeSeq(holes, exitSeq)
 	}
 	for _, h := range holes {
 		if firstChunk != 0 && h.first > firstChunk {
@@ -679,7 +828,18 @@ func catchUp(pid string, p procState, result []byte) ([][]byte, error) {
 	for i, e := range evs {
 		out[i] = e.msg
 	}
-	return out, nil
+	return out
+}
+
+// appendExit adds the exit event at exitSeq and removes that seq from the holes.
+func appendExit(evs []seqMsg, holes []seqRun, pid string, exitSeq uint64, r catchUpResult) ([]seqMsg, []seqRun) {
+	code := int32(0)
+	if r.ExitCode != nil {
+		code = *r.ExitCode
+	}
+	b, _ := json.Marshal(map[string]any{"method": protocol.MethodProcessExited,
+		"params": map[string]any{"processId": pid, "seq": exitSeq, "exitCode": code, "sandboxDenied": r.SandboxDenied}})
+	return append(evs, seqMsg{exitSeq, b}), removeSeq(holes, exitSeq)
 }
 
 // catchUpResult is the part of a process/read result a catch-up reads.

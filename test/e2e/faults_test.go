@@ -179,10 +179,12 @@ func faultsRegistryRestart(t *testing.T, run runFunc) {
 // and status, or reports the lost output on stderr and exits in order — within the
 // recovery window it was given. Under 5 % dropped data frames (a released executor resends
 // nothing, so a lost record is a broken stream): the harness notices a record missing
-// within 2 s (a later one waits) or a recovery request unanswered within 10 s, and
-// recovers; at that rate a large catch-up read rarely survives, so exec may also end with
-// status 255 and "reconnecting failed" on stderr once its (here 20 s) window is spent —
-// reported, in order, never a hang.
+// within 2 s (a later one waits) or a recovery request unanswered within 10 s (3 s for a
+// catch-up read), and recovers, catching up in 64 KiB reads kept as they arrive, its window
+// extended by every attempt that delivered something (docs/reliability.md §5, §8); while
+// the process still produces, its live output keeps breaking the stream, so exec may also
+// end with status 255 and "reconnecting failed" on stderr once a (here 20 s) window passed
+// without progress — reported, in order, never a hang.
 func faultsReferenceExecutorNeverHangs(t *testing.T, run runFunc) {
 	want := localRun(t, refStream...)
 	for _, rel := range refbin.Releases(t) {

@@ -1,0 +1,200 @@
+package harness
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/execlab/executor/executor/protocol"
+)
+
+// fakeReleased is one connection to a fake released executor (spec/jsonrpc.md §3.2) whose
+// process "p" has output seqs 1…200 of 1 KiB each, of which its ring kept 51…200, then the
+// exit (201, code 3) and the close (202). The connection breaks after `reads` answered
+// process/reads, like a stream without ARQ that loses a record.
+type fakeReleased struct {
+	reads  int         // answered process/reads left before the break
+	log    *[]readCall // every process/read received, across connections
+	out    [][]byte    // replies not read yet
+	closed bool
+}
+
+type readCall struct {
+	AfterSeq uint64  `json:"afterSeq"`
+	MaxBytes *uint64 `json:"maxBytes"`
+	WaitMs   *uint64 `json:"waitMs"`
+}
+
+const fakeChunk = 1 << 10
+
+func (f *fakeReleased) WriteMessage(_ context.Context, msg []byte) error {
+	if f.closed {
+		return io.ErrClosedPipe
+	}
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if err := json.Unmarshal(msg, &m); err != nil || m.ID == nil {
+		return err // a notification (initialized)
+	}
+	switch m.Method {
+	case protocol.MethodInitialize:
+		f.out = append(f.out, []byte(`{"id":`+string(m.ID)+`,"result":{"sessionId":"s1"}}`))
+	case protocol.MethodProcessRead:
+		var c readCall
+		_ = json.Unmarshal(m.Params, &c)
+		if f.reads == 0 {
+			f.closed = true
+			return nil
+		}
+		f.reads--
+		*f.log = append(*f.log, c)
+		f.out = append(f.out, f.answer(m.ID, c))
+	}
+	return nil
+}
+
+// answer follows the reference: the first chunk always, then chunks while within maxBytes;
+// nextSeq is the last returned seq + 1 under maxBytes, else the next unassigned seq.
+func (f *fakeReleased) answer(id json.RawMessage, c readCall) []byte {
+	type chunk struct {
+		Seq    uint64 `json:"seq"`
+		Stream string `json:"stream"`
+		Chunk  string `json:"chunk"`
+	}
+	chunks := []chunk{}
+	budget := uint64(1 << 62)
+	if c.MaxBytes != nil {
+		budget = *c.MaxBytes
+	}
+	used := uint64(0)
+	for seq := max(c.AfterSeq+1, 51); seq <= 200; seq++ {
+		if len(chunks) > 0 && used+fakeChunk > budget {
+			break
+		}
+		used += fakeChunk
+		data := strings.Repeat(string(rune('a'+seq%26)), fakeChunk)
+		chunks = append(chunks, chunk{seq, "stdout", base64.StdEncoding.EncodeToString([]byte(data))})
+	}
+	next := uint64(203)
+	if c.MaxBytes != nil && len(chunks) > 0 {
+		next = chunks[len(chunks)-1].Seq + 1
+	}
+	res, _ := json.Marshal(map[string]any{"chunks": chunks, "nextSeq": next, "exited": true, "exitCode": 3,
+		"closed": true, "failure": nil, "sandboxDenied": false})
+	return []byte(`{"id":` + string(id) + `,"result":` + string(res) + `}`)
+}
+
+func (f *fakeReleased) ReadMessage(context.Context) ([]byte, error) {
+	if len(f.out) == 0 {
+		return nil, io.EOF // broken (or nothing more will come: the test stops at the close)
+	}
+	m := f.out[0]
+	f.out = f.out[1:]
+	return m, nil
+}
+
+func (f *fakeReleased) Close() error { f.closed = true; return nil }
+
+// TestCatchUp_ChunkedKeepsProgress: against a released executor whose every connection
+// breaks after one answered process/read, a recovery with a 200 ms window still completes:
+// each read is capped at 64 KiB (maxBytes, waitMs 0: fields the reference accepts), starts
+// after the last delivered seq (never re-reads), its events are delivered before the next
+// attempt, and every attempt that brought new events extends the window. The Client gets
+// the evicted run as one gap, every retained chunk once in order, the exit and the close.
+func TestCatchUp_ChunkedKeepsProgress(t *testing.T) {
+	var calls []readCall
+	attempts := 0
+	s := &sessionConn{
+		dial: func(context.Context) (MessageConn, error) {
+			attempts++
+			return &fakeReleased{reads: 1, log: &calls}, nil
+		},
+		timeout: 200 * time.Millisecond, log: slog.New(slog.DiscardHandler),
+		wsem: make(chan struct{}, 1), cur: nopConn{}, sessionID: "s1",
+		inflight: map[string]*inflightReq{}, procs: map[string]*procState{"p": {}},
+	}
+	var evs []event
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for len(evs) == 0 || evs[len(evs)-1].Method != protocol.MethodProcessClosed {
+		m, err := s.ReadMessage(ctx)
+		if err != nil {
+			t.Fatalf("after %d events and %d attempts: %v", len(evs), attempts, err)
+		}
+		evs = append(evs, decodeEvents(t, [][]byte{m})...)
+	}
+
+	// Wire: capped reads, each after the previous answer's last chunk.
+	wantAfter := []uint64{0, 114, 178, 200}
+	if len(calls) < len(wantAfter) {
+		t.Fatalf("process/reads %+v, want afterSeq %v", calls, wantAfter)
+	}
+	for i, c := range calls {
+		if c.MaxBytes == nil || *c.MaxBytes != catchUpReadBytes || c.WaitMs == nil || *c.WaitMs != 0 {
+			t.Errorf("read %d: maxBytes %v waitMs %v, want %d and 0", i, c.MaxBytes, c.WaitMs, catchUpReadBytes)
+		}
+		if i < len(wantAfter) && c.AfterSeq != wantAfter[i] {
+			t.Errorf("read %d: afterSeq %d, want %d", i, c.AfterSeq, wantAfter[i])
+		}
+	}
+
+	// Delivery: the gap 1–50, chunks 51…200 once in order, exit 201 (code 3), close 202.
+	if evs[0].Method != MethodOutputGap || evs[0].Params["seq"] != 1.0 || evs[0].Params["lastSeq"] != 50.0 {
+		t.Fatalf("first event %+v, want the gap 1-50", evs[0])
+	}
+	want := uint64(51)
+	for _, e := range evs[1:] {
+		seq := uint64(e.Params["seq"].(float64))
+		if seq != want {
+			t.Fatalf("event %s seq %d, want %d", e.Method, seq, want)
+		}
+		want++
+		switch {
+		case seq <= 200 && e.Method != protocol.MethodProcessOutput,
+			seq == 201 && (e.Method != protocol.MethodProcessExited || e.Params["exitCode"] != 3.0),
+			seq == 202 && e.Method != protocol.MethodProcessClosed:
+			t.Fatalf("seq %d: %+v", seq, e)
+		}
+	}
+	if want != 203 {
+		t.Fatalf("delivered up to seq %d, want 202", want-1)
+	}
+	if attempts < 4 {
+		t.Errorf("attempts %d, want at least 4 (one read each)", attempts)
+	}
+	if s.rec != nil {
+		t.Errorf("recovery state left behind: %+v", s.rec)
+	}
+}
+
+// TestCatchUp_NoProgressSpendsTheWindow: attempts that bring nothing new (every read's
+// answer is lost) still end the recovery after the window, with an error.
+func TestCatchUp_NoProgressSpendsTheWindow(t *testing.T) {
+	var calls []readCall
+	s := &sessionConn{
+		dial: func(context.Context) (MessageConn, error) {
+			return &fakeReleased{reads: 0, log: &calls}, nil
+		},
+		timeout: 300 * time.Millisecond, log: slog.New(slog.DiscardHandler),
+		wsem: make(chan struct{}, 1), cur: nopConn{}, sessionID: "s1",
+		inflight: map[string]*inflightReq{}, procs: map[string]*procState{"p": {}},
+	}
+	start := time.Now()
+	if _, err := s.ReadMessage(context.Background()); err == nil {
+		t.Fatal("ReadMessage: got a message, want the recovery to fail")
+	}
+	if el := time.Since(start); el > 5*time.Second {
+		t.Errorf("recovery took %v with a 300 ms window and no progress", el)
+	}
+	if len(calls) != 0 {
+		t.Fatalf("answered reads %+v, want none", calls)
+	}
+}
