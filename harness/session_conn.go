@@ -795,20 +795,7 @@ func catchUpEvents(pid string, p procState, r catchUpResult, partial bool) [][]b
 	// Holes above the first returned chunk can only be the exit (a ring evicts its oldest
 	// chunks); holes below it are evicted output, or the exit evicted with it.
 	if r.Exited && !p.exitSeen && len(holes) > 0 {
-		exitSeq := holes[len(holes)-1].last // none among the retained chunks: end of the lost run
-		if partial {
-			exitSeq = 0 // only between the returned chunks
-		}
-		for _, h := range holes {
-			if firstChunk != 0 && h.first > firstChunk {
-				exitSeq = h.first
-				break
-			}
-			if firstChunk != 0 && h.first < firstChunk && !partial {
-				exitSeq = h.last
-			}
-		}
-		if exitSeq != 0 {
+		if exitSeq := missedExitSeq(holes, firstChunk, partial); exitSeq != 0 {
 			evs, holes = appendExit(evs, holes, pid, exitSeq, r)
 		}
 	}
@@ -829,6 +816,25 @@ func catchUpEvents(pid string, p procState, r catchUpResult, partial bool) [][]b
 		out[i] = e.msg
 	}
 	return out
+}
+
+// missedExitSeq is where a missed exit goes among the holes (non-empty): the first hole
+// above the first returned chunk, else the end of the lost run below it (or the last hole
+// when no chunk came); 0 when a partial read leaves it undecided (see catchUpEvents).
+func missedExitSeq(holes []seqRun, firstChunk uint64, partial bool) uint64 {
+	exitSeq := holes[len(holes)-1].last // none among the retained chunks: end of the lost run
+	if partial {
+		exitSeq = 0 // only between the returned chunks
+	}
+	for _, h := range holes {
+		if firstChunk != 0 && h.first > firstChunk {
+			return h.first
+		}
+		if firstChunk != 0 && h.first < firstChunk && !partial {
+			exitSeq = h.last
+		}
+	}
+	return exitSeq
 }
 
 // appendExit adds the exit event at exitSeq and removes that seq from the holes.
