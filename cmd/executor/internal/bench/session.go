@@ -50,12 +50,6 @@ func openRemoteSession(ctx context.Context, registryURL, env, token string) (*se
 	return openRemoteSessionOpts(ctx, registryURL, env, token, remoteSessionOpts{})
 }
 
-// openRemoteSessionAck is openRemoteSession with acknowledged output (processOutputAck,
-// lossless mode) on or off: off, processes run as with a released harness.
-func openRemoteSessionAck(ctx context.Context, registryURL, env, token string, ack bool) (*session, error) {
-	return openRemoteSessionOpts(ctx, registryURL, env, token, remoteSessionOpts{noOutputAck: !ack})
-}
-
 // remoteSessionOpts switches harness extensions off for a session (zero: all on).
 type remoteSessionOpts struct {
 	noOutputAck bool // no processOutputAck: processes run as with a released harness
