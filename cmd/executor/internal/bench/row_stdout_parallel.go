@@ -146,8 +146,10 @@ func memberString(p []byte, key string) ([]byte, bool) {
 	return rest[:j], true
 }
 
-// zeroA is the base64 of zero bytes without padding: 'A' (value 0) repeated.
-var zeroA = bytes.Repeat([]byte{'A'}, 64<<10)
+// zeroA is the base64 of zero bytes without padding: 'A' (value 0) repeated. Built on
+// first use, not at init: every executor process links this package, and a 64 KiB heap
+// block at init is resident in each of them (rss_idle).
+var zeroA = sync.OnceValue(func() []byte { return bytes.Repeat([]byte{'A'}, 64<<10) })
 
 // zeroBase64Len reports whether b is the standard padded base64 of zero bytes, and how
 // many: 'A' × 4k, or 'A' × (4k−1) + "=", or 'A' × (4k−2) + "==" (the unused bits of the
@@ -163,9 +165,10 @@ func zeroBase64Len(b []byte) (int, bool) {
 			pad++
 		}
 	}
+	za := zeroA()
 	for a := b[:len(b)-pad]; len(a) > 0; {
-		k := min(len(a), len(zeroA))
-		if !bytes.Equal(a[:k], zeroA[:k]) {
+		k := min(len(a), len(za))
+		if !bytes.Equal(a[:k], za[:k]) {
 			return 0, false
 		}
 		a = a[k:]

@@ -74,7 +74,7 @@ func TestProcCPU_Self(t *testing.T) {
 	// unraced, tens under -race), so the last read comes after the last burn.
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
 		for i := 0; i < 1e4; i++ { // burn CPU
-			_ = base64.StdEncoding.EncodeToString(zeroA[:64])
+			_ = base64.StdEncoding.EncodeToString(zeroA()[:64])
 		}
 		after, err := procCPU(os.Getpid())
 		if err != nil {

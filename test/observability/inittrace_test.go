@@ -1,0 +1,67 @@
+//go:build linux
+
+package observability_test
+
+import (
+	"bufio"
+	"bytes"
+	"os/exec"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// Init-time heap bounds of the executor binary (GODEBUG=inittrace=1, summed over every
+// package init): rss_idle in docs/bench.md. Every package linked into the binary runs its
+// init in every executor process, telemetry off or on, so a package-level buffer or
+// table built at init is resident in each of them. Measured at 41315a2 + the bench fix:
+// 227 package inits, 572 kB (Prometheus procfs 97 kB, client_golang 64 kB, grpc 28 kB
+// linked in through the OTLP/HTTP exporter).
+const (
+	maxInitHeapBytes    = 640 << 10 // all package inits together
+	maxPackageInitBytes = 112 << 10 // any one package's init (procfs: 97 kB)
+)
+
+// TestInitHeap starts the built executor with GODEBUG=inittrace=1 and bounds the heap its
+// package inits allocate: a regression guard for rss_idle that counts bytes, not time.
+func TestInitHeap(t *testing.T) {
+	cmd := exec.Command(executorBin(t), "--help")
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir(), "GODEBUG=inittrace=1"}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	_ = cmd.Run() // the usage's exit status does not matter; the inits ran before main
+	type pkg struct {
+		name  string
+		bytes int
+	}
+	var pkgs []pkg
+	total := 0
+	sc := bufio.NewScanner(&stderr)
+	for sc.Scan() {
+		// init PKG @T ms, C ms clock, B bytes, A allocs
+		f := strings.Fields(sc.Text())
+		if len(f) != 11 || f[0] != "init" || f[8] != "bytes," {
+			continue
+		}
+		n, err := strconv.Atoi(f[7])
+		if err != nil {
+			t.Fatalf("parsing %q: %v", sc.Text(), err)
+		}
+		pkgs = append(pkgs, pkg{f[1], n})
+		total += n
+	}
+	if len(pkgs) == 0 {
+		t.Fatalf("no inittrace lines on stderr:\n%s", stderr.String())
+	}
+	sort.Slice(pkgs, func(i, j int) bool { return pkgs[i].bytes > pkgs[j].bytes })
+	t.Logf("%d package inits, %d bytes; largest: %v", len(pkgs), total, pkgs[:min(5, len(pkgs))])
+	if total > maxInitHeapBytes {
+		t.Errorf("package inits allocate %d bytes, bound %d: a new package-level allocation or dependency (see rss_idle in docs/bench.md)", total, maxInitHeapBytes)
+	}
+	for _, p := range pkgs {
+		if p.bytes > maxPackageInitBytes {
+			t.Errorf("init of %s allocates %d bytes, bound %d per package: build it on first use (sync.OnceValue) instead", p.name, p.bytes, maxPackageInitBytes)
+		}
+	}
+}
