@@ -19,6 +19,7 @@ import (
 // process/reads, like a stream without ARQ that loses a record.
 type fakeReleased struct {
 	reads  int         // answered process/reads left before the break
+	live   [][]byte    // notifications pushed right after the initialize reply
 	log    *[]readCall // every process/read received, across connections
 	out    [][]byte    // replies not read yet
 	closed bool
@@ -47,6 +48,7 @@ func (f *fakeReleased) WriteMessage(_ context.Context, msg []byte) error {
 	switch m.Method {
 	case protocol.MethodInitialize:
 		f.out = append(f.out, []byte(`{"id":`+string(m.ID)+`,"result":{"sessionId":"s1"}}`))
+		f.out = append(f.out, f.live...)
 	case protocol.MethodProcessRead:
 		var c readCall
 		_ = json.Unmarshal(m.Params, &c)
@@ -196,5 +198,60 @@ func TestCatchUp_NoProgressSpendsTheWindow(t *testing.T) {
 	}
 	if len(calls) != 0 {
 		t.Fatalf("answered reads %+v, want none", calls)
+	}
+}
+
+// TestCatchUp_LiveEventsOfAFailedAttemptAreKept: an attempt whose stream breaks before any
+// read is answered still keeps the process output that arrived live (it is delivered
+// first, before the next attempt); the catch-up then skips it, and the Client gets every
+// seq exactly once.
+func TestCatchUp_LiveEventsOfAFailedAttemptAreKept(t *testing.T) {
+	var calls []readCall
+	attempts := 0
+	live := []byte(`{"method":"process/output","params":{"processId":"p","seq":60,"stream":"stdout","chunk":"eA=="}}`)
+	s := &sessionConn{
+		dial: func(context.Context) (MessageConn, error) {
+			attempts++
+			if attempts == 1 {
+				return &fakeReleased{reads: 0, live: [][]byte{live}, log: &calls}, nil
+			}
+			return &fakeReleased{reads: 1, log: &calls}, nil
+		},
+		timeout: 200 * time.Millisecond, log: slog.New(slog.DiscardHandler),
+		wsem: make(chan struct{}, 1), cur: nopConn{}, sessionID: "s1",
+		inflight: map[string]*inflightReq{}, procs: map[string]*procState{"p": {}},
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	seen := map[uint64]int{}
+	var first event
+	for n := 0; ; n++ {
+		m, err := s.ReadMessage(ctx)
+		if err != nil {
+			t.Fatalf("after %d events and %d attempts: %v", n, attempts, err)
+		}
+		e := decodeEvents(t, [][]byte{m})[0]
+		if n == 0 {
+			first = e
+		}
+		from := uint64(e.Params["seq"].(float64))
+		to := from
+		if e.Method == MethodOutputGap {
+			to = uint64(e.Params["lastSeq"].(float64))
+		}
+		for seq := from; seq <= to; seq++ {
+			seen[seq]++
+		}
+		if e.Method == protocol.MethodProcessClosed {
+			break
+		}
+	}
+	if first.Method != protocol.MethodProcessOutput || first.Params["seq"] != 60.0 || first.Params["chunk"] != "eA==" {
+		t.Errorf("first event %+v, want the live output seq 60 kept from the failed attempt", first)
+	}
+	for seq := uint64(1); seq <= 202; seq++ {
+		if seen[seq] != 1 {
+			t.Errorf("seq %d delivered %d times, want once", seq, seen[seq])
+		}
 	}
 }

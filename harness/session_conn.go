@@ -514,8 +514,17 @@ func recoverable(err error) bool {
 
 // reattach runs on a fresh connection: resume, re-send, catch up. Messages that arrive
 // meanwhile are queued after the synthesized ones.
-func (s *sessionConn) reattach(ctx context.Context, conn MessageConn) error {
+//
+// If the attempt fails after the resume, the process events that arrived live are kept
+// (admitted and queued like catch-up events): on a lossy stream without ARQ, the live
+// output of a busy process is what breaks it, and keeping it is progress too.
+func (s *sessionConn) reattach(ctx context.Context, conn MessageConn) (err error) {
 	var synth, live [][]byte
+	defer func() {
+		if err != nil {
+			s.admitCaughtUp(processEvents(live))
+		}
+	}()
 	s.mu.Lock()
 	sid, name := s.sessionID, s.clientName
 	s.mu.Unlock()
@@ -677,6 +686,23 @@ func (s *sessionConn) admitCaughtUp(msgs [][]byte) {
 			s.caughtUp++
 		}
 	}
+}
+
+// processEvents returns the process/output, process/exited and process/closed
+// notifications among msgs, in order.
+func processEvents(msgs [][]byte) [][]byte {
+	var out [][]byte
+	for _, b := range msgs {
+		m, err := parseMessage(b)
+		if err != nil || m.kind != kindNotification {
+			continue
+		}
+		switch m.method {
+		case protocol.MethodProcessOutput, protocol.MethodProcessExited, protocol.MethodProcessClosed:
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // firstLiveSeq returns the lowest seq of pid's process events among live messages.
