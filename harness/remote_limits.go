@@ -46,10 +46,13 @@ const (
 	resumeRetryInterval = 100 * time.Millisecond
 
 	// recoveryRequestTimeout bounds each request a recovery attempt makes itself
-	// (initialize with resumeSessionId, the catch-up process/reads): the reference bounds
-	// initialize by 10 s. Past it the attempt fails and the next one starts, so a request
-	// or reply lost by a faulty rendezvous on a stream without ARQ costs one attempt.
-	recoveryRequestTimeout = 10 * time.Second
+	// (initialize with resumeSessionId; catch-up reads have catchUpReadTimeout). Past it
+	// the attempt fails and the next one starts, so a request or reply lost by a faulty
+	// rendezvous on a stream without ARQ costs one attempt. The reference bounds
+	// initialize by 10 s; a resume's reply is one small record that a live executor sends
+	// at once, and at 5 % loss per link about one resume in five is lost, so 10 s would
+	// spend a 20 s window in two losses (measured on TestFaults/Reference/*/drop).
+	recoveryRequestTimeout = 5 * time.Second
 
 	// handshakeTimeout bounds the Noise handshake of one attempt; the reference bounds it by
 	// its 10 s JSON-RPC initialize timeout.
