@@ -6,6 +6,7 @@ import (
 	"io"
 	"sync"
 
+	"github.com/execlab/executor/internal/recbuf"
 	"github.com/execlab/executor/noise"
 )
 
@@ -48,8 +49,12 @@ type Conn struct {
 }
 
 // scratchPool holds first-record buffers for WriteMessage; the plaintext is never
-// retained past the call (records are encrypted into fresh buffers).
+// retained past the call (records are encrypted into recbuf buffers).
 var scratchPool = sync.Pool{New: func() any { return new([RecordPlaintextLen]byte) }}
+
+// recbuf.Cap must equal MaxRecordLen: every record fits one pooled buffer without growing
+// it (relay/mux returns only buffers of that capacity to the pool). Fails to compile if not.
+var _ = [1]struct{}{}[recbuf.Cap-MaxRecordLen]
 
 func newConn(rc RecordConn, hs *noise.HandshakeState, initiator bool) (*Conn, error) {
 	peer, err := hs.PeerStatic()
@@ -197,7 +202,9 @@ func (c *Conn) WriteMessage(ctx context.Context, msg []byte) error {
 		scratchPool.Put(scratch)
 	}()
 	err := forEachRecord(scratch, msg, func(pt []byte) error {
-		ct, err := c.tx.Encrypt(make([]byte, 0, len(pt)+noise.TagLen), nil, pt)
+		// Sealed into a pooled buffer: the RecordConn owns it from WritePacket on and may
+		// return it to recbuf once sent (relay/mux does; others leave it to the GC).
+		ct, err := c.tx.Encrypt(recbuf.Get(), nil, pt)
 		if err != nil {
 			return fmt.Errorf("encrypting record: %w", err)
 		}

@@ -50,6 +50,12 @@
 // limits.go. Memory per stream and direction: ≤ WindowBytes retained by the sender, ≤
 // Window records buffered by the receiver (the sender's window bounds their bytes).
 //
+// Buffer release: Sender.Ack (Endpoint.OnAckRelease) and Sender.Drain (Endpoint.Drain)
+// hand back each retained payload exactly once, when it is no longer retained, so a driver
+// can reuse its buffer; Endpoint.SetHold lets the driver take a reference, under the
+// Endpoint's lock, on each record RunTimers is about to resend, before an ack can release
+// it. OnAck and the Sender's OnAck drop that information (the buffers go to the GC).
+//
 // Concurrency: none. Sender and Receiver are plain values used under their driver's lock;
 // time is an input (now), so every timer is testable without sleeping.
 package arq

@@ -22,6 +22,20 @@ type Endpoint struct {
 
 	room chan struct{} // cap 1: the send window may have opened
 	kick chan struct{} // cap 1: a deadline may have moved before armed
+
+	// hold is called under mu for each record RunTimers hands to send (SetHold).
+	hold    func(payload []byte)
+	drained bool // Drain was called: nothing is retained or resent any more
+}
+
+// SetHold installs hold, called with the Endpoint's lock held for each record RunTimers is
+// about to hand to send, before an ack can release it: a driver that reuses released
+// buffers (OnAckRelease) takes a reference there, so a resend still queued keeps its bytes.
+// hold must not block or call the Endpoint. Call SetHold before RunTimers starts.
+func (e *Endpoint) SetHold(hold func(payload []byte)) {
+	e.mu.Lock()
+	e.hold = hold
+	e.mu.Unlock()
 }
 
 // NewEndpoint returns an Endpoint with nothing sent or received.
@@ -72,12 +86,20 @@ func (e *Endpoint) Send(ctx context.Context, done <-chan struct{}, seq uint32, p
 
 // OnAck applies an incoming frame's ack and ack_bits.
 func (e *Endpoint) OnAck(ack, bits uint32) error {
+	_, err := e.OnAckRelease(nil, ack, bits)
+	return err
+}
+
+// OnAckRelease is OnAck that also appends to released the payloads the Endpoint no longer
+// retains (Sender.Ack): each is handed back exactly once, here or by Drain, and is never
+// passed to RunTimers' send again.
+func (e *Endpoint) OnAckRelease(released [][]byte, ack, bits uint32) ([][]byte, error) {
 	e.mu.Lock()
 	if e.err != nil {
 		e.mu.Unlock()
-		return e.err
+		return released, e.err
 	}
-	progress, err := e.snd.OnAck(ack, bits, time.Now())
+	released, progress, err := e.snd.Ack(released, ack, bits, time.Now())
 	if err != nil {
 		e.err = err
 	}
@@ -86,7 +108,20 @@ func (e *Endpoint) OnAck(ack, bits uint32) error {
 		signal(e.room)
 		signal(e.kick) // fast resends may be due
 	}
-	return err
+	return released, err
+}
+
+// Drain ends the Endpoint (every later call fails with ErrClosed unless a protocol error
+// came first) and appends to dst the payloads still retained, for a driver that reuses
+// them. RunTimers must have returned, or must be about to: it resends nothing after Drain.
+func (e *Endpoint) Drain(dst [][]byte) [][]byte {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.err == nil {
+		e.err = ErrClosed
+	}
+	e.drained = true
+	return e.snd.Drain(dst)
 }
 
 // Receive takes an incoming record and appends the records now deliverable in order to
@@ -147,7 +182,15 @@ func (e *Endpoint) RunTimers(ctx context.Context, send func(resends []Resend, ac
 	for {
 		now := time.Now()
 		e.mu.Lock()
-		buf = e.snd.Due(buf[:0], now)
+		buf = buf[:0]
+		if !e.drained {
+			buf = e.snd.Due(buf, now)
+		}
+		if e.hold != nil {
+			for _, r := range buf {
+				e.hold(r.Payload)
+			}
+		}
 		ack := len(buf) == 0 && e.rcv.AckDue(now)
 		if ack {
 			e.rcv.AckSent() // the ack_frame takes the freshest values when it is encoded

@@ -70,9 +70,17 @@ func (s *Sender) Sent(seq uint32, payload []byte, now time.Time) error {
 // any retained record was released (the window opened). Stale acks are harmless; an ack of
 // a seq never sent is ErrAckBeyondSent and leaves the Sender unchanged.
 func (s *Sender) OnAck(ack, bits uint32, now time.Time) (progress bool, err error) {
+	_, progress, err = s.Ack(nil, ack, bits, now)
+	return progress, err
+}
+
+// Ack is OnAck that also appends to released the payloads the Sender no longer retains
+// (each exactly once: acknowledged cumulatively or selectively for the first time), so the
+// driver can reuse their buffers once nothing else reads them.
+func (s *Sender) Ack(released [][]byte, ack, bits uint32, now time.Time) (_ [][]byte, progress bool, err error) {
 	a := uint64(ack)
 	if a > s.next || (bits != 0 && a+1+uint64(highBit(bits)) >= s.next) {
-		return false, ErrAckBeyondSent
+		return released, false, ErrAckBeyondSent
 	}
 	var sample time.Duration
 	for s.base < a {
@@ -82,6 +90,7 @@ func (s *Sender) OnAck(ack, bits uint32, now time.Time) (progress bool, err erro
 				sample = now.Sub(r.lastSent)
 			}
 			s.bytes -= len(r.payload)
+			released = append(released, r.payload)
 			progress = true
 		}
 		*r = record{}
@@ -100,6 +109,7 @@ func (s *Sender) OnAck(ack, bits uint32, now time.Time) (progress bool, err erro
 			sample = now.Sub(r.lastSent)
 		}
 		s.bytes -= len(r.payload)
+		released = append(released, r.payload)
 		r.payload, r.acked = nil, true
 		progress = true
 		s.highSack = max(s.highSack, seq+1)
@@ -110,7 +120,21 @@ func (s *Sender) OnAck(ack, bits uint32, now time.Time) (progress bool, err erro
 		}
 		s.rto = s.baseRTO() // progress ends the back-off
 	}
-	return progress, nil
+	return released, progress, nil
+}
+
+// Drain appends to dst the payloads of every retained record not yet acknowledged and
+// forgets them all (the stream ended; nothing will be resent).
+func (s *Sender) Drain(dst [][]byte) [][]byte {
+	for ; s.base < s.next; s.base++ {
+		r := &s.ring[s.base%Window]
+		if !r.acked {
+			dst = append(dst, r.payload)
+		}
+		*r = record{}
+	}
+	s.bytes = 0
+	return dst
 }
 
 // highBit returns the index of the highest set bit of a non-zero b.

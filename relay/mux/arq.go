@@ -31,6 +31,7 @@ import (
 // goroutine. Called with m.mu and s.mu held, m not closed.
 func (m *Mux) startARQLocked(s *Stream) *arq.Endpoint {
 	e := arq.NewEndpoint()
+	e.SetHold(func(payload []byte) { m.refs.add(payload, 1) }) // a queued resend
 	s.arq.Store(e)
 	m.handlers.Add(1)
 	go func() {
@@ -47,8 +48,11 @@ func (s *Stream) arqRoutine(e *arq.Endpoint) {
 	m.log.Debug("arq timers started", "stream_id", s.id)
 	defer m.log.Debug("arq timers stopped", "stream_id", s.id)
 	_ = e.RunTimers(s.ctx, func(resends []arq.Resend, ack bool) error {
-		for _, r := range resends {
+		for i, r := range resends {
 			if err := s.enqueue(s.ctx, outFrame{streamID: s.id, kind: frame.KindData, seq: r.Seq, payload: r.Payload, arq: e}); err != nil {
+				for _, r := range resends[i:] {
+					m.refs.release(r.Payload, 1) // held by RunTimers, never queued
+				}
 				return err
 			}
 		}
@@ -57,6 +61,11 @@ func (s *Stream) arqRoutine(e *arq.Endpoint) {
 		}
 		return nil
 	})
+	// The stream ended: nothing will be resent; the retained records' buffers go back once
+	// their queued frames (if any) are written.
+	for _, p := range e.Drain(nil) {
+		m.refs.release(p, 1)
+	}
 }
 
 // enqueue puts of on the outbound queue, blocking while it is full (the wait is reported to
@@ -87,7 +96,7 @@ func (s *Stream) enqueue(ctx context.Context, of outFrame) error {
 // s.mu held. It reports false when the stream must end (protocol error).
 func (d *dispatcher) onARQData(s *Stream, e *arq.Endpoint, seq uint32, payload []byte) bool {
 	m := d.m
-	if e.OnAck(d.f.Ack, d.f.AckBits) != nil {
+	if !d.applyAck(e) {
 		return false
 	}
 	if len(s.inbox) >= m.opts.InboundQueuePackets || s.inboxBytes+len(payload) > m.opts.InboundQueueBytes {
@@ -119,8 +128,20 @@ func (d *dispatcher) onAck(id string) {
 	if s == nil {
 		return
 	}
-	if e := s.arq.Load(); e != nil && e.OnAck(d.f.Ack, d.f.AckBits) != nil {
+	if e := s.arq.Load(); e != nil && !d.applyAck(e) {
 		m.log.Debug("ending Noise relay stream: arq protocol error", "stream_id", id)
 		m.endByID(id)
 	}
+}
+
+// applyAck applies the current frame's ack and ack_bits to e and drops the Endpoint's
+// references on the records it released. It reports false on a protocol error.
+func (d *dispatcher) applyAck(e *arq.Endpoint) bool {
+	var err error
+	d.released, err = e.OnAckRelease(d.released[:0], d.f.Ack, d.f.AckBits)
+	for i, p := range d.released {
+		d.m.refs.release(p, 1)
+		d.released[i] = nil
+	}
+	return err == nil
 }

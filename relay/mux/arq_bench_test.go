@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/execlab/executor/internal/recbuf"
 	"github.com/execlab/executor/relay/arq"
 	"github.com/execlab/executor/relay/frame"
 	"github.com/execlab/executor/relay/mux"
@@ -16,12 +17,16 @@ import (
 // released stream) and with ARQ v1 (the peer runs an arq.Endpoint and acknowledges with
 // ack_frames, as our harness does): the difference is the cost of the acks, retention and
 // timers on both ends.
+// The pooled variants hand the Mux records in recbuf buffers, as noise/channel does, which
+// the Mux returns once sent (released) or acknowledged (arq).
 func BenchmarkStreamRecords(b *testing.B) {
-	b.Run("released", func(b *testing.B) { benchStreamRecords(b, false) })
-	b.Run("arq", func(b *testing.B) { benchStreamRecords(b, true) })
+	b.Run("released", func(b *testing.B) { benchStreamRecords(b, false, false) })
+	b.Run("arq", func(b *testing.B) { benchStreamRecords(b, true, false) })
+	b.Run("released-pooled", func(b *testing.B) { benchStreamRecords(b, false, true) })
+	b.Run("arq-pooled", func(b *testing.B) { benchStreamRecords(b, true, true) })
 }
 
-func benchStreamRecords(b *testing.B, useARQ bool) {
+func benchStreamRecords(b *testing.B, useARQ, pooled bool) {
 	const recLen = 61456
 	payload := make([]byte, recLen)
 	a, peer := relaytest.Pipe(0)
@@ -88,7 +93,11 @@ func benchStreamRecords(b *testing.B, useARQ bool) {
 	go func() {
 		defer wg.Done()
 		for i := range b.N {
-			if s.WritePacket(ctx, mux.Packet{Seq: uint32(i), Payload: payload}) != nil {
+			p := payload
+			if pooled {
+				p = append(recbuf.Get(), payload...) // as noise/channel seals a record
+			}
+			if s.WritePacket(ctx, mux.Packet{Seq: uint32(i), Payload: p}) != nil {
 				return
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/execlab/executor/internal/recbuf"
 	"github.com/execlab/executor/relay/arq"
 	"github.com/execlab/executor/relay/frame"
 	"github.com/execlab/executor/relay/mux"
@@ -182,12 +183,24 @@ func (p *lossyPeer) read(ctx context.Context) error {
 // TestARQ_LossyPipe: through a pipe that drops 10 % and duplicates 5 % of the data frames
 // in each direction, 400 records of up to 40 KiB reach the executor's Handler in order and
 // its echoes come back in order, within bounded virtual time.
-func TestARQ_LossyPipe(t *testing.T) {
+func TestARQ_LossyPipe(t *testing.T) { lossyPipe(t, false) }
+
+// TestARQ_LossyPipePooled: the same with the executor's echoes in pooled record buffers
+// (recbuf, as noise/channel seals them) and every buffer poisoned as it returns to the
+// pool: a buffer reused while its first send, a queued resend or the ARQ window can still
+// read it would corrupt an echo. At the end every buffer's references are gone.
+func TestARQ_LossyPipePooled(t *testing.T) {
+	recbuf.SetPoison(true)
+	defer recbuf.SetPoison(false)
+	lossyPipe(t, true)
+}
+
+func lossyPipe(t *testing.T, pooled bool) {
 	const n = 400
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	synctest.Test(t, func(t *testing.T) {
-		e := newEnv(t, nil, nil)
+		e := newEnv(t, &testHandler{pooled: pooled}, nil)
 		p := &lossyPeer{conn: e.peer, id: "s-1", e: arq.NewEndpoint(), rng: rand.New(rand.NewPCG(seed, 1)), got: make(chan []byte, n)}
 		e.send(frame.Frame{StreamID: "s-1", Features: frame.FeatureARQ, Body: &frame.Handshake{Payload: []byte("m1")}})
 		if f := e.recv(); f.Features != frame.FeatureARQ {
@@ -238,5 +251,41 @@ func TestARQ_LossyPipe(t *testing.T) {
 			}
 		}
 		t.Logf("%d records each way in %v of virtual time", n, time.Since(start))
+		if pooled {
+			e.send(frame.Frame{StreamID: "s-1", Body: &frame.Reset{Reason: "done"}})
+			for deadline := time.Now().Add(time.Minute); mux.PooledRefs(e.mux) != 0; {
+				if time.Now().After(deadline) {
+					t.Fatalf("%d pooled records still referenced a virtual minute after the stream ended", mux.PooledRefs(e.mux))
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+	})
+}
+
+// TestReleasedStreamPooled: on a stream without ARQ (every released harness) an echo in a
+// pooled record buffer goes back to the pool as soon as its frame is encoded; with every
+// returned buffer poisoned, 64 echoes of distinct content (in batches of 4 queued at once)
+// still arrive intact and in seq order, and no reference is left.
+func TestReleasedStreamPooled(t *testing.T) {
+	recbuf.SetPoison(true)
+	defer recbuf.SetPoison(false)
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, &testHandler{pooled: true}, nil)
+		e.handshake("s-1", "m1")
+		e.expectHandshake("s-1")
+		payload := func(i int) string { return fmt.Sprintf("record %d %0*d", i, i*331%(40<<10), 0) }
+		for i := 0; i < 64; i += 4 {
+			for j := i; j < i+4; j++ {
+				e.data("s-1", uint32(j), payload(j))
+			}
+			for j := i; j < i+4; j++ {
+				e.expectData("s-1", uint32(j), payload(j))
+			}
+		}
+		synctest.Wait()
+		if n := mux.PooledRefs(e.mux); n != 0 {
+			t.Fatalf("%d pooled records still referenced", n)
+		}
 	})
 }

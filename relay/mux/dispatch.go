@@ -10,9 +10,10 @@ import (
 // dispatcher applies the executor's per-frame rules (spec/relay-noise.md §12.1) to each
 // inbound message. It runs on the read loop only and never blocks on a stream.
 type dispatcher struct {
-	m     *Mux
-	f     frame.Frame // reused across messages; payloads alias the message, which we own
-	ready [][]byte    // scratch: records the ARQ receiver released
+	m        *Mux
+	f        frame.Frame // reused across messages; payloads alias the message, which we own
+	ready    [][]byte    // scratch: records the ARQ receiver released
+	released [][]byte    // scratch: sent records the ARQ sender no longer retains
 }
 
 func (d *dispatcher) handle(ctx context.Context, b []byte) {

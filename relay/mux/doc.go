@@ -64,7 +64,14 @@
 // methods are safe for concurrent use; ReadPacket is meant for one goroutine at a time, as
 // is WritePacket.
 //
-// Lock order: Mux.mu before Stream.mu before the stream's arq.Endpoint lock (a leaf). Mux.mu
+// Record buffers: a record's payload is the Mux's from WritePacket on. One of capacity
+// internal/recbuf.Cap (noise/channel seals every record into one) goes back to that pool
+// after its last reader, counted per buffer (recrefs.go): at once after its frame is
+// encoded on a released stream, and on an ARQ stream once acknowledged (or the stream
+// ended) and no resend of it is still queued, so resends stay byte-identical.
+//
+// Lock order: Mux.mu before Stream.mu before the stream's arq.Endpoint lock, before the
+// record reference counts' lock (a leaf: SetHold's callback takes it). Mux.mu
 // guards the stream table, counters, the failure budget and the closed flag; Stream.mu
 // guards one stream's state and inbound queue. None is held while calling the FrameConn or
 // the Handler. Run also owns each ARQ stream's timer goroutine (arqRoutine), counted with

@@ -8,6 +8,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/execlab/executor/internal/recbuf"
 	"github.com/execlab/executor/relay/frame"
 	"github.com/execlab/executor/relay/mux"
 	"github.com/execlab/executor/relay/relaytest"
@@ -27,6 +28,8 @@ type env struct {
 // echo of every record (payload "quit" ends the stream from the executor side).
 type testHandler struct {
 	validate func(ctx context.Context, id string, msg1 []byte) error
+	// pooled: each echo is a copy sealed into a recbuf buffer, as noise/channel's records are.
+	pooled bool
 
 	mu      sync.Mutex // guards calls and ends
 	calls   []string   // stream ids whose validation started
@@ -60,7 +63,11 @@ func (h *testHandler) serve(ctx context.Context, s *mux.Stream) {
 		if err != nil || string(p.Payload) == "quit" {
 			return
 		}
-		if err := s.WritePacket(ctx, mux.Packet{Seq: seq, Payload: p.Payload}); err != nil {
+		out := p.Payload
+		if h.pooled {
+			out = append(recbuf.Get(), p.Payload...)
+		}
+		if err := s.WritePacket(ctx, mux.Packet{Seq: seq, Payload: out}); err != nil {
 			return
 		}
 		seq++

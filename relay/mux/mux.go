@@ -85,6 +85,8 @@ type Mux struct {
 	out chan outFrame
 	// done is closed when Run begins shutting down; it stops writeLoop and blocked writers.
 	done chan struct{}
+	// refs counts the readers of pooled record buffers (recrefs.go).
+	refs recRefs
 
 	// mu guards the fields below. It is held briefly, never across FrameConn or Handler
 	// calls; taken before any Stream.mu.

@@ -96,7 +96,9 @@ func (s *Stream) ReadPacket(ctx context.Context) (Packet, error) {
 // ErrStreamClosed if the stream is no longer pending (a stale validation result), and with
 // ErrQueueFull — after closing the physical connection — when the queue is full. Records
 // (Handshake false) block while the outbound queue is full, until ctx is done or the stream
-// ends. p.Payload is owned by the Mux once WritePacket returns nil.
+// ends. A record's p.Payload is owned by the Mux from the call on, error or not (a record
+// of capacity recbuf.Cap goes back to that pool once sent, or acknowledged on an ARQ
+// stream); a handshake packet's once WritePacket returns nil.
 func (s *Stream) WritePacket(ctx context.Context, p Packet) error {
 	m := s.m
 	if p.Handshake {
@@ -133,7 +135,9 @@ func (s *Stream) WritePacket(ctx context.Context, p Packet) error {
 	s.mu.Unlock()
 	e := s.arq.Load()
 	if e != nil {
+		m.refs.add(p.Payload, 2) // retained by the Endpoint + queued (recrefs.go)
 		if err := e.Send(ctx, s.ctx.Done(), p.Seq, p.Payload); err != nil {
+			m.refs.release(p.Payload, 2)
 			if ctx.Err() == nil && s.ctx.Err() == nil {
 				s.end() // protocol error (records out of seq order)
 			}
@@ -142,8 +146,14 @@ func (s *Stream) WritePacket(ctx context.Context, p Packet) error {
 			}
 			return err
 		}
+	} else {
+		m.refs.add(p.Payload, 1) // queued
 	}
-	return s.enqueue(ctx, outFrame{streamID: s.id, kind: frame.KindData, seq: p.Seq, payload: p.Payload, arq: e})
+	err := s.enqueue(ctx, outFrame{streamID: s.id, kind: frame.KindData, seq: p.Seq, payload: p.Payload, arq: e})
+	if err != nil {
+		m.refs.release(p.Payload, 1)
+	}
+	return err
 }
 
 // Established marks the handshake complete: the stream counts as active from now on and

@@ -60,6 +60,10 @@ func (m *Mux) writeLoop(ctx context.Context) {
 		}
 		var err error
 		buf, err = frame.Encode(buf[:0], &f)
+		if of.kind == frame.KindData {
+			m.refs.release(of.payload, 1) // buf holds the copy (recrefs.go)
+		}
+		data.Payload = nil
 		if err != nil {
 			// Only an oversized payload can fail here; drop the stream's frame and end it.
 			m.opts.Observer.FrameDropped(DropUnencodable)
