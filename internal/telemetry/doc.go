@@ -23,7 +23,10 @@
 // runs, when the environment does not turn tracing on. Tracing implements the span hooks
 // executor.RequestSpan and process.Span; WithTracing adds them to an executor.Observer.
 // Shutdown flushes and stops the exporter's goroutines. No trace context ever goes inside
-// the encrypted relay stream.
+// the encrypted relay stream. The OTLP/HTTP exporter is our own (otlp.go: the SDK's
+// spans to OTLP protobuf, one POST per batch): the upstream otlptracehttp links gRPC and
+// grpc-gateway, whose package inits cost every executor process ~3.5 MiB of RSS with
+// tracing off (rss_idle, docs/bench.md; test/observability TestInitHeap keeps them out).
 //
 // Concurrency: every method of Executor and Registry is safe for concurrent use; the
 // observer methods are a few atomic operations each (prometheus counters, gauges and

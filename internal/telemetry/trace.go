@@ -11,7 +11,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -90,7 +89,7 @@ func StartTracing(ctx context.Context, service, traceparent string) (*Tracing, e
 	if err != nil || !on {
 		return nil, err
 	}
-	exp, err := otlptracehttp.New(ctx)
+	exp, err := newOTLPExporter(os.Getenv)
 	if err != nil {
 		return nil, fmt.Errorf("creating the OTLP/HTTP trace exporter: %w", err)
 	}
