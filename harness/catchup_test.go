@@ -255,3 +255,41 @@ func TestCatchUp_LiveEventsOfAFailedAttemptAreKept(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCatchUpPartial: the events of a capped read that returned chunks are, for any
+// result, in seq order after the watermark, never above its last chunk, and never a close
+// (its nextSeq is not the process's).
+func FuzzCatchUpPartial(f *testing.F) {
+	f.Add(uint64(0), []byte(`{"chunks":[{"seq":51,"stream":"stdout","chunk":"YQ=="},{"seq":53,"stream":"stdout","chunk":"YQ=="}],"nextSeq":54,"exited":true,"exitCode":3,"closed":true}`))
+	f.Add(uint64(5), []byte(`{"chunks":[{"seq":3,"stream":"stdout","chunk":"YQ=="},{"seq":9,"stream":"stdout","chunk":"YQ=="}],"nextSeq":18446744073709551615,"exited":true,"closed":true}`))
+	f.Fuzz(func(t *testing.T, watermark uint64, result []byte) {
+		var r catchUpResult
+		if json.Unmarshal(result, &r) != nil || len(r.Chunks) == 0 {
+			return
+		}
+		top := uint64(0)
+		for _, c := range r.Chunks {
+			top = max(top, c.Seq)
+		}
+		var last uint64
+		for i, m := range catchUpEvents("p", procState{watermark: watermark}, r, true) {
+			var e struct {
+				Method string `json:"method"`
+				Params struct {
+					Seq     uint64 `json:"seq"`
+					LastSeq uint64 `json:"lastSeq"`
+				} `json:"params"`
+			}
+			if err := json.Unmarshal(m, &e); err != nil {
+				t.Fatalf("synthesized message %d is not JSON: %v", i, err)
+			}
+			if e.Params.Seq <= watermark || (i > 0 && e.Params.Seq < last) || e.Params.Seq > top || e.Params.LastSeq > top {
+				t.Fatalf("synthesized %s seq %d-%d after watermark %d / previous %d, top chunk %d", e.Method, e.Params.Seq, e.Params.LastSeq, watermark, last, top)
+			}
+			if e.Method == protocol.MethodProcessClosed {
+				t.Fatalf("a close from a capped read: %s", m)
+			}
+			last = e.Params.Seq
+		}
+	})
+}
