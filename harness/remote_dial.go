@@ -30,8 +30,10 @@ type RemoteOptions struct {
 	Identity *noise.Identity
 	// HTTPClient performs connect calls. Nil means a client that never follows redirects.
 	HTTPClient *http.Client
-	// RecoveryTimeout bounds one session recovery (reference: 25 s): attempts back off
-	// from 0.5 s to 5 s with jitter, the last one starts at the deadline. A resume refused
+	// RecoveryTimeout bounds one session recovery without progress (reference: 25 s):
+	// attempts back off from 0.5 s to 5 s with jitter, the last one starts at the deadline;
+	// an attempt that fails after catching up new process events moves the deadline to a
+	// full RecoveryTimeout from then (docs/reliability.md §5). A resume refused
 	// because the executor no longer knows the session (its --session-ttl passed, or it
 	// restarted) ends the recovery at once. Zero means DefaultRecoveryTimeout. The first
 	// connection waits at most DefaultRecoveryTimeout for an offline environment.

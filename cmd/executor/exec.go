@@ -73,7 +73,7 @@ Flags:
 	env := envList{}
 	fs.Var(env, "env", "K=V environment variable for the command (repeatable)")
 	reconnect := fs.Duration("reconnect-timeout", defaultReconnectTimeout,
-		"through a registry: how long to keep trying to resume the session after the connection breaks (the last attempt is made at the deadline; the executor's --session-ttl bounds it too)")
+		"through a registry: how long to keep trying to resume the session after the connection breaks without progress (an attempt that still delivered output restarts it; the last attempt is made at the deadline; the executor's --session-ttl bounds it too)")
 	logLevel := fs.String("log-level", envOr("EXECUTOR_LOG_LEVEL", "warn"), "log level on stderr [EXECUTOR_LOG_LEVEL]")
 	logFormat := logFormatFlag(fs)
 	if err := fs.Parse(args); err != nil {
