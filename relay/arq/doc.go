@@ -48,13 +48,20 @@
 // # Limits
 //
 // limits.go. Memory per stream and direction: ≤ WindowBytes retained by the sender, ≤
-// Window records buffered by the receiver (the sender's window bounds their bytes).
+// Window records buffered by the receiver (the sender's window bounds their bytes). An idle
+// stream holds neither slot array: the sender's window is taken from a pool on the first
+// retained record and returned once all are acknowledged; the receiver's reorder buffer
+// exists only while a gap is open.
 //
 // Buffer release: Sender.Ack (Endpoint.OnAckRelease) and Sender.Drain (Endpoint.Drain)
 // hand back each retained payload exactly once, when it is no longer retained, so a driver
 // can reuse its buffer; Endpoint.SetHold lets the driver take a reference, under the
-// Endpoint's lock, on each record RunTimers is about to resend, before an ack can release
-// it. OnAck and the Sender's OnAck drop that information (the buffers go to the GC).
+// Endpoint's lock, on each record RunTimers or Poll is about to resend, before an ack can
+// release it.
+//
+// Timers: RunTimers is a loop for a driver with a goroutine per Endpoint; Poll (one step)
+// with SetWake (called when a deadline moved earlier) lets a driver run timers only while
+// something is pending (relay/mux does). OnAck and the Sender's OnAck drop that information (the buffers go to the GC).
 //
 // Concurrency: none. Sender and Receiver are plain values used under their driver's lock;
 // time is an input (now), so every timer is testable without sleeping.

@@ -23,8 +23,10 @@ type Endpoint struct {
 	room chan struct{} // cap 1: the send window may have opened
 	kick chan struct{} // cap 1: a deadline may have moved before armed
 
-	// hold is called under mu for each record RunTimers hands to send (SetHold).
-	hold    func(payload []byte)
+	// hold is called under mu for each record RunTimers or Poll hands out (SetHold).
+	hold func(payload []byte)
+	// wake, when set (SetWake), replaces the kick channel: called without mu held.
+	wake    func()
 	drained bool // Drain was called: nothing is retained or resent any more
 }
 
@@ -36,6 +38,27 @@ func (e *Endpoint) SetHold(hold func(payload []byte)) {
 	e.mu.Lock()
 	e.hold = hold
 	e.mu.Unlock()
+}
+
+// SetWake installs wake, called (without the Endpoint's lock held, possibly with the
+// caller of Send, OnAckRelease or Receive holding its own locks) whenever a deadline may
+// have moved before the one Poll last reported: a driver without a timer goroutine (Poll)
+// then calls Poll again. wake must not block or call the Endpoint. Call it before use.
+func (e *Endpoint) SetWake(wake func()) {
+	e.mu.Lock()
+	e.wake = wake
+	e.mu.Unlock()
+}
+
+func (e *Endpoint) kicked() {
+	e.mu.Lock()
+	wake := e.wake
+	e.mu.Unlock()
+	if wake != nil {
+		wake()
+		return
+	}
+	signal(e.kick)
 }
 
 // NewEndpoint returns an Endpoint with nothing sent or received.
@@ -69,7 +92,7 @@ func (e *Endpoint) Send(ctx context.Context, done <-chan struct{}, seq uint32, p
 			}
 			e.mu.Unlock()
 			if wasIdle {
-				signal(e.kick) // the first retained record arms the timeout
+				e.kicked() // the first retained record arms the timeout
 			}
 			return err
 		}
@@ -106,7 +129,7 @@ func (e *Endpoint) OnAckRelease(released [][]byte, ack, bits uint32) ([][]byte, 
 	e.mu.Unlock()
 	if progress {
 		signal(e.room)
-		signal(e.kick) // fast resends may be due
+		e.kicked() // fast resends may be due
 	}
 	return released, err
 }
@@ -142,7 +165,7 @@ func (e *Endpoint) Receive(ready [][]byte, seq uint32, payload []byte) (_ [][]by
 	wake := due && (e.armed.IsZero() || at.Before(e.armed))
 	e.mu.Unlock()
 	if wake {
-		signal(e.kick)
+		e.kicked()
 	}
 	return ready, first, err
 }
@@ -170,40 +193,54 @@ func (e *Endpoint) Err() error {
 	return e.err
 }
 
+// Poll is one step of the timers for a driver without a goroutine per Endpoint: it appends
+// to resends the records due for a resend (hold called for each), reports whether a
+// standalone ack_frame is due (only when there is nothing to resend; it counts as sent),
+// and returns the next deadline (ok false: none; the driver then waits for wake, SetWake).
+// The driver transmits what Poll returned, then calls Poll again at next or on wake.
+func (e *Endpoint) Poll(resends []Resend, now time.Time) (_ []Resend, ack bool, next time.Time, ok bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.drained {
+		n := len(resends)
+		resends = e.snd.Due(resends, now)
+		if e.hold != nil {
+			for _, r := range resends[n:] {
+				e.hold(r.Payload)
+			}
+		}
+	}
+	ack = len(resends) == 0 && e.rcv.AckDue(now)
+	if ack {
+		e.rcv.AckSent() // the ack_frame takes the freshest values when it is encoded
+	}
+	next, ok = e.snd.Deadline()
+	if at, due := e.rcv.AckDeadline(); due && (!ok || at.Before(next)) {
+		next, ok = at, true
+	}
+	e.armed = time.Time{}
+	if ok {
+		e.armed = next
+	}
+	return resends, ack, next, ok
+}
+
 // RunTimers resends due records and sends due standalone acks until ctx ends or send fails,
-// sleeping until the next deadline in between. send gets the records to resend (each to be
-// transmitted byte for byte, with TakeAck's values) and whether a standalone ack_frame is
-// due (only when there is nothing to resend: a resent data frame carries the ack). It runs
-// on the caller's goroutine and returns ctx's error or send's.
+// sleeping until the next deadline in between (Poll in a loop, on the caller's goroutine;
+// not with SetWake). send gets the records to resend (each to be transmitted byte for
+// byte, with TakeAck's values) and whether a standalone ack_frame is due. It returns ctx's
+// error or send's.
 func (e *Endpoint) RunTimers(ctx context.Context, send func(resends []Resend, ack bool) error) error {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	var buf []Resend
 	for {
-		now := time.Now()
-		e.mu.Lock()
-		buf = buf[:0]
-		if !e.drained {
-			buf = e.snd.Due(buf, now)
-		}
-		if e.hold != nil {
-			for _, r := range buf {
-				e.hold(r.Payload)
-			}
-		}
-		ack := len(buf) == 0 && e.rcv.AckDue(now)
-		if ack {
-			e.rcv.AckSent() // the ack_frame takes the freshest values when it is encoded
-		}
-		next, ok := e.snd.Deadline()
-		if at, due := e.rcv.AckDeadline(); due && (!ok || at.Before(next)) {
-			next, ok = at, true
-		}
-		e.armed = time.Time{}
-		if ok {
-			e.armed = next
-		}
-		e.mu.Unlock()
+		var (
+			ack  bool
+			next time.Time
+			ok   bool
+		)
+		buf, ack, next, ok = e.Poll(buf[:0], time.Now())
 		if len(buf) > 0 || ack {
 			if err := send(buf, ack); err != nil {
 				return err

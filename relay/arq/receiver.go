@@ -6,14 +6,19 @@ import "time"
 // keeps the ack state (package doc). The zero value expects seq 0 first. Not safe for
 // concurrent use.
 type Receiver struct {
-	next    uint64         // next seq expected in order = the cumulative ack
-	slots   [Window][]byte // seq s buffered in slots[s%Window] when present
-	present [Window]bool
-	count   int // records buffered out of order
+	next  uint64   // next seq expected in order = the cumulative ack
+	ro    *reorder // records buffered out of order; nil while count is 0 (idle streams)
+	count int      // records buffered out of order
 
 	unacked int       // records taken in order since the last ack was sent
 	ackAt   time.Time // when a delayed ack falls due (zero: none pending)
 	ackNow  bool      // an ack is due at once
+}
+
+// reorder is a Receiver's out-of-order buffer: seq s in slots[s%Window] when present.
+type reorder struct {
+	slots   [Window][]byte
+	present [Window]bool
 }
 
 // Receive takes the record seq (payload retained, not copied) arriving at now and appends
@@ -31,8 +36,11 @@ func (r *Receiver) Receive(ready [][]byte, seq uint32, payload []byte, now time.
 		return ready, ErrBeyondWindow
 	case s > r.next:
 		i := s % Window
-		if !r.present[i] {
-			r.slots[i], r.present[i] = payload, true
+		if r.ro == nil {
+			r.ro = new(reorder)
+		}
+		if !r.ro.present[i] {
+			r.ro.slots[i], r.ro.present[i] = payload, true
 			r.count++
 		}
 		r.ackNow = true // a gap or a duplicate: the sender needs to know at once
@@ -44,14 +52,17 @@ func (r *Receiver) Receive(ready [][]byte, seq uint32, payload []byte, now time.
 	filled := false
 	for r.count > 0 {
 		i := r.next % Window
-		if !r.present[i] {
+		if !r.ro.present[i] {
 			break
 		}
-		ready = append(ready, r.slots[i])
-		r.slots[i], r.present[i] = nil, false
+		ready = append(ready, r.ro.slots[i])
+		r.ro.slots[i], r.ro.present[i] = nil, false
 		r.count--
 		r.next++
 		filled = true
+	}
+	if r.count == 0 {
+		r.ro = nil // the gap is repaired: an idle stream holds no reorder buffer
 	}
 	switch {
 	case filled || r.unacked >= AckEvery:
@@ -67,7 +78,7 @@ func (r *Receiver) Ack() (ack, bits uint32) {
 	if r.count > 0 {
 		for i := range uint64(AckBits) {
 			s := r.next + 1 + i
-			if s-r.next < Window && r.present[s%Window] {
+			if s-r.next < Window && r.ro.present[s%Window] {
 				bits |= 1 << i
 			}
 		}

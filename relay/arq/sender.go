@@ -1,6 +1,9 @@
 package arq
 
-import "time"
+import (
+	"sync"
+	"time"
+)
 
 // Resend is one record to send again, byte for byte.
 type Resend struct {
@@ -21,9 +24,12 @@ type record struct {
 // acknowledged and decides when to resend them (package doc). The zero value is ready; the
 // first Sent fixes the starting seq. Not safe for concurrent use.
 type Sender struct {
-	ring    [Window]record // seq s lives in ring[s%Window] while base <= s < next
-	base    uint64         // oldest retained seq (= next when nothing is retained)
-	next    uint64         // seq the next Sent must carry
+	// ring holds seq s in ring[s%Window] while base <= s < next; nil while nothing is
+	// retained (taken from ringPool by Sent, returned cleared when the window empties), so
+	// an idle stream holds no window.
+	ring    *[Window]record
+	base    uint64 // oldest retained seq (= next when nothing is retained)
+	next    uint64 // seq the next Sent must carry
 	started bool
 	bytes   int // payload bytes retained (selectively acknowledged ones excluded)
 
@@ -32,6 +38,17 @@ type Sender struct {
 	srtt, rttvar time.Duration
 	hasRTT       bool
 	rto          time.Duration // current timeout including back-off; 0 = InitialRTO
+}
+
+// ringPool recycles the windows of Senders that emptied.
+var ringPool = sync.Pool{New: func() any { return new([Window]record) }}
+
+// releaseRing returns the (cleared) window once nothing is retained.
+func (s *Sender) releaseRing() {
+	if s.base == s.next && s.ring != nil {
+		ringPool.Put(s.ring)
+		s.ring = nil
+	}
 }
 
 // Room reports whether a record of n bytes fits the window. A record alone always fits, so
@@ -59,6 +76,9 @@ func (s *Sender) Sent(seq uint32, payload []byte, now time.Time) error {
 	}
 	if !s.Room(len(payload)) {
 		return ErrWindowFull
+	}
+	if s.ring == nil {
+		s.ring = ringPool.Get().(*[Window]record)
 	}
 	s.ring[seq%Window] = record{payload: payload, lastSent: now, sends: 1}
 	s.bytes += len(payload)
@@ -120,6 +140,7 @@ func (s *Sender) Ack(released [][]byte, ack, bits uint32, now time.Time) (_ [][]
 		}
 		s.rto = s.baseRTO() // progress ends the back-off
 	}
+	s.releaseRing()
 	return released, progress, nil
 }
 
@@ -134,6 +155,7 @@ func (s *Sender) Drain(dst [][]byte) [][]byte {
 		*r = record{}
 	}
 	s.bytes = 0
+	s.releaseRing()
 	return dst
 }
 

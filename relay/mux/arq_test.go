@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -286,6 +287,46 @@ func TestReleasedStreamPooled(t *testing.T) {
 		synctest.Wait()
 		if n := mux.PooledRefs(e.mux); n != 0 {
 			t.Fatalf("%d pooled records still referenced", n)
+		}
+	})
+}
+
+// TestARQ_IdleStreamsNoTimerGoroutine: an idle ARQ stream (everything acknowledged, no ack
+// pending) holds no goroutine besides its Handler: its timers run only while something is
+// due (the idle_stream_memory bench row's regression guard, counted, not timed).
+func TestARQ_IdleStreamsNoTimerGoroutine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, nil, nil)
+		exchange := func(id string) {
+			e.send(frame.Frame{StreamID: id, Features: frame.FeatureARQ, Body: &frame.Handshake{Payload: []byte("m1")}})
+			if f := e.recv(); f.Features != frame.FeatureARQ {
+				t.Fatalf("%s: message 2 features %d, want FeatureARQ", id, f.Features)
+			}
+			e.data(id, 0, "hi")
+			if f := e.recv(); frame.KindOf(f.Body) != frame.KindData || f.Ack != 1 {
+				t.Fatalf("%s: echo %+v, want data with ack 1", id, f)
+			}
+			e.send(frame.Frame{StreamID: id, Ack: 1, Body: &frame.Ack{}})
+		}
+		idle := func() int {
+			time.Sleep(10 * arq.MaxRTO)
+			synctest.Wait()
+			e.expectNone()
+			return runtime.NumGoroutine()
+		}
+		exchange("s-0")
+		before := idle()
+		const n = 20
+		for i := range n {
+			exchange(fmt.Sprintf("s-%d", i+1))
+		}
+		// runtime.NumGoroutine counts the whole process: goroutines of earlier tests may still
+		// be exiting, so the bound has a margin; a goroutine per stream would add 2n.
+		if after := idle(); after-before > n+n/4 {
+			t.Fatalf("%d idle ARQ streams added %d goroutines, want about %d (their Handlers only)", n, after-before, n)
+		}
+		if st := e.stats(); st.Active != n+1 {
+			t.Fatalf("active streams %d, want %d", st.Active, n+1)
 		}
 	})
 }

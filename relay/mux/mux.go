@@ -97,7 +97,7 @@ type Mux struct {
 	failures      int // charged failures since the last cooldown
 	cooldownUntil time.Time
 	closed        bool
-	handlers      sync.WaitGroup // Handler goroutines; Add only under mu while !closed
+	handlers      sync.WaitGroup // Handler and ARQ drive goroutines; Add only under mu while !closed, or under a live stream's arqTimers.mu
 }
 
 // New returns a Mux over fc that runs h for every stream. It starts nothing.
@@ -218,9 +218,13 @@ func (m *Mux) removeLocked(s *Stream, cause error) bool {
 	s.endErr = cause
 	s.inbox = nil
 	s.inboxBytes = 0
+	t := s.arqT
 	s.mu.Unlock()
 	s.cancel()
 	s.wake()
+	if t != nil {
+		t.stop()
+	}
 	if m.streams[s.id] == s {
 		delete(m.streams, s.id)
 	}

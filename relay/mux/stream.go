@@ -44,6 +44,8 @@ type Stream struct {
 	arqOffered bool
 	// arq is the stream's ARQ state once message 2 accepted ARQ (arq.go); nil otherwise.
 	arq atomic.Pointer[arq.Endpoint]
+	// arqT drives arq's timers (arq.go); set with arq, under m.mu and s.mu.
+	arqT *arqTimers
 
 	// mu guards the fields below (taken after Mux.mu when both are needed).
 	mu         sync.Mutex
