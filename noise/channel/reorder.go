@@ -1,5 +1,7 @@
 package channel
 
+import "sync"
+
 // reorderBuffer restores record order before decryption (spec/relay-noise.md §8):
 //
 //	seq <  next                 stale: dropped silently
@@ -14,11 +16,29 @@ package channel
 // ciphertext. Pure: no I/O, no goroutines, no decryption. After an error the caller
 // must discard the buffer. Not safe for concurrent use.
 type reorderBuffer struct {
-	next         uint64 // next seq to release; uint64 so releasing 2^32-1 cannot wrap
-	slots        [ReorderWindow][]byte
-	present      [ReorderWindow]bool // slot i holds seq s with s%ReorderWindow == i
+	next uint64 // next seq to release; uint64 so releasing 2^32-1 cannot wrap
+	// held buffers records out of order; nil while pendingCount is 0, so a stream whose
+	// records arrive in order (every idle stream, every ARQ stream) holds no slot array.
+	held         *reorderSlots
 	pendingBytes int
 	pendingCount int
+}
+
+// reorderSlots: slot i holds seq s with s%ReorderWindow == i when present[i].
+type reorderSlots struct {
+	slots   [ReorderWindow][]byte
+	present [ReorderWindow]bool
+}
+
+// slotsPool recycles the slot arrays of repaired gaps (push does not allocate).
+var slotsPool = sync.Pool{New: func() any { return new(reorderSlots) }}
+
+// release returns the (cleared) slot array to slotsPool.
+func (r *reorderBuffer) release() {
+	if r.held != nil {
+		slotsPool.Put(r.held)
+		r.held = nil
+	}
 }
 
 // push accepts the record seq with ciphertext payload (retained, not copied) and
@@ -36,13 +56,16 @@ func (r *reorderBuffer) push(ready [][]byte, seq uint32, payload []byte) ([][]by
 		return ready, ErrReorderWindow
 	}
 	i := s % ReorderWindow
-	if r.present[i] {
+	if r.held == nil {
+		r.held = slotsPool.Get().(*reorderSlots)
+	}
+	if r.held.present[i] {
 		return ready, nil // duplicate of a buffered record: first copy wins
 	}
 	if r.pendingBytes+len(payload) > MaxPendingBytes {
 		return ready, ErrPendingFull
 	}
-	r.slots[i], r.present[i] = payload, true
+	r.held.slots[i], r.held.present[i] = payload, true
 	r.pendingBytes += len(payload)
 	r.pendingCount++
 	return ready, nil
@@ -51,21 +74,27 @@ func (r *reorderBuffer) push(ready [][]byte, seq uint32, payload []byte) ([][]by
 func (r *reorderBuffer) drain(ready [][]byte) [][]byte {
 	for r.pendingCount > 0 {
 		i := r.next % ReorderWindow
-		if !r.present[i] {
+		if !r.held.present[i] {
 			break
 		}
-		ready = append(ready, r.slots[i])
-		r.pendingBytes -= len(r.slots[i])
+		ready = append(ready, r.held.slots[i])
+		r.pendingBytes -= len(r.held.slots[i])
 		r.pendingCount--
-		r.slots[i], r.present[i] = nil, false
+		r.held.slots[i], r.held.present[i] = nil, false
 		r.next++
+	}
+	if r.pendingCount == 0 {
+		r.release() // the gap is repaired
 	}
 	return ready
 }
 
 // reset drops every buffered record.
 func (r *reorderBuffer) reset() {
-	clear(r.slots[:])
-	clear(r.present[:])
+	if r.held != nil {
+		clear(r.held.slots[:])
+		clear(r.held.present[:])
+		r.release()
+	}
 	r.pendingBytes, r.pendingCount = 0, 0
 }

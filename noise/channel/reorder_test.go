@@ -128,3 +128,26 @@ func TestReorder_PushAllocs(t *testing.T) {
 		t.Fatalf("push allocs = %v, want 0", allocs)
 	}
 }
+
+// TestReorder_NoSlotsWhileInOrder: the slot array exists only while a gap is open, so an
+// idle stream (records in order) holds none (idle_stream_memory bench row).
+func TestReorder_NoSlotsWhileInOrder(t *testing.T) {
+	var r reorderBuffer
+	if _, err := r.push(nil, 0, rec(0, 1)); err != nil || r.held != nil {
+		t.Fatalf("in order: err %v, slots held %v", err, r.held != nil)
+	}
+	if _, err := r.push(nil, 2, rec(2, 1)); err != nil || r.held == nil {
+		t.Fatalf("gap: err %v, slots held %v, want held", err, r.held != nil)
+	}
+	ready, err := r.push(nil, 1, rec(1, 1))
+	if err != nil || len(ready) != 2 || r.held != nil {
+		t.Fatalf("gap repaired: %d released, err %v, slots held %v; want 2 and none held", len(ready), err, r.held != nil)
+	}
+	if _, err := r.push(nil, 5, rec(5, 1)); err != nil {
+		t.Fatal(err)
+	}
+	r.reset()
+	if r.held != nil || r.pendingCount != 0 {
+		t.Fatal("reset kept the slots")
+	}
+}

@@ -1,6 +1,9 @@
 package arq
 
-import "time"
+import (
+	"sync"
+	"time"
+)
 
 // Receiver is the receiving half of one stream direction: it restores record order and
 // keeps the ack state (package doc). The zero value expects seq 0 first. Not safe for
@@ -21,6 +24,9 @@ type reorder struct {
 	present [Window]bool
 }
 
+// reorderPool recycles the reorder buffers of repaired gaps.
+var reorderPool = sync.Pool{New: func() any { return new(reorder) }}
+
 // Receive takes the record seq (payload retained, not copied) arriving at now and appends
 // the records that became deliverable, in seq order, to ready. Stale and duplicate records
 // are dropped (and make an ack due: the peer resent them because it lacked one). A record
@@ -37,7 +43,7 @@ func (r *Receiver) Receive(ready [][]byte, seq uint32, payload []byte, now time.
 	case s > r.next:
 		i := s % Window
 		if r.ro == nil {
-			r.ro = new(reorder)
+			r.ro = reorderPool.Get().(*reorder)
 		}
 		if !r.ro.present[i] {
 			r.ro.slots[i], r.ro.present[i] = payload, true
@@ -61,8 +67,9 @@ func (r *Receiver) Receive(ready [][]byte, seq uint32, payload []byte, now time.
 		r.next++
 		filled = true
 	}
-	if r.count == 0 {
-		r.ro = nil // the gap is repaired: an idle stream holds no reorder buffer
+	if r.count == 0 && r.ro != nil {
+		reorderPool.Put(r.ro) // the gap is repaired (slots cleared): an idle stream holds none
+		r.ro = nil
 	}
 	switch {
 	case filled || r.unacked >= AckEvery:
