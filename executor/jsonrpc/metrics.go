@@ -50,10 +50,10 @@ func (q QueueStats) Add(o QueueStats) QueueStats {
 // two queue locks briefly, one after the other.
 func (c *Conn) QueueStats() QueueStats {
 	c.qmu.Lock()
-	out := c.queued
+	out, msgs := c.queued, len(c.out)
 	c.qmu.Unlock()
 	c.imu.Lock()
 	in := c.inQueued
 	c.imu.Unlock()
-	return QueueStats{OutboundBytes: out, OutboundMessages: len(c.out), InboundBytes: in}
+	return QueueStats{OutboundBytes: out, OutboundMessages: msgs, InboundBytes: in}
 }

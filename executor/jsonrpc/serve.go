@@ -90,15 +90,19 @@ type Conn struct {
 	mc   MessageConn
 	opts Options
 
-	out  chan []byte   // outbound queue; bounded by OutboundQueue, writers block when full
 	done chan struct{} // closed when Run starts shutting down
 
-	// qmu guards queued: the encoded bytes in out plus the one being written. Enqueuers
-	// wait (on space) while it is over OutboundBytes, so a fast producer of large
-	// messages (1 MiB body deltas, big reads) cannot pin 128 of them in memory.
-	qmu    sync.Mutex
-	queued int
-	space  chan struct{} // capacity 1; signalled by the writer after each message
+	// qmu guards out and queued. out is the outbound queue, oldest first: at most
+	// OutboundQueue messages, enqueuers block when full; nil while empty, so an idle
+	// connection holds no queue array. queued is the encoded bytes in out plus the one
+	// being written: enqueuers wait (on space) while it is over OutboundBytes, so a fast
+	// producer of large messages (1 MiB body deltas, big reads) cannot pin 128 of them
+	// in memory.
+	qmu     sync.Mutex
+	out     [][]byte
+	queued  int
+	space   chan struct{} // capacity 1; signalled by the writer after each message
+	pending chan struct{} // capacity 1; signalled by push after each message queued
 
 	// imu guards inQueued: the raw bytes of messages read but not yet taken by the
 	// dispatcher. The read loop waits (on inSpace) while it is over InboundBytes, so a
@@ -113,11 +117,11 @@ type Conn struct {
 // NewConn returns a connection over mc. It starts nothing.
 func NewConn(mc MessageConn, opts *Options) *Conn {
 	return &Conn{
-		mc:    mc,
-		opts:  opts.withDefaults(),
-		out:   make(chan []byte, OutboundQueue),
-		done:  make(chan struct{}),
-		space: make(chan struct{}, 1),
+		mc:      mc,
+		opts:    opts.withDefaults(),
+		done:    make(chan struct{}),
+		space:   make(chan struct{}, 1),
+		pending: make(chan struct{}, 1),
 
 		inSpace: make(chan struct{}, 1),
 	}
@@ -240,16 +244,33 @@ func (c *Conn) releaseInbound(n int) {
 
 func (c *Conn) writeLoop(ctx context.Context, cancel context.CancelCauseFunc) {
 	for {
-		select {
-		case b := <-c.out:
-			err := c.mc.WriteMessage(ctx, b)
-			c.release(len(b))
-			putBuffer(b) // WriteMessage keeps no reference (MessageConn)
-			if err != nil {
-				cancel(errPeerGone)
+		c.qmu.Lock()
+		var b []byte
+		if len(c.out) > 0 {
+			b = c.out[0]
+			c.out[0] = nil
+			c.out = c.out[1:]
+			if len(c.out) == 0 {
+				c.out = nil // an idle connection holds no queue array
+			}
+		}
+		c.qmu.Unlock()
+		if b == nil {
+			select {
+			case <-c.pending:
+				continue
+			case <-ctx.Done():
 				return
 			}
-		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		err := c.mc.WriteMessage(ctx, b)
+		c.release(len(b))
+		putBuffer(b) // WriteMessage keeps no reference (MessageConn)
+		if err != nil {
+			cancel(errPeerGone)
 			return
 		}
 	}
@@ -368,13 +389,18 @@ func (c *Conn) push(ctx context.Context, b []byte) error {
 	var waited time.Time // set at the first wait
 	for {
 		c.qmu.Lock()
-		if c.queued == 0 || c.queued+len(b) <= OutboundBytes {
+		if len(c.out) < OutboundQueue && (c.queued == 0 || c.queued+len(b) <= OutboundBytes) {
 			c.queued += len(b)
+			c.out = append(c.out, b)
 			c.qmu.Unlock()
 			if !waited.IsZero() {
 				c.opts.Observer.Backpressure(QueueOutbound, time.Since(waited))
 			}
-			break
+			select {
+			case c.pending <- struct{}{}:
+			default:
+			}
+			return nil
 		}
 		c.qmu.Unlock()
 		if waited.IsZero() {
@@ -387,16 +413,6 @@ func (c *Conn) push(ctx context.Context, b []byte) error {
 		case <-c.done:
 			return ErrConnClosed
 		}
-	}
-	select {
-	case c.out <- b:
-		return nil
-	case <-ctx.Done():
-		c.release(len(b))
-		return ctx.Err()
-	case <-c.done:
-		c.release(len(b))
-		return ErrConnClosed
 	}
 }
 
