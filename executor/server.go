@@ -27,7 +27,7 @@ type Options struct {
 	MaxRetainedChunks int
 	// MaxUnackedBytes and OutputWindow bound each outputAck process (docs/reliability.md):
 	// retained unacknowledged output (default 64 MiB, then the child blocks) and output
-	// pushed but not acknowledged (default 1 MiB).
+	// pushed but not acknowledged (default 2 MiB).
 	MaxUnackedBytes int
 	OutputWindow    int
 	// Logger receives structured logs; nil discards them.

@@ -21,7 +21,7 @@
 // Lossless output (ack_state.go, ack.go; docs/reliability.md): a process started with
 // outputAck keeps every event its client has not acknowledged with process/ack (up to
 // Options.MaxUnackedBytes, 64 MiB, then the reader stops and the child blocks), pushes them
-// from one sender goroutine in seq order inside a window (Options.OutputWindow, 1 MiB;
+// from one sender goroutine in seq order inside a window (Options.OutputWindow, 2 MiB;
 // 1,024 events), and after every Attach resends from the last ack. Acknowledged output
 // ages out under the released bounds; a closed entry is evicted ClosedRetention after its
 // close is acknowledged.

@@ -48,10 +48,12 @@ const (
 	// until acknowledged; at the bound the reader stops reading (the child blocks).
 	DefaultMaxUnackedBytes = 64 << 20
 	// DefaultOutputWindow is the output, in decoded bytes, pushed and not yet
-	// acknowledged per outputAck process: 1 MiB, about 1.4 MiB as base64 JSON, well
-	// under the rendezvous's 4 MiB per-socket queue (registry/rendezvous QueueBytes)
-	// that closes a harness socket left full for 5 s.
-	DefaultOutputWindow = 1 << 20
+	// acknowledged per outputAck process: 2 MiB, about 2.7 MiB as base64 JSON, under
+	// the rendezvous's 4 MiB per-socket queue (registry/rendezvous QueueBytes) that
+	// closes a harness socket left full for 5 s; with relay ARQ that queue holds at most
+	// the stream's 2 MiB ARQ window anyway. 1 MiB cost ~10 % of relay_stream_lossless
+	// (docs/reliability.md §4, docs/bench.md).
+	DefaultOutputWindow = 2 << 20
 	// outputWindowEvents bounds the events pushed and not yet acknowledged per outputAck
 	// process, so tiny chunks cannot flood a slow client either.
 	outputWindowEvents = 1024

@@ -29,7 +29,7 @@ type Options struct {
 	// output until the client acknowledges. Default DefaultMaxUnackedBytes (64 MiB).
 	MaxUnackedBytes int
 	// OutputWindow bounds the output bytes pushed and not yet acknowledged per process
-	// started with outputAck. Default DefaultOutputWindow (1 MiB).
+	// started with outputAck. Default DefaultOutputWindow (2 MiB).
 	OutputWindow int
 	// Logger receives debug logs; nil discards them. Output bytes are never logged.
 	Logger *slog.Logger
