@@ -206,8 +206,9 @@ func faultsReferenceExecutorNeverHangs(t *testing.T, run runFunc) {
 				case got.sum == want.sum && got.code == want.code:
 					t.Logf("completed intact: %d bytes in %v", got.n, got.took.Round(time.Millisecond))
 				case strings.Contains(got.stderr, "lost while disconnected") && got.n < want.n:
-					if got.code != want.code && (got.code != 255 || !strings.Contains(got.stderr, "reconnecting failed")) {
-						t.Errorf("reported the loss, then exited %d: want the remote status %d, or 255 with \"reconnecting failed\" (stderr %s)", got.code, want.code, got.stderr)
+					lostEnd := strings.Contains(got.stderr, "reconnecting failed") || strings.Contains(got.stderr, "exit status was lost")
+					if got.code != want.code && (got.code != 255 || !lostEnd) {
+						t.Errorf("reported the loss, then exited %d: want the remote status %d, or 255 with \"reconnecting failed\" or \"exit status was lost\" (stderr %s)", got.code, want.code, got.stderr)
 					}
 					t.Logf("reported the loss (%d of %d bytes) and exited %d after %v: %s", got.n, want.n, got.code, got.took.Round(time.Millisecond), strings.TrimSpace(got.stderr))
 				case drop && got.code == 255 && strings.Contains(got.stderr, "reconnecting failed") && got.n < want.n:

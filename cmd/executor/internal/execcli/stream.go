@@ -14,6 +14,11 @@ import (
 // process was evicted while this client was away), so its exit status is unknown.
 var ErrProcessLost = errors.New("the remote process's output and exit status were lost while disconnected")
 
+// ErrExitStatusLost: the process closed but its exit event was among the output a
+// released executor evicted while the client was away, so its status is unknown (exec
+// exits 255, like any lost session or process, instead of inventing one).
+var ErrExitStatusLost = errors.New("the remote process's exit status was lost while disconnected")
+
 // stream writes the process's output in seq order until process/closed and returns its
 // exit status. harness.ProcessEvents orders the events (the reference sends exit and close
 // from separate tasks, so they can overtake output) and turns the SDK's proven gaps into
@@ -72,7 +77,7 @@ func exitResult(ctx context.Context, c *harness.Client, pid string, exit int) er
 	case exit == 0:
 		return nil
 	case exit < 0:
-		return &ExitError{Code: 1}
+		return ErrExitStatusLost
 	}
 	// A signal death is already 128+N on the wire with pipes (SIGTERM → 143), as ssh
 	// reports it; with a PTY the executor reports 1, and process/exitStatus (when
