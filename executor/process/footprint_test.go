@@ -17,9 +17,6 @@ import (
 // issue 14's "executor under 64 MiB plus its bound" (the soak, EXECUTOR_SOAK=1, measures
 // RSS end to end).
 func TestOutputAck_BacklogFootprint(t *testing.T) {
-	if testing.Short() {
-		t.Skip("fills a 64 MiB backlog")
-	}
 	const bound = process.DefaultMaxUnackedBytes
 	m := newManager(t, &process.Options{MaxUnackedBytes: bound})
 	p := startParams("p", tmpURI(t), "seq", "1", "30000000") // about 250 MB: more than the bound
