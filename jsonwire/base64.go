@@ -11,7 +11,7 @@ package jsonwire
 //	Invalid last symbol <byte>, offset <i>.   the final symbol carries non-zero unused bits
 //
 // Whitespace, line breaks, the URL-safe alphabet and unpadded input are all rejected.
-// Valid input takes the stdlib's strict decoder; only failures run the slower
+// Valid input takes the strict SIMD decoder (simdStrict); only failures run the slower
 // reference-order check that names the error.
 
 import (
@@ -23,7 +23,15 @@ import (
 	simdbase64 "github.com/segmentio/asm/base64"
 )
 
-var strictStd = base64.StdEncoding.Strict()
+// simdStrict decodes strict standard padded base64 with github.com/segmentio/asm/base64
+// (issue 16): its AVX2 loop takes 32 input bytes at a time while every one is in the
+// alphabet and hands the rest (the padded tail, or everything from the first byte outside
+// the alphabet: '=', '\r', '\n', anything else) to encoding/base64's strict decoder, so
+// it accepts and produces exactly what base64.StdEncoding.Strict() does
+// (TestDecodeBase64Into_MatchesStdlib, FuzzDecodeBase64). Every process/output chunk a
+// client receives decodes here; encoding/base64 decoded ~0.7 GB/s on the bench machine
+// and was the largest user-space cost of the harness on relay_stream (docs/bench.md).
+var simdStrict = simdbase64.StdEncoding.Strict()
 
 // DecodeBase64 decodes standard padded base64 exactly as the reference does and returns
 // the reference's error text on failure (see the file comment). It is safe for
@@ -45,13 +53,13 @@ func decodeBase64(src []byte) ([]byte, error) {
 func DecodeBase64Into(dst, src []byte) ([]byte, error) {
 	// The stdlib skips '\r' and '\n'; the reference does not.
 	if bytes.IndexByte(src, '\n') < 0 && bytes.IndexByte(src, '\r') < 0 {
-		n := strictStd.DecodedLen(len(src))
+		n := simdStrict.DecodedLen(len(src))
 		out := dst[:0]
 		if cap(out) < n {
 			out = make([]byte, n)
 		}
 		out = out[:n]
-		if k, err := strictStd.Decode(out, src); err == nil {
+		if k, err := simdStrict.Decode(out, src); err == nil {
 			return out[:k], nil
 		}
 	}
@@ -76,7 +84,8 @@ func EncodeBase64(b []byte) string { return base64.StdEncoding.EncodeToString(b)
 // which made base64 the largest user-space cost of streaming stdout (docs/bench.md). It
 // falls back to encoding/base64 without AVX2 or on short inputs, and its output is the
 // standard encoding byte for byte (TestAppendBase64_MatchesStdlib, FuzzAppendBase64).
-// Decoding stays on encoding/base64 (DecodeBase64Into) and the reference's error rules.
+// Decoding (DecodeBase64Into) uses the same module's strict decoder and the reference's
+// error rules.
 func AppendBase64(dst, b []byte) []byte {
 	n := simdStd.EncodedLen(len(b))
 	dst = slices.Grow(dst, n)

@@ -136,3 +136,79 @@ func BenchmarkStdlibBase64_256KiB(b *testing.B) {
 		base64.StdEncoding.Encode(dst, src)
 	}
 }
+
+// TestDecodeBase64Into_MatchesStdlib: long inputs (the SIMD decoder's 32-byte blocks
+// start at 45 bytes) with one byte replaced at every kind of position by something outside
+// the alphabet, or the padding moved, must decode exactly as encoding/base64's strict
+// decoder does (plus the reference's rejection of '\r' and '\n'), and fail with the
+// reference-order error.
+func TestDecodeBase64Into_MatchesStdlib(t *testing.T) {
+	seed := uint64(1616)
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, seed))
+	const bad = "=\n\r -_\\\"\x00\x80é"
+	for i := 0; i < 20000; i++ {
+		raw := make([]byte, rng.IntN(400))
+		for j := range raw {
+			raw[j] = byte(rng.Uint32())
+		}
+		src := []byte(base64.StdEncoding.EncodeToString(raw))
+		if i%2 == 1 && len(src) > 0 {
+			src[rng.IntN(len(src))] = bad[rng.IntN(len(bad))]
+		}
+		if i%7 == 3 && len(src) > 2 {
+			src = src[:len(src)-rng.IntN(3)] // a short final quad
+		}
+		checkDecodeLikeStdlib(t, src)
+	}
+}
+
+func checkDecodeLikeStdlib(t *testing.T, src []byte) {
+	t.Helper()
+	want, werr := base64.StdEncoding.Strict().DecodeString(string(src))
+	if bytes.ContainsAny(src, "\r\n") {
+		werr = base64.CorruptInputError(0)
+	}
+	got, err := jsonwire.DecodeBase64Into(make([]byte, 3), src)
+	if (err == nil) != (werr == nil) {
+		t.Fatalf("%d bytes %q…: DecodeBase64Into error %v, strict stdlib %v", len(src), src[:min(len(src), 60)], err, werr)
+	}
+	if err == nil && !bytes.Equal(got, want) {
+		t.Fatalf("%d bytes: DecodeBase64Into and strict stdlib decode differently", len(src))
+	}
+	if slow := jsonwire.Base64ErrorForTest(string(src)); (slow == nil) != (err == nil) {
+		t.Fatalf("%d bytes: DecodeBase64Into error %v, reference-order check %v", len(src), err, slow)
+	}
+}
+
+// FuzzDecodeBase64Long puts the fuzzed bytes behind and in front of 48 valid symbols, so
+// the SIMD decoder's block loop runs over them.
+func FuzzDecodeBase64Long(f *testing.F) {
+	for _, s := range []string{"", "aGk=", "AAAA", "aGk=\n", "YR==", "AA=A", "\x00AAA", "é"} {
+		f.Add(s)
+	}
+	const block = "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWZnaGlq" // 48 symbols
+	f.Fuzz(func(t *testing.T, s string) {
+		checkDecodeLikeStdlib(t, []byte(block+s))
+		checkDecodeLikeStdlib(t, []byte(s+block))
+	})
+}
+
+// The decode of a 256 KiB chunk into a reused buffer allocates nothing.
+func TestDecodeBase64Into_NoAllocs(t *testing.T) {
+	src := []byte(base64.StdEncoding.EncodeToString(make([]byte, 256<<10)))
+	dst := make([]byte, 0, 256<<10)
+	if got := testing.AllocsPerRun(20, func() { dst, _ = jsonwire.DecodeBase64Into(dst[:0], src) }); got != 0 {
+		t.Errorf("DecodeBase64Into into a large enough buffer: %v allocs, want 0", got)
+	}
+}
+
+func BenchmarkDecodeBase64Into_256KiB(b *testing.B) {
+	src := []byte(base64.StdEncoding.EncodeToString(make([]byte, 256<<10)))
+	dst := make([]byte, 0, 256<<10)
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		dst, _ = jsonwire.DecodeBase64Into(dst, src)
+	}
+}

@@ -135,7 +135,10 @@ func (c *Conn) handlePacketLocked(p Packet) error {
 	}
 	for i, ct := range c.ready {
 		c.ready[i] = nil
-		pt, err := c.rx.Decrypt(make([]byte, 0, max(len(ct)-noise.TagLen, 0)), nil, ct)
+		// In place: the channel owns ct (RecordConn contract), and a fresh plaintext
+		// buffer per record was a large share of a receiving harness's allocations
+		// (issue 16, docs/bench.md). On failure ct is garbage, but the stream is failed.
+		pt, err := c.rx.Decrypt(ct[:0], nil, ct)
 		if err != nil {
 			return fmt.Errorf("decrypting record: %w", err)
 		}

@@ -67,7 +67,8 @@
 // never held while taking readMu or writeMu.
 //
 // RecordConn ownership: a Packet returned by ReadPacket belongs to the channel from
-// then on (its Payload may be retained and aliased by returned messages). A Packet
+// then on (its Payload may be retained, aliased by returned messages, and overwritten:
+// records are decrypted in place). A Packet
 // passed to WritePacket is never touched by the channel after the call returns, so the
 // RecordConn may queue it. Neither keys, authorizations, plaintext nor ciphertext appear
 // in errors.

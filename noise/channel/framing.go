@@ -47,8 +47,10 @@ type reassembler struct {
 
 // initialSpanCap caps the first allocation for a message that spans records, so that a
 // bare 4-byte prefix cannot make the receiver allocate 64 MiB up front; append grows it
-// as data actually arrives.
-const initialSpanCap = 4 * RecordPlaintextLen
+// as data actually arrives. Eight records (480 KiB) hold a process/output of the largest
+// chunk an executor reads at once (256 KiB, ~350 KB as base64 JSON) in one allocation:
+// at four, every such message was copied once more as it grew (issue 16, docs/bench.md).
+const initialSpanCap = 8 * RecordPlaintextLen
 
 // feed consumes one record's plaintext and appends the messages it completes to msgs.
 // feed takes ownership of record: returned messages may alias it, but never overlap

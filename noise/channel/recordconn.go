@@ -14,7 +14,7 @@ type Packet struct {
 // or duplicated; the channel reorders and deduplicates them.
 //
 // ReadPacket is called by one goroutine at a time and transfers ownership of the
-// returned Payload to the channel. WritePacket is called by one goroutine at a time,
+// returned Payload to the channel, which decrypts it in place. WritePacket is called by one goroutine at a time,
 // possibly concurrently with ReadPacket; the channel never touches p.Payload after it
 // returns, so it may be queued. Both must return promptly once ctx is done. If the
 // RecordConn also implements io.Closer, Conn.Close closes it.
