@@ -190,8 +190,13 @@ func (s *socket) writeLoop() {
 			}
 			return
 		}
-		for _, b := range batch {
-			if err := s.conn.WriteFrame(s.hub.life, b); err != nil {
+		for i, b := range batch {
+			err := s.conn.WriteFrame(s.hub.life, b)
+			// Written (or failed): nobody else holds the frame, so its read buffer can
+			// serve the next read (issue 16: no allocation per forwarded frame).
+			batch[i] = nil
+			wsconn.ReleaseFrame(b)
+			if err != nil {
 				s.close()
 				clear(batch)
 				// Mark the writer stopped so a later push (which will fail anyway) does

@@ -95,7 +95,12 @@ var _ mux.FrameConn = (*Conn)(nil)
 
 // scratchPool holds read buffers of readScratchSize bytes; a Conn borrows one only while a
 // message is being read, so idle connections hold none.
-var scratchPool = sync.Pool{New: func() any { b := make([]byte, readScratchSize); return &b }}
+// framePool holds the buffers messages are read into, frameBufferSize bytes each (issue
+// 16). A message of at least half that size is returned in the pooled buffer itself, with
+// no copy; a smaller one is copied out exactly sized and the buffer goes back at once; a
+// larger one continues in a buffer grown by doubling (rare: a relay frame carries at most
+// one 61,456-byte Noise record). A returned buffer comes back only through ReleaseFrame.
+var framePool = sync.Pool{New: func() any { b := make([]byte, frameBufferSize); return &b }}
 
 // New wraps an established websocket. It sets the read limit to MaxMessageSize and starts
 // nothing.
@@ -104,10 +109,13 @@ func New(ws *websocket.Conn, opts *Options) *Conn {
 	return &Conn{ws: ws, opts: opts.withDefaults(), closed: make(chan struct{})}
 }
 
-// ReadFrame returns the next binary message, exactly sized and owned by the caller. A text
-// message is drained and reported as an error wrapping frame.ErrNonBinary; the Conn stays
-// usable. Any other error fails the Conn (reason peer_close or read_error). A ctx error also
-// fails the Conn (coder/websocket cannot abandon a read halfway).
+// ReadFrame returns the next binary message, owned by the caller: its capacity is at most
+// twice its length (a message of frameBufferSize/2 bytes or more is returned in the buffer
+// it was read into, so a stream of full relay records is not copied once more), and the
+// caller may hand it back with ReleaseFrame when done. A text message is drained and
+// reported as an error wrapping frame.ErrNonBinary; the Conn stays usable. Any other error
+// fails the Conn (reason peer_close or read_error). A ctx error also fails the Conn
+// (coder/websocket cannot abandon a read halfway).
 func (c *Conn) ReadFrame(ctx context.Context) ([]byte, error) {
 	start := time.Now().UnixNano()
 	c.readStart.Store(start)
@@ -125,31 +133,66 @@ func (c *Conn) ReadFrame(ctx context.Context) ([]byte, error) {
 		}
 		return nil, fmt.Errorf("reading websocket message: %w", frame.ErrNonBinary)
 	}
-	bp := scratchPool.Get().(*[]byte)
-	defer scratchPool.Put(bp)
-	buf := *bp
+	// The buffer is taken only now that a message has begun: an idle Conn holds none.
+	bp := framePool.Get().(*[]byte)
+	buf, err := readMessage(r, *bp)
+	switch {
+	case err != nil:
+		framePool.Put(bp)
+		return nil, c.readFailed(err)
+	case len(buf) > MaxMessageSize:
+		framePool.Put(bp)
+		c.fail(ReasonReadError)
+		return nil, ErrMessageTooLarge
+	case cap(buf) != frameBufferSize: // grown: bp's buffer is free again
+		framePool.Put(bp)
+		return buf, nil
+	case len(buf) < frameBufferSize/2:
+		out := make([]byte, len(buf))
+		copy(out, buf)
+		framePool.Put(bp)
+		return out, nil
+	}
+	return buf, nil // bp's buffer now belongs to the caller
+}
+
+// readMessage reads r to EOF into buf[:cap(buf)], growing it by doubling up to
+// readScratchSize (one byte more than MaxMessageSize, so an oversized message is detected
+// without relying on the websocket library's off-by-one read limit). It stops early once
+// more than MaxMessageSize bytes arrived; the caller checks the length.
+func readMessage(r io.Reader, buf []byte) ([]byte, error) {
+	buf = buf[:cap(buf)]
 	n := 0
 	for {
+		if n == len(buf) {
+			grown := make([]byte, min(2*len(buf), readScratchSize))
+			copy(grown, buf[:n])
+			buf = grown
+		}
 		m, err := r.Read(buf[n:])
 		n += m
 		if errors.Is(err, io.EOF) {
-			break
+			return buf[:n], nil
 		}
 		if err != nil {
-			return nil, c.readFailed(err)
+			return nil, err
 		}
 		if n > MaxMessageSize {
-			c.fail(ReasonReadError)
-			return nil, ErrMessageTooLarge
+			return buf[:n], nil
 		}
 	}
-	if n > MaxMessageSize {
-		c.fail(ReasonReadError)
-		return nil, ErrMessageTooLarge
+}
+
+// ReleaseFrame hands back a message ReadFrame returned, once the caller and everyone it
+// passed the message to are done with it: a later ReadFrame (of any Conn) may reuse its
+// storage. Releasing is optional (an unreleased message is simply collected); only
+// messages held in a pooled buffer are kept. b must not be used after the call.
+func ReleaseFrame(b []byte) {
+	if cap(b) != frameBufferSize {
+		return
 	}
-	out := make([]byte, n)
-	copy(out, buf[:n])
-	return out, nil
+	b = b[:cap(b)]
+	framePool.Put(&b)
 }
 
 func (c *Conn) readFailed(err error) error {

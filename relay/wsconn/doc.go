@@ -33,6 +33,8 @@
 // The package starts no goroutines of its own beyond those coder/websocket starts per
 // connection (stopped by Close); Keepalive runs on its caller's goroutine.
 //
-// Memory: an idle Conn holds no read buffer; a 256 KiB scratch buffer is taken from a pool
-// only while a message is being read, and the returned slice is exactly sized.
+// Memory: an idle Conn holds no read buffer; a 64 KiB buffer is taken from a pool once a
+// message has begun. A message of 32 KiB or more is returned in that buffer (no copy; a
+// forwarder hands it back with ReleaseFrame after writing it), a smaller one exactly sized;
+// a returned message's capacity is at most twice its length.
 package wsconn

@@ -36,9 +36,13 @@ const (
 
 // Implementation constants (our choice).
 const (
-	// readScratchSize is the pooled buffer a message is read into before it is copied out
-	// exactly sized, in bytes: one byte more than MaxMessageSize, so an oversized message is
-	// detected without relying on the websocket library's off-by-one read limit.
+	// frameBufferSize is the pooled buffer a message is first read into (conn.go, framePool),
+	// in bytes: a data frame carrying one full Noise record (61,456 bytes) and its protobuf
+	// fields fits, so relay streams never grow it.
+	frameBufferSize = 64 << 10
+	// readScratchSize is the most a message buffer grows to, in bytes: one byte more than
+	// MaxMessageSize, so an oversized message is detected without relying on the websocket
+	// library's off-by-one read limit.
 	readScratchSize = MaxMessageSize + 1
 
 	// corkLimit bounds the bytes a dialled connection collects while one frame is written

@@ -1,0 +1,5 @@
+//go:build !race
+
+package wsconn_test
+
+const raceEnabled = false
