@@ -75,7 +75,7 @@ func BenchmarkHandshakeResponder(b *testing.B) {
 	}
 	var buf []byte
 	b.ReportAllocs()
-	defer reportCPU(b)()
+	defer noise.ReportCPU(b)()
 	for b.Loop() {
 		resp, _ := noise.NewHandshake(&noise.Config{Static: respID, Prologue: prologue})
 		if _, err := resp.ReadMessage(nil, msg1); err != nil {

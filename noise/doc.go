@@ -27,28 +27,44 @@
 //
 // # Primitives
 //
-// Standard library only: crypto/ecdh (X25519), crypto/mlkem (ML-KEM-768),
-// crypto/hkdf + crypto/sha256 (Noise HKDF: HKDF-Extract with ck as salt, then
-// HKDF-Expand with empty info, which equals the Noise HMAC chain), crypto/aes +
-// crypto/cipher (GCM). github.com/flynn/noise was not used: it has no KEM tokens and its
-// symmetric state cannot be driven token by token from outside.
+// X25519 and ML-KEM-768 come from github.com/cloudflare/circl (dh/x25519,
+// kem/mlkem/mlkem768), behind one seam, primitives.go; nothing else in the module
+// imports circl (test/deps_test.go). Why: they are the responder handshake's cost (issue
+// 16), and on this project's AMD EPYC circl's amd64 code (BMI2/ADX field arithmetic,
+// AVX2 NTT and SHAKE) runs them about twice as fast as Go 1.26's standard library:
+// X25519 ≈ 50 µs against 84, public-key generation ≈ 36 against 82, ML-KEM-768
+// key parse + encapsulation ≈ 50 against 129, decapsulation ≈ 28 against 108
+// (docs/bench.md). The results are the same bytes: RFC 7748 vectors, cross tests against
+// crypto/ecdh and crypto/mlkem (primitives_test.go), and known-answer transcripts made
+// with the standard-library implementation (kat_test.go). Low-order X25519 points are
+// rejected exactly where crypto/ecdh rejects them (all-zero output), and encapsulation
+// keys get the FIPS 203 modulus check. circl's AVX2 code leaves the upper vector
+// registers dirty, which slows the SSE code after it (SHA-NI, AES-NI) on this CPU; every
+// ML-KEM call is followed by VZEROUPPER (avx_amd64.go).
+//
+// Standard library: crypto/hkdf + crypto/sha256 (Noise HKDF: HKDF-Extract with ck as
+// salt, then HKDF-Expand with empty info, which equals the Noise HMAC chain),
+// crypto/aes + crypto/cipher (GCM). github.com/flynn/noise was not used: it has no KEM
+// tokens and its symmetric state cannot be driven token by token from outside.
 //
 // # Randomness
 //
-// Config.Rand (nil means crypto/rand) supplies the ephemeral keys: 32 bytes become the
-// X25519 private key and 64 bytes the ML-KEM-768 seed (d ‖ z). ML-KEM encapsulation
-// draws from crypto/mlkem's own source, which Config.Rand cannot reach; tests that need
-// fully deterministic transcripts use testing/cryptotest.SetGlobalRandom, which covers
-// both. Production code never imports crypto/mlkem/mlkemtest.
+// Config.Rand (nil means crypto/rand) supplies all of a handshake's randomness: 32
+// bytes become an X25519 private key, 64 bytes an ML-KEM-768 seed (d ‖ z), and 32 bytes
+// the randomness m of each ML-KEM encapsulation, so a deterministic Config.Rand makes
+// the whole transcript deterministic (kat_test.go). GenerateIdentity takes its own
+// reader the same way.
 //
 // # Failure and key hygiene
 //
 // Any error from HandshakeState or CipherState poisons it for good: every later call
 // returns an error wrapping ErrPoisoned together with the first failure. Error texts
 // never contain key, payload or ciphertext bytes. Clear (and Split, for the handshake)
-// zeroes the key material this package holds; key schedules inside crypto/aes and the
-// private keys inside crypto/ecdh and crypto/mlkem values cannot be zeroed from outside,
-// so Clear drops the references to them instead.
+// zeroes the key material this package holds: the transcript, the X25519 ephemeral
+// scalar (a plain array), the last KEM shared secret, the cached ss copy, and the
+// initiator's ephemeral ML-KEM key as a value (its z and H(ek)). Not reachable from
+// here, so dropped rather than zeroed: the expanded ML-KEM secret vector behind circl's
+// pointer, and the key schedules inside crypto/aes.
 //
 // # Limits (limits.go)
 //

@@ -1,7 +1,6 @@
 package noise
 
 import (
-	"crypto/ecdh"
 	"fmt"
 	"io"
 )
@@ -35,16 +34,10 @@ var _ = [1]struct{}{}[kemCoefficients/2*3+kemRhoLen-KEMPublicKeyLen] // the layo
 // generateResponderEphemeral creates the responder's ephemeral from hs.rand: an X25519
 // key pair, and the random ML-KEM encapsulation key encoding ek (see the file comment).
 func (hs *HandshakeState) generateResponderEphemeral(ek *[KEMPublicKeyLen]byte) error {
-	var buf [DHLen]byte
-	defer clear(buf[:])
-	if err := readRand(hs.rand, buf[:]); err != nil {
+	if err := readRand(hs.rand, hs.ex[:]); err != nil {
 		return fmt.Errorf("generating ephemeral key: %w", err)
 	}
-	x, err := ecdh.X25519().NewPrivateKey(buf[:])
-	if err != nil {
-		return fmt.Errorf("generating ephemeral key: %w", err)
-	}
-	hs.ex = x
+	dhPublicKey(&hs.exPub, &hs.ex)
 	return fillRandomKEMPublicKey(hs.rand, ek)
 }
 

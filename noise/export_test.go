@@ -1,5 +1,7 @@
 package noise
 
+import "testing"
+
 // SetNonceForTest moves a CipherState's counter (exhaustion tests).
 func SetNonceForTest(cs *CipherState, n uint64) { cs.setNonceForTest(n) }
 
@@ -11,3 +13,6 @@ func PeerCacheLenForTest(id *Identity) int { return id.peers.len() }
 
 // PeerCacheEntries is the cache's bound.
 const PeerCacheEntries = peerCacheEntries
+
+// ReportCPU adds the cpu-ns/op metric (floor_bench_test.go) to a benchmark.
+func ReportCPU(b *testing.B) func() { return reportCPU(b) }

@@ -1,9 +1,6 @@
 package noise
 
 import (
-	"crypto/ecdh"
-	"crypto/mlkem"
-	"errors"
 	"fmt"
 	"io"
 )
@@ -27,8 +24,9 @@ type Config struct {
 	// AppendPrologue. It is copied by nothing: the handshake hashes it in NewHandshake.
 	Prologue []byte
 
-	// Rand supplies ephemeral keys; nil means crypto/rand. ML-KEM encapsulation does not
-	// use it (see the package doc).
+	// Rand supplies all the handshake's randomness, ephemeral keys and ML-KEM
+	// encapsulations; nil means crypto/rand. A deterministic Rand makes the transcript
+	// deterministic (see the package doc).
 	Rand io.Reader
 }
 
@@ -58,18 +56,23 @@ type HandshakeState struct {
 	s    *Identity
 	rand io.Reader
 
-	// Ephemeral X25519 of this side; the ML-KEM ephemeral is needed only by the
-	// initiator (to decapsulate ekem).
-	ex   *ecdh.PrivateKey
-	ekem *mlkem.DecapsulationKey768
+	// Ephemeral X25519 of this side (private scalar, public key); the ML-KEM ephemeral
+	// is needed only by the initiator (to decapsulate ekem).
+	ex    dhKey
+	exPub dhKey
+	ekem  *kemDecapsulationKey
 
 	rs      PublicKey // remote static; valid for the responder once message 1 is read
 	hasRS   bool
-	rsKEM   *mlkem.EncapsulationKey768
-	rsX     *ecdh.PublicKey
-	reX     *ecdh.PublicKey            // remote ephemeral X25519
-	reKEM   *mlkem.EncapsulationKey768 // remote ephemeral ML-KEM (initiator's, read by the responder)
+	rsKEM   *kemEncapsulationKey
+	reX     dhKey                // remote ephemeral X25519
+	reKEM   *kemEncapsulationKey // remote ephemeral ML-KEM (initiator's, read by the responder)
 	scratch [KEMPublicKeyLen + TagLen]byte
+
+	// kemCT and kemSS hold one encapsulation's or decapsulation's output until it is
+	// hashed and mixed; kept here so they need no allocation. kemSS is zeroed after use.
+	kemCT [KEMCiphertextLen]byte
+	kemSS [kemSharedLen]byte
 
 	ssVal    [DHLen]byte // DH(s, rs) between mixSS and rememberPeer (peercache.go)
 	ssCached bool        // rs and ssVal came from the identity's peer cache
@@ -182,14 +185,13 @@ func (hs *HandshakeState) Split() (send, recv *CipherState, err error) {
 	return c2, c1, nil
 }
 
-// Clear zeroes the transcript and drops ephemeral key references. Later calls fail
-// with ErrCleared. Safe to call more than once and after Split.
+// Clear zeroes the transcript and the ephemeral keys and drops the references to parsed
+// keys. Later calls fail with ErrCleared. Safe to call more than once and after Split.
 func (hs *HandshakeState) Clear() {
-	hs.ss.clear()
-	hs.ex, hs.ekem = nil, nil
-	hs.reX, hs.reKEM = nil, nil
+	hs.clearSecrets()
+	hs.reX, hs.reKEM = dhKey{}, nil
 	clear(hs.scratch[:])
-	clear(hs.ssVal[:])
+	clear(hs.kemCT[:])
 	hs.turn = turnDone
 	if hs.err == nil {
 		hs.err = ErrCleared
@@ -225,74 +227,60 @@ func (hs *HandshakeState) check(want turn) error {
 
 // fail poisons the state and drops its secrets; the first error wins.
 func (hs *HandshakeState) fail(err error) {
-	hs.ss.clear()
-	hs.ex, hs.ekem = nil, nil
-	clear(hs.ssVal[:])
+	hs.clearSecrets()
 	hs.err = err
 }
 
-func (hs *HandshakeState) setRemoteStatic(pk *PublicKey) error {
-	x, err := ecdh.X25519().NewPublicKey(pk.X25519[:])
-	if err != nil {
-		return fmt.Errorf("parsing remote X25519 static key: %w", ErrInvalidKey)
+// clearSecrets zeroes the transcript, the ephemeral private keys and the last KEM
+// secret. The initiator's ephemeral ML-KEM key is zeroed as a value (its seed z and
+// H(ek)) and dropped: its expanded secret vector sits behind a pointer inside circl
+// that this package cannot reach, so the garbage collector reclaims it unzeroed.
+func (hs *HandshakeState) clearSecrets() {
+	hs.ss.clear()
+	clear(hs.ex[:])
+	clear(hs.kemSS[:])
+	clear(hs.ssVal[:])
+	if hs.ekem != nil {
+		*hs.ekem = kemDecapsulationKey{}
+		hs.ekem = nil
 	}
-	kem, err := mlkem.NewEncapsulationKey768(pk.MLKEM768[:])
+}
+
+func (hs *HandshakeState) setRemoteStatic(pk *PublicKey) error {
+	kem, err := parseKEM(pk.MLKEM768[:])
 	if err != nil {
 		return fmt.Errorf("parsing remote ML-KEM-768 static key: %w", ErrInvalidKey)
 	}
-	hs.rs, hs.hasRS, hs.rsX, hs.rsKEM = *pk, true, x, kem
+	hs.rs, hs.hasRS, hs.rsKEM = *pk, true, kem
 	return nil
 }
 
-// generateEphemeral creates this side's hybrid ephemeral from hs.rand.
-func (hs *HandshakeState) generateEphemeral() error {
+// generateEphemeral creates the initiator's hybrid ephemeral from hs.rand: 32 bytes of
+// X25519 private key, then the 64-byte ML-KEM-768 seed. It returns the ML-KEM public
+// key.
+func (hs *HandshakeState) generateEphemeral() (*kemEncapsulationKey, error) {
 	var buf [ephemeralRandLen]byte
 	defer clear(buf[:])
 	if err := readRand(hs.rand, buf[:]); err != nil {
-		return fmt.Errorf("generating ephemeral key: %w", err)
+		return nil, fmt.Errorf("generating ephemeral key: %w", err)
 	}
-	x, kem, err := newKeyPairs(buf[:DHLen], buf[DHLen:])
+	copy(hs.ex[:], buf[:DHLen])
+	dhPublicKey(&hs.exPub, &hs.ex)
+	dk, ek, err := newKEMKeyPair(buf[DHLen:])
 	if err != nil {
-		return fmt.Errorf("generating ephemeral key: %w", err)
+		return nil, fmt.Errorf("generating ephemeral key: %w", err)
 	}
-	hs.ex, hs.ekem = x, kem
-	return nil
+	hs.ekem = dk
+	return ek, nil
 }
 
-// mixDH performs MixKey(DH(priv, pub)). X25519 rejects an all-zero result (low-order
-// peer point) with an error, which fails the handshake.
-func (hs *HandshakeState) mixDH(priv *ecdh.PrivateKey, pub *ecdh.PublicKey) error {
-	shared, err := priv.ECDH(pub)
-	if err != nil {
-		return fmt.Errorf("computing X25519: %w", ErrInvalidKey)
+// mixDH performs MixKey(DH(priv, pub)). An all-zero result (low-order peer point) is an
+// error wrapping ErrInvalidKey, which fails the handshake (primitives.go).
+func (hs *HandshakeState) mixDH(priv, pub *dhKey) error {
+	var shared dhKey
+	defer clear(shared[:])
+	if err := dh(&shared, priv, pub); err != nil {
+		return err
 	}
-	defer clear(shared)
-	return hs.ss.mixKey(shared)
-}
-
-func parseX25519(b []byte) (*ecdh.PublicKey, error) {
-	pk, err := ecdh.X25519().NewPublicKey(b)
-	if err != nil {
-		return nil, fmt.Errorf("parsing X25519 key: %w", ErrInvalidKey)
-	}
-	return pk, nil
-}
-
-func parseKEM(b []byte) (*mlkem.EncapsulationKey768, error) {
-	pk, err := mlkem.NewEncapsulationKey768(b)
-	if err != nil {
-		return nil, fmt.Errorf("parsing ML-KEM-768 key: %w", ErrInvalidKey)
-	}
-	return pk, nil
-}
-
-// decapsulate wraps DecapsulationKey768.Decapsulate; it fails only on a wrong ciphertext
-// length (ML-KEM uses implicit rejection, so a forged ciphertext yields a random secret
-// and the next tag check fails).
-func decapsulate(dk *mlkem.DecapsulationKey768, ct []byte) ([]byte, error) {
-	ss, err := dk.Decapsulate(ct)
-	if err != nil {
-		return nil, fmt.Errorf("decapsulating: %w", errors.Join(ErrInvalidKey, err))
-	}
-	return ss, nil
+	return hs.ss.mixKey(shared[:])
 }

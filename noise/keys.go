@@ -1,8 +1,6 @@
 package noise
 
 import (
-	"crypto/ecdh"
-	"crypto/mlkem"
 	"crypto/rand"
 	"fmt"
 	"io"
@@ -40,7 +38,7 @@ func (PublicKey) LogValue() slog.Value { return slog.StringValue(redactedKey) }
 // Validate reports whether both halves parse: ML-KEM encoding checks (FIPS 203 modulus
 // check) and the X25519 length. It returns an error wrapping ErrInvalidKey.
 func (pk *PublicKey) Validate() error {
-	if _, err := mlkem.NewEncapsulationKey768(pk.MLKEM768[:]); err != nil {
+	if _, err := parseKEM(pk.MLKEM768[:]); err != nil {
 		return fmt.Errorf("parsing ML-KEM-768 public key: %w", ErrInvalidKey)
 	}
 	return nil
@@ -51,8 +49,8 @@ func (pk *PublicKey) Validate() error {
 // stream (spec/relay-noise.md §5.3). It keeps a small cache of the peers' static keys
 // its handshakes completed with (peercache.go). It never prints private material.
 type Identity struct {
-	x     *ecdh.PrivateKey
-	kem   *mlkem.DecapsulationKey768
+	x     dhKey // X25519 private scalar
+	kem   *kemDecapsulationKey
 	pub   PublicKey
 	peers peerCache
 }
@@ -71,13 +69,19 @@ func GenerateIdentity(r io.Reader) (*Identity, error) {
 // NewIdentity builds an identity from an X25519 private scalar (32 bytes) and an
 // ML-KEM-768 seed d ‖ z (64 bytes). The inputs are copied; the caller may zero them.
 func NewIdentity(x25519Private, mlkemSeed []byte) (*Identity, error) {
-	x, kem, err := newKeyPairs(x25519Private, mlkemSeed)
+	if len(x25519Private) != DHLen || len(mlkemSeed) != KEMSeedLen {
+		return nil, fmt.Errorf("building identity: %w: want %d-byte X25519 key and %d-byte ML-KEM seed",
+			ErrConfig, DHLen, KEMSeedLen)
+	}
+	id := &Identity{}
+	copy(id.x[:], x25519Private)
+	dhPublicKey((*dhKey)(&id.pub.X25519), &id.x)
+	kem, ek, err := newKEMKeyPair(mlkemSeed)
 	if err != nil {
 		return nil, fmt.Errorf("building identity: %w", err)
 	}
-	id := &Identity{x: x, kem: kem}
-	copy(id.pub.X25519[:], x.PublicKey().Bytes())
-	copy(id.pub.MLKEM768[:], kem.EncapsulationKey().Bytes())
+	id.kem = kem
+	packKEM(&id.pub.MLKEM768, ek)
 	return id, nil
 }
 
@@ -92,22 +96,6 @@ func (id *Identity) GoString() string { return id.String() }
 
 // LogValue renders the identity for log/slog as the suite only.
 func (id *Identity) LogValue() slog.Value { return slog.StringValue(id.String()) }
-
-func newKeyPairs(x25519Private, mlkemSeed []byte) (*ecdh.PrivateKey, *mlkem.DecapsulationKey768, error) {
-	if len(x25519Private) != DHLen || len(mlkemSeed) != KEMSeedLen {
-		return nil, nil, fmt.Errorf("%w: want %d-byte X25519 key and %d-byte ML-KEM seed",
-			ErrConfig, DHLen, KEMSeedLen)
-	}
-	x, err := ecdh.X25519().NewPrivateKey(x25519Private)
-	if err != nil {
-		return nil, nil, fmt.Errorf("parsing X25519 private key: %w", err)
-	}
-	kem, err := mlkem.NewDecapsulationKey768(mlkemSeed)
-	if err != nil {
-		return nil, nil, fmt.Errorf("expanding ML-KEM-768 seed: %w", err)
-	}
-	return x, kem, nil
-}
 
 func readRand(r io.Reader, b []byte) error {
 	if r == nil {

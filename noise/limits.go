@@ -24,6 +24,11 @@ const (
 	KEMCiphertextLen = 1088
 	// KEMSeedLen is an ML-KEM-768 decapsulation key seed d ‖ z, in bytes (FIPS 203).
 	KEMSeedLen = 64
+	// kemSharedLen is an ML-KEM-768 shared secret, in bytes (FIPS 203).
+	kemSharedLen = 32
+	// kemEncapsulationSeedLen is the randomness m one ML-KEM encapsulation draws, in
+	// bytes (FIPS 203 §7.2).
+	kemEncapsulationSeedLen = 32
 	// HashLen is SHA-256 output and the Noise HASHLEN, in bytes (spec §5.2).
 	HashLen = 32
 	// KeyLen is the AES-256-GCM key, in bytes.
@@ -64,7 +69,7 @@ const (
 	// an X25519 private scalar then an ML-KEM-768 seed.
 	ephemeralRandLen = DHLen + KEMSeedLen
 	// peerCacheEntries bounds an Identity's cache of remote static keys (peercache.go):
-	// about 7.5 KB each (the parsed ML-KEM-768 key with its matrix, the key bytes twice),
-	// so at most ~120 KB per process.
+	// about 8.5 KB each (the parsed ML-KEM-768 key with its matrix Âᵀ, 6 KB in circl;
+	// the key bytes twice), so at most ~140 KB per process.
 	peerCacheEntries = 16
 )

@@ -48,25 +48,29 @@ func (hs *HandshakeState) writeMessage1(out, payload []byte) ([]byte, error) {
 	}
 	// skem: encapsulate to the responder's static ML-KEM key; clear, then
 	// MixKeyAndHash(ss).
-	shared, ct := hs.rsKEM.Encapsulate()
-	defer clear(shared)
-	out, err := hs.ss.encryptAndHash(out, ct)
+	defer clear(hs.kemSS[:])
+	if err := encapsulate(&hs.kemCT, &hs.kemSS, hs.rsKEM, hs.rand); err != nil {
+		return out, err
+	}
+	out, err := hs.ss.encryptAndHash(out, hs.kemCT[:])
 	if err != nil {
 		return out, err
 	}
-	if err := hs.ss.mixKeyAndHash(shared); err != nil {
+	if err := hs.ss.mixKeyAndHash(hs.kemSS[:]); err != nil {
 		return out, err
 	}
 	// e
-	if err := hs.generateEphemeral(); err != nil {
+	ekem, err := hs.generateEphemeral()
+	if err != nil {
 		return out, err
 	}
-	ex, ek := hs.ex.PublicKey().Bytes(), hs.ekem.EncapsulationKey().Bytes()
-	hs.ss.mixHash(ex)
-	hs.ss.mixHash(ek)
-	out = append(append(out, ex...), ek...)
+	ek := (*[KEMPublicKeyLen]byte)(hs.scratch[:KEMPublicKeyLen])
+	packKEM(ek, ekem)
+	hs.ss.mixHash(hs.exPub[:])
+	hs.ss.mixHash(ek[:])
+	out = append(append(out, hs.exPub[:]...), ek[:]...)
 	// es
-	if err := hs.mixDH(hs.ex, hs.rsX); err != nil {
+	if err := hs.mixDH(&hs.ex, (*dhKey)(&hs.rs.X25519)); err != nil {
 		return out, err
 	}
 	// s
@@ -97,25 +101,23 @@ func (hs *HandshakeState) readMessage1(out, msg []byte) ([]byte, error) {
 	if _, err := hs.ss.decryptAndHash(hs.scratch[:0], ct); err != nil {
 		return out, err
 	}
-	shared, err := decapsulate(hs.s.kem, ct)
-	if err != nil {
+	defer clear(hs.kemSS[:])
+	if err := decapsulate(&hs.kemSS, hs.s.kem, ct); err != nil {
 		return out, err
 	}
-	defer clear(shared)
-	if err := hs.ss.mixKeyAndHash(shared); err != nil {
+	if err := hs.ss.mixKeyAndHash(hs.kemSS[:]); err != nil {
 		return out, err
 	}
 	// e
-	if hs.reX, err = parseX25519(msg[m1SkemEnd:m1EXEnd]); err != nil {
-		return out, err
-	}
+	copy(hs.reX[:], msg[m1SkemEnd:m1EXEnd])
+	var err error
 	if hs.reKEM, err = parseKEM(msg[m1EXEnd:m1EKEMEnd]); err != nil {
 		return out, err
 	}
 	hs.ss.mixHash(msg[m1SkemEnd:m1EXEnd])
 	hs.ss.mixHash(msg[m1EXEnd:m1EKEMEnd])
 	// es
-	if err := hs.mixDH(hs.s.x, hs.reX); err != nil {
+	if err := hs.mixDH(&hs.s.x, &hs.reX); err != nil {
 		return out, err
 	}
 	// s
@@ -147,22 +149,25 @@ func (hs *HandshakeState) writeMessage2(out, payload []byte) ([]byte, error) {
 		return out, ErrHandshakePayloadTooLarge
 	}
 	// ekem: encapsulate to the initiator's ephemeral ML-KEM key; clear; MixKey(ss).
-	shared, ct := hs.reKEM.Encapsulate()
-	defer clear(shared)
-	hs.ss.mixHash(ct)
-	out = append(out, ct...)
-	if err := hs.ss.mixKey(shared); err != nil {
+	defer clear(hs.kemSS[:])
+	if err := encapsulate(&hs.kemCT, &hs.kemSS, hs.reKEM, hs.rand); err != nil {
+		return out, err
+	}
+	hs.ss.mixHash(hs.kemCT[:])
+	out = append(out, hs.kemCT[:]...)
+	if err := hs.ss.mixKey(hs.kemSS[:]); err != nil {
 		return out, err
 	}
 	// skem: encapsulate to the initiator's static ML-KEM key; encrypted;
 	// MixKeyAndHash(ss).
-	shared2, ct2 := hs.rsKEM.Encapsulate()
-	defer clear(shared2)
-	out, err := hs.ss.encryptAndHash(out, ct2)
+	if err := encapsulate(&hs.kemCT, &hs.kemSS, hs.rsKEM, hs.rand); err != nil {
+		return out, err
+	}
+	out, err := hs.ss.encryptAndHash(out, hs.kemCT[:])
 	if err != nil {
 		return out, err
 	}
-	if err := hs.ss.mixKeyAndHash(shared2); err != nil {
+	if err := hs.ss.mixKeyAndHash(hs.kemSS[:]); err != nil {
 		return out, err
 	}
 	// e: the ML-KEM half is a random key encoding, never a key pair (ephemeral.go).
@@ -170,16 +175,15 @@ func (hs *HandshakeState) writeMessage2(out, payload []byte) ([]byte, error) {
 	if err := hs.generateResponderEphemeral(&ek); err != nil {
 		return out, err
 	}
-	ex := hs.ex.PublicKey().Bytes()
-	hs.ss.mixHash(ex)
+	hs.ss.mixHash(hs.exPub[:])
 	hs.ss.mixHash(ek[:])
-	out = append(append(out, ex...), ek[:]...)
+	out = append(append(out, hs.exPub[:]...), ek[:]...)
 	// ee
-	if err := hs.mixDH(hs.ex, hs.reX); err != nil {
+	if err := hs.mixDH(&hs.ex, &hs.reX); err != nil {
 		return out, err
 	}
 	// se (responder side: DH(e, rs))
-	if err := hs.mixDH(hs.ex, hs.rsX); err != nil {
+	if err := hs.mixDH(&hs.ex, (*dhKey)(&hs.rs.X25519)); err != nil {
 		return out, err
 	}
 	return hs.ss.encryptAndHash(out, payload)
@@ -195,12 +199,11 @@ func (hs *HandshakeState) readMessage2(out, msg []byte) ([]byte, error) {
 	// ekem
 	ct := msg[:m2EkemEnd]
 	hs.ss.mixHash(ct)
-	shared, err := decapsulate(hs.ekem, ct)
-	if err != nil {
+	defer clear(hs.kemSS[:])
+	if err := decapsulate(&hs.kemSS, hs.ekem, ct); err != nil {
 		return out, err
 	}
-	defer clear(shared)
-	if err := hs.ss.mixKey(shared); err != nil {
+	if err := hs.ss.mixKey(hs.kemSS[:]); err != nil {
 		return out, err
 	}
 	// skem
@@ -208,27 +211,23 @@ func (hs *HandshakeState) readMessage2(out, msg []byte) ([]byte, error) {
 	if err != nil {
 		return out, err
 	}
-	shared2, err := decapsulate(hs.s.kem, ct2)
-	if err != nil {
+	if err := decapsulate(&hs.kemSS, hs.s.kem, ct2); err != nil {
 		return out, err
 	}
-	defer clear(shared2)
-	if err := hs.ss.mixKeyAndHash(shared2); err != nil {
+	if err := hs.ss.mixKeyAndHash(hs.kemSS[:]); err != nil {
 		return out, err
 	}
 	// e
-	if hs.reX, err = parseX25519(msg[m2SkemEnd:m2EXEnd]); err != nil {
-		return out, err
-	}
+	copy(hs.reX[:], msg[m2SkemEnd:m2EXEnd])
 	// The responder's ephemeral ML-KEM key is only hashed, never parsed: no KEM uses it.
 	hs.ss.mixHash(msg[m2SkemEnd:m2EXEnd])
 	hs.ss.mixHash(msg[m2EXEnd:m2EKEMEnd])
 	// ee
-	if err := hs.mixDH(hs.ex, hs.reX); err != nil {
+	if err := hs.mixDH(&hs.ex, &hs.reX); err != nil {
 		return out, err
 	}
 	// se (initiator side: DH(s, re))
-	if err := hs.mixDH(hs.s.x, hs.reX); err != nil {
+	if err := hs.mixDH(&hs.s.x, &hs.reX); err != nil {
 		return out, err
 	}
 	return hs.ss.decryptAndHash(out, msg[m2EKEMEnd:])

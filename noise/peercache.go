@@ -1,11 +1,6 @@
 package noise
 
-import (
-	"crypto/ecdh"
-	"crypto/mlkem"
-	"fmt"
-	"sync"
-)
+import "sync"
 
 // peerCache is an Identity's memory of the remote static keys it completed handshakes
 // with: each key parsed (the ML-KEM-768 encapsulation key expands its matrix Â, about
@@ -36,8 +31,7 @@ type peerCache struct {
 
 // peerStatic is one cached remote static key.
 type peerStatic struct {
-	x   *ecdh.PublicKey
-	kem *mlkem.EncapsulationKey768
+	kem *kemEncapsulationKey
 	ss  [DHLen]byte // DH(our static, this key); zeroed when evicted
 }
 
@@ -53,7 +47,7 @@ func (c *peerCache) lookup(pk *PublicKey, ss *[DHLen]byte) (*peerStatic, bool) {
 }
 
 // add caches pk's parsed forms and ss, evicting the oldest entry when full.
-func (c *peerCache) add(pk *PublicKey, x *ecdh.PublicKey, kem *mlkem.EncapsulationKey768, ss *[DHLen]byte) {
+func (c *peerCache) add(pk *PublicKey, kem *kemEncapsulationKey, ss *[DHLen]byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.entries[*pk]; ok {
@@ -70,7 +64,7 @@ func (c *peerCache) add(pk *PublicKey, x *ecdh.PublicKey, kem *mlkem.Encapsulati
 		delete(c.entries, old)
 		c.order = append(c.order[:0], c.order[1:]...)
 	}
-	c.entries[*pk] = &peerStatic{x: x, kem: kem, ss: *ss}
+	c.entries[*pk] = &peerStatic{kem: kem, ss: *ss}
 	c.order = append(c.order, *pk)
 }
 
@@ -85,7 +79,7 @@ func (c *peerCache) len() int {
 // cache when it holds the key (then ss comes from it too).
 func (hs *HandshakeState) useRemoteStatic(pk *PublicKey) error {
 	if e, ok := hs.s.peers.lookup(pk, &hs.ssVal); ok {
-		hs.rs, hs.hasRS, hs.rsX, hs.rsKEM = *pk, true, e.x, e.kem
+		hs.rs, hs.hasRS, hs.rsKEM = *pk, true, e.kem
 		hs.ssCached = true
 		return nil
 	}
@@ -96,12 +90,9 @@ func (hs *HandshakeState) useRemoteStatic(pk *PublicKey) error {
 // found the key, else computed, and kept in hs.ssVal for rememberPeer.
 func (hs *HandshakeState) mixSS() error {
 	if !hs.ssCached {
-		shared, err := hs.s.x.ECDH(hs.rsX)
-		if err != nil {
-			return fmt.Errorf("computing X25519: %w", ErrInvalidKey)
+		if err := dh((*dhKey)(&hs.ssVal), &hs.s.x, (*dhKey)(&hs.rs.X25519)); err != nil {
+			return err
 		}
-		copy(hs.ssVal[:], shared)
-		clear(shared)
 	}
 	return hs.ss.mixKey(hs.ssVal[:])
 }
@@ -110,7 +101,7 @@ func (hs *HandshakeState) mixSS() error {
 // identity's cache (see peerCache for when a role calls it), then zeroes hs.ssVal.
 func (hs *HandshakeState) rememberPeer() {
 	if !hs.ssCached {
-		hs.s.peers.add(&hs.rs, hs.rsX, hs.rsKEM, &hs.ssVal)
+		hs.s.peers.add(&hs.rs, hs.rsKEM, &hs.ssVal)
 	}
 	clear(hs.ssVal[:])
 }

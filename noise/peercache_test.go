@@ -164,9 +164,9 @@ func TestPeerCache_Bound(t *testing.T) {
 	}
 }
 
-// A responder handshake with a cached peer allocates no more than its standard
-// library operations do (pinned: 200 measured with Go 1.26; the cache lookup itself
-// allocates nothing).
+// A responder handshake with a cached peer allocates no more than its primitives and
+// the standard library's HKDF and AES-GCM do (pinned: 189 measured with Go 1.26 and
+// circl v1.6.5; the cache lookup itself allocates nothing).
 func TestHandshakeResponder_AllocsCachedPeer(t *testing.T) {
 	initID, respID := mustIdentity(t), mustIdentity(t)
 	rpub := respID.Public()
@@ -193,7 +193,7 @@ func TestHandshakeResponder_AllocsCachedPeer(t *testing.T) {
 		run() // the pin holds without the race detector; under it, just run the path
 		return
 	}
-	if allocs := testing.AllocsPerRun(20, run); allocs > 200 {
-		t.Fatalf("cached-peer responder handshake allocates %v times, want ≤ 200", allocs)
+	if allocs := testing.AllocsPerRun(20, run); allocs > 189 {
+		t.Fatalf("cached-peer responder handshake allocates %v times, want ≤ 189", allocs)
 	}
 }

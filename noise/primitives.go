@@ -1,0 +1,107 @@
+package noise
+
+import (
+	"crypto/subtle"
+	"fmt"
+	"io"
+
+	"github.com/cloudflare/circl/dh/x25519"
+	"github.com/cloudflare/circl/kem/mlkem/mlkem768"
+)
+
+// The seam between the handshake and its two asymmetric primitives, X25519 (RFC 7748)
+// and ML-KEM-768 (FIPS 203), both from github.com/cloudflare/circl (see the package
+// doc, "Primitives", for why). Nothing outside this file names circl. Every function
+// here computes exactly what crypto/ecdh and crypto/mlkem compute for the same inputs
+// (primitives_test.go checks it against them and against RFC 7748's vectors); what
+// differs is speed, and that keys are plain values this package can zero. Every ML-KEM
+// call is followed by avxCleanup (avx_amd64.go): circl's AVX2 code leaves the vector
+// registers in a state that slows the SHA-256 and AES code after it.
+
+// dhKey is an X25519 private scalar (unclamped, as drawn; clamping happens inside each
+// operation, as in RFC 7748) or a public u-coordinate.
+type dhKey = x25519.Key
+
+// kemEncapsulationKey is a parsed ML-KEM-768 encapsulation key (its matrix Â
+// expanded); immutable once parsed, so safe to share.
+type kemEncapsulationKey = mlkem768.PublicKey
+
+// kemDecapsulationKey is an ML-KEM-768 decapsulation key; immutable once built.
+type kemDecapsulationKey = mlkem768.PrivateKey
+
+var _ = [1]struct{}{}[mlkem768.PublicKeySize-KEMPublicKeyLen+mlkem768.CiphertextSize-KEMCiphertextLen+
+	mlkem768.KeySeedSize-KEMSeedLen+mlkem768.SharedKeySize-kemSharedLen+
+	mlkem768.EncapsulationSeedSize-kemEncapsulationSeedLen+x25519.Size-DHLen] // sizes agree
+
+// dhPublicKey sets pub to the X25519 public key of priv: X25519(priv, 9).
+func dhPublicKey(pub, priv *dhKey) { x25519.KeyGen(pub, priv) }
+
+// dh sets shared to X25519(priv, pub). A low-order pub, i.e. an all-zero result, is
+// rejected with an error wrapping ErrInvalidKey and shared is zeroed: the same inputs
+// crypto/ecdh rejects. circl flags pub against its list of low-order points; the
+// all-zero test on the output is what crypto/ecdh and RFC 7748 §6.1 check, and it
+// alone decides (the list only ever names points whose result is zero).
+func dh(shared, priv, pub *dhKey) error {
+	ok := x25519.Shared(shared, priv, pub)
+	var zero dhKey
+	if !ok || subtle.ConstantTimeCompare(shared[:], zero[:]) == 1 {
+		clear(shared[:])
+		return fmt.Errorf("computing X25519: %w", ErrInvalidKey)
+	}
+	return nil
+}
+
+// newKEMKeyPair expands a 64-byte seed d ‖ z into an ML-KEM-768 key pair
+// (ML-KEM.KeyGen_internal(d, z), FIPS 203 §6.1), the same keys crypto/mlkem's
+// NewDecapsulationKey768 derives from it.
+func newKEMKeyPair(seed []byte) (*kemDecapsulationKey, *kemEncapsulationKey, error) {
+	if len(seed) != KEMSeedLen {
+		return nil, nil, fmt.Errorf("%w: want %d-byte ML-KEM seed", ErrConfig, KEMSeedLen)
+	}
+	ek, dk := mlkem768.NewKeyFromSeed(seed)
+	avxCleanup()
+	return dk, ek, nil
+}
+
+// packKEM writes ek's encoding to dst.
+func packKEM(dst *[KEMPublicKeyLen]byte, ek *kemEncapsulationKey) { ek.Pack(dst[:]) }
+
+// parseKEM parses an encapsulation key. It applies the FIPS 203 §7.2 encapsulation key
+// check (every coefficient below q: circl re-encodes the decoded vector and compares),
+// the check crypto/mlkem.NewEncapsulationKey768 makes; a failure wraps ErrInvalidKey.
+func parseKEM(b []byte) (*kemEncapsulationKey, error) {
+	ek := new(kemEncapsulationKey)
+	err := ek.Unpack(b)
+	avxCleanup()
+	if err != nil {
+		return nil, fmt.Errorf("parsing ML-KEM-768 key: %w", ErrInvalidKey)
+	}
+	return ek, nil
+}
+
+// encapsulate writes a ciphertext to ek into ct and its shared secret into shared. The
+// encapsulation randomness m (32 bytes) is read from r (nil means crypto/rand), so a
+// deterministic r makes the ciphertext deterministic (ML-KEM.Encaps_internal, FIPS 203
+// §6.2, which crypto/mlkem/mlkemtest.Encapsulate768 also exposes).
+func encapsulate(ct *[KEMCiphertextLen]byte, shared *[kemSharedLen]byte, ek *kemEncapsulationKey, r io.Reader) error {
+	var m [kemEncapsulationSeedLen]byte
+	defer clear(m[:])
+	if err := readRand(r, m[:]); err != nil {
+		return fmt.Errorf("encapsulating: %w", err)
+	}
+	ek.EncapsulateTo(ct[:], shared[:], m[:])
+	avxCleanup()
+	return nil
+}
+
+// decapsulate writes ct's shared secret under dk into shared. It fails only on a wrong
+// ciphertext length: ML-KEM rejects implicitly, so a forged ciphertext yields a
+// pseudorandom secret and the next tag check fails.
+func decapsulate(shared *[kemSharedLen]byte, dk *kemDecapsulationKey, ct []byte) error {
+	if len(ct) != KEMCiphertextLen {
+		return fmt.Errorf("decapsulating: %w", ErrInvalidKey)
+	}
+	dk.DecapsulateTo(shared[:], ct)
+	avxCleanup()
+	return nil
+}
