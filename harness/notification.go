@@ -9,7 +9,6 @@ package harness
 // never depends on which path ran.
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -99,6 +98,8 @@ func (n Notification) ProcessID() (string, bool) {
 	if len(n.Params) == 0 || n.Params[0] != '{' {
 		return "", false
 	}
+	// The walk stops at processId (executors send it first), so a large chunk after it is
+	// not scanned again just to find the id (issue 16).
 	err := forEachMember(n.Params, 0, func(key, val []byte) error {
 		if string(key) == "processId" {
 			s, ok := decodeString(val)
@@ -106,10 +107,11 @@ func (n Notification) ProcessID() (string, bool) {
 				return errBadSyntax
 			}
 			id, found = s, true
+			return errFound
 		}
 		return nil
 	})
-	return id, err == nil && found
+	return id, (err == nil || err == errFound) && found
 }
 
 // decodeOutputFast decodes the params of process/output when they have the expected
@@ -173,12 +175,9 @@ func decodeBase64Fast(raw []byte) ([]byte, bool) {
 	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
 		return nil, false
 	}
-	body := raw[1 : len(raw)-1]
-	// Escapes (a backslash) are not base64: the slow path unquotes them first.
-	if bytes.IndexByte(body, '\\') >= 0 {
-		return nil, false
-	}
-	out, err := jsonwire.DecodeBase64Into(nil, body)
+	// An escape (a backslash) is not base64, so the decode fails on it and the slow path
+	// unquotes first; no separate scan for one.
+	out, err := jsonwire.DecodeBase64Into(nil, raw[1:len(raw)-1])
 	if err != nil {
 		return nil, false
 	}

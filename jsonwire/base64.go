@@ -15,7 +15,6 @@ package jsonwire
 // reference-order check that names the error.
 
 import (
-	"bytes"
 	"encoding/base64"
 	"slices"
 	"strconv"
@@ -51,17 +50,17 @@ func decodeBase64(src []byte) ([]byte, error) {
 // the server's params, the fs/writeFile payload and the clients' output chunks all
 // decode here, so they cannot drift apart.
 func DecodeBase64Into(dst, src []byte) ([]byte, error) {
-	// The stdlib skips '\r' and '\n'; the reference does not.
-	if bytes.IndexByte(src, '\n') < 0 && bytes.IndexByte(src, '\r') < 0 {
-		n := simdStrict.DecodedLen(len(src))
-		out := dst[:0]
-		if cap(out) < n {
-			out = make([]byte, n)
-		}
-		out = out[:n]
-		if k, err := simdStrict.Decode(out, src); err == nil {
-			return out[:k], nil
-		}
+	n := simdStrict.DecodedLen(len(src))
+	out := dst[:0]
+	if cap(out) < n {
+		out = make([]byte, n)
+	}
+	out = out[:n]
+	// The stdlib skips '\r' and '\n'; the reference does not. A decode that skipped any
+	// consumed fewer symbols than src holds, and canonical padded base64 of k bytes is
+	// exactly EncodedLen(k) symbols, so the length check rejects them without a scan.
+	if k, err := simdStrict.Decode(out, src); err == nil && simdStrict.EncodedLen(k) == len(src) {
+		return out[:k], nil
 	}
 	if err := base64Error(src); err != nil {
 		return nil, err
