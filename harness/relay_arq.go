@@ -48,11 +48,19 @@ type arqConn struct {
 
 	// mu guards the fields below (a leaf lock).
 	mu     sync.Mutex
-	queue  []channel.Packet // records released in order, not read yet
+	queue  []queuedRecord // records released in order, not read yet
 	qBytes int
 	err    error         // sticky: the stream failed
 	avail  chan struct{} // cap 1: queue grew or err was set
 	space  chan struct{} // cap 1: queue shrank
+}
+
+// queuedRecord is a record released in order and the socket message holding it, when the
+// payload arrived in a message of its own and went straight through (nil otherwise: it
+// waited in the ARQ receiver, or shares its message), for ReleasePacket.
+type queuedRecord struct {
+	channel.Packet
+	frame []byte
 }
 
 // startARQ switches c to ARQ and starts its routines. Called by ReadPacket (one goroutine)
@@ -131,7 +139,7 @@ func (a *arqConn) readRoutine() {
 				a.fail(fmt.Errorf("%w: %w", errARQProtocol, err))
 				return
 			}
-			a.push(ready, first)
+			a.push(ready, first, b, body.Payload)
 		case *frame.Ack:
 			if err := a.e.OnAck(f.Ack, f.AckBits); err != nil {
 				a.fail(fmt.Errorf("%w: %w", errARQProtocol, err))
@@ -169,14 +177,19 @@ func (a *arqConn) waitSpace(n int) bool {
 	}
 }
 
-// push queues records released in order, with consecutive seqs from first.
-func (a *arqConn) push(ready [][]byte, first uint32) {
+// push queues records released in order, with consecutive seqs from first; the one that
+// is payload, the frame just read, carries msg, the socket message holding it.
+func (a *arqConn) push(ready [][]byte, first uint32, msg, payload []byte) {
 	if len(ready) == 0 {
 		return
 	}
 	a.mu.Lock()
 	for i, r := range ready {
-		a.queue = append(a.queue, channel.Packet{Seq: first + uint32(i), Payload: r})
+		var held []byte
+		if len(r) > 0 && len(payload) > 0 && &r[0] == &payload[0] {
+			held = msg
+		}
+		a.queue = append(a.queue, queuedRecord{Packet: channel.Packet{Seq: first + uint32(i), Payload: r}, frame: held})
 		a.qBytes += len(r)
 		ready[i] = nil
 	}
@@ -185,12 +198,12 @@ func (a *arqConn) push(ready [][]byte, first uint32) {
 }
 
 // readPacket returns the next record in order.
-func (a *arqConn) readPacket(ctx context.Context) (channel.Packet, error) {
+func (a *arqConn) readPacket(ctx context.Context) (queuedRecord, error) {
 	for {
 		a.mu.Lock()
 		if len(a.queue) > 0 {
 			p := a.queue[0]
-			a.queue[0] = channel.Packet{}
+			a.queue[0] = queuedRecord{}
 			a.queue = a.queue[1:]
 			a.qBytes -= len(p.Payload)
 			if len(a.queue) == 0 {
@@ -203,12 +216,12 @@ func (a *arqConn) readPacket(ctx context.Context) (channel.Packet, error) {
 		err := a.err
 		a.mu.Unlock()
 		if err != nil {
-			return channel.Packet{}, err
+			return queuedRecord{}, err
 		}
 		select {
 		case <-a.avail:
 		case <-ctx.Done():
-			return channel.Packet{}, ctx.Err()
+			return queuedRecord{}, ctx.Err()
 		}
 	}
 }

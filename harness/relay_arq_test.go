@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net/http"
@@ -195,5 +196,73 @@ func TestRelayARQ_NotAcceptedStaysReleased(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRelayRecordConn_ReleasePacket: with and without ARQ, full-record payloads that the
+// channel releases go back to the socket's read buffers, and payloads still held are never
+// overwritten by the reads that follow (records 3 and 2 arrive swapped, so with ARQ one of
+// them waits in the receiver and is not released).
+func TestRelayRecordConn_ReleasePacket(t *testing.T) {
+	const records = 12
+	payload := func(seq uint32) []byte {
+		b := make([]byte, channel.MaxRecordLen)
+		for i := range b {
+			b[i] = byte(seq*31 + uint32(i)*7)
+		}
+		return b
+	}
+	for _, offer := range []bool{false, true} {
+		t.Run(map[bool]string{false: "released stream", true: "ARQ"}[offer], func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			rc, done := scriptedPeer(t, offer, func(ctx context.Context, c *websocket.Conn) error {
+				if _, err := readFrameFrom(ctx, c); err != nil {
+					return err
+				}
+				m2 := frame.Frame{Body: &frame.Handshake{Payload: []byte("m2")}}
+				if offer {
+					m2.Features = frame.FeatureARQ
+				}
+				if err := writeFrameTo(ctx, c, m2); err != nil {
+					return err
+				}
+				for _, seq := range []uint32{0, 1, 3, 2, 4, 5, 6, 7, 8, 9, 10, 11} {
+					if err := writeFrameTo(ctx, c, frame.Frame{Body: &frame.Data{Seq: seq, SegmentCount: 1, Payload: payload(seq)}}); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err := rc.WritePacket(ctx, channel.Packet{Handshake: true, Payload: []byte("m1")}); err != nil {
+				t.Fatal(err)
+			}
+			if p, err := rc.ReadPacket(ctx); err != nil || !p.Handshake {
+				t.Fatalf("message 2: %+v, %v", p, err)
+			}
+			held := map[uint32][]byte{}
+			for i := range records {
+				p, err := rc.ReadPacket(ctx)
+				if err != nil {
+					t.Fatalf("record %d: %v", i, err)
+				}
+				if !bytes.Equal(p.Payload, payload(p.Seq)) {
+					t.Fatalf("record seq %d: payload differs", p.Seq)
+				}
+				if p.Seq%2 == 0 {
+					rc.ReleasePacket(p.Payload) // copied out, as the channel would
+				} else {
+					held[p.Seq] = p.Payload
+				}
+			}
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			for seq, b := range held {
+				if !bytes.Equal(b, payload(seq)) {
+					t.Errorf("held record %d was overwritten after later reads", seq)
+				}
+			}
+		})
 	}
 }

@@ -66,6 +66,10 @@ type relayRecordConn struct {
 	// (zero: none). ReadPacket's goroutine only.
 	order    arq.Receiver
 	gapSince time.Time
+	// rframe is the socket message holding rpayload, the payload the latest ReadPacket
+	// returned, while the channel may still hand it back (ReleasePacket); nil when that
+	// payload is not in a message of its own. ReadPacket's goroutine only.
+	rframe, rpayload []byte
 
 	cancelKeepalive context.CancelFunc
 	keepaliveDone   chan struct{}
@@ -76,7 +80,10 @@ type relayRecordConn struct {
 	closed bool // guarded by arqMu
 }
 
-var _ channel.RecordConn = (*relayRecordConn)(nil)
+var (
+	_ channel.RecordConn     = (*relayRecordConn)(nil)
+	_ channel.PacketReleaser = (*relayRecordConn)(nil)
+)
 
 // newRelayRecordConn takes ownership of ws and starts its keepalive.
 func newRelayRecordConn(ws *wsconn.Conn, streamID string) *relayRecordConn {
@@ -136,8 +143,11 @@ func (c *relayRecordConn) WritePacket(ctx context.Context, p channel.Packet) err
 
 // ReadPacket returns the next handshake or data packet of this stream.
 func (c *relayRecordConn) ReadPacket(ctx context.Context) (channel.Packet, error) {
+	c.rframe, c.rpayload = nil, nil
 	if a := c.arq.Load(); a != nil {
-		return a.readPacket(ctx)
+		r, err := a.readPacket(ctx)
+		c.rframe, c.rpayload = r.frame, r.Payload
+		return r.Packet, err
 	}
 	for {
 		b, err := c.readFrame(ctx)
@@ -169,6 +179,7 @@ func (c *relayRecordConn) ReadPacket(ctx context.Context) (channel.Packet, error
 			return channel.Packet{Handshake: true, Payload: body.Payload}, nil
 		case *frame.Data:
 			c.trackOrder(body.Seq)
+			c.rframe, c.rpayload = b, body.Payload
 			return channel.Packet{Seq: body.Seq, Payload: body.Payload}, nil
 		case *frame.Reset:
 			return channel.Packet{}, ErrStreamReset
@@ -178,6 +189,16 @@ func (c *relayRecordConn) ReadPacket(ctx context.Context) (channel.Packet, error
 			return channel.Packet{}, fmt.Errorf("unexpected relay frame body %s", frame.KindOf(body))
 		}
 	}
+}
+
+// ReleasePacket implements channel.PacketReleaser: the record the latest ReadPacket
+// returned was copied out, so the socket message it arrived in goes back to wsconn's read
+// buffers (issue 16: a receiving harness no longer allocates a 64 KiB buffer per record).
+func (c *relayRecordConn) ReleasePacket(payload []byte) {
+	if c.rframe != nil && len(payload) > 0 && len(c.rpayload) > 0 && &payload[0] == &c.rpayload[0] {
+		wsconn.ReleaseFrame(c.rframe)
+	}
+	c.rframe, c.rpayload = nil, nil
 }
 
 // readFrame reads the next message; on a stream without ARQ with a record missing, it gives

@@ -142,8 +142,15 @@ func (c *Conn) handlePacketLocked(p Packet) error {
 		if err != nil {
 			return fmt.Errorf("decrypting record: %w", err)
 		}
-		if c.inbox, err = c.reasm.feed(c.inbox, pt); err != nil {
+		var kept bool
+		if c.inbox, kept, err = c.reasm.feed(c.inbox, pt); err != nil {
 			return err
+		}
+		// The record just read, copied into a message and referred to by nothing now,
+		// goes back to a RecordConn that pools its storage (issue 16). Records that
+		// waited in the reorder buffer are not released.
+		if r, ok := c.rc.(PacketReleaser); ok && !kept && len(p.Payload) > 0 && &ct[0] == &p.Payload[0] {
+			r.ReleasePacket(p.Payload)
 		}
 	}
 	return nil

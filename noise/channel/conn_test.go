@@ -419,3 +419,64 @@ func TestConn_CloseUnblocksAndClears(t *testing.T) {
 		}
 	})
 }
+
+// releasingEnd is a pipe end that pools its packets' storage: ReleasePacket records the
+// payload and scribbles over it, as a reuse would.
+type releasingEnd struct {
+	*pipeEnd
+	released int
+}
+
+func (r *releasingEnd) ReleasePacket(payload []byte) {
+	r.released++
+	for i := range payload {
+		payload[i] = 0xA5
+	}
+}
+
+// TestConn_ReleasesCopiedRecords: the records of a message spanning records are copied
+// out and released (reusing them changes no message); a record that holds whole messages
+// is not released, since they alias it; nor is a record that waited for reordering.
+func TestConn_ReleasesCopiedRecords(t *testing.T) {
+	var rel *releasingEnd
+	peer, conn := newRawInitiatorOn(t, func(b *pipeEnd) channel.RecordConn {
+		rel = &releasingEnd{pipeEnd: b}
+		return rel
+	})
+	ctx := testCtx(t)
+	big := pattern(300<<10, 9) // 6 records
+	small := []byte(`{"small":1}`)
+	fb := framed(big)
+	var records [][]byte
+	for off := 0; off < len(fb); off += channel.RecordPlaintextLen {
+		records = append(records, fb[off:min(off+channel.RecordPlaintextLen, len(fb))])
+	}
+	records = append(records, framed(small))
+	for _, r := range records {
+		peer.deliver(peer.seal(r))
+	}
+	if got, err := conn.ReadMessage(ctx); err != nil || !bytes.Equal(got, big) {
+		t.Fatalf("spanning message: got %d bytes, %v; want %d intact", len(got), err, len(big))
+	}
+	if got, err := conn.ReadMessage(ctx); err != nil || !bytes.Equal(got, small) {
+		t.Fatalf("small message: got %q, %v", got, err)
+	}
+	if want := len(records) - 1; rel.released != want {
+		t.Errorf("released %d records, want %d (all but the one the small message aliases)", rel.released, want)
+	}
+
+	// Out of order: the record that waited in the reorder buffer is not released, the one
+	// that completed the run is.
+	before := rel.released
+	mid := pattern(100<<10, 4) // 2 records
+	fm := framed(mid)
+	r1, r2 := peer.seal(fm[:channel.RecordPlaintextLen]), peer.seal(fm[channel.RecordPlaintextLen:])
+	peer.deliver(r2)
+	peer.deliver(r1)
+	if got, err := conn.ReadMessage(ctx); err != nil || !bytes.Equal(got, mid) {
+		t.Fatalf("reordered message: got %d bytes, %v; want %d intact", len(got), err, len(mid))
+	}
+	if got := rel.released - before; got != 1 {
+		t.Errorf("released %d records of a reordered pair, want 1 (not the one that waited)", got)
+	}
+}

@@ -55,10 +55,11 @@ const initialSpanCap = 8 * RecordPlaintextLen
 // feed consumes one record's plaintext and appends the messages it completes to msgs.
 // feed takes ownership of record: returned messages may alias it, but never overlap
 // one another and each has its capacity capped at its length, so appending to one
-// cannot clobber another.
-func (r *reassembler) feed(msgs [][]byte, record []byte) ([][]byte, error) {
+// cannot clobber another. kept reports whether a returned message aliases record; when
+// false, record's bytes were copied and its storage is free again (PacketReleaser).
+func (r *reassembler) feed(msgs [][]byte, record []byte) (_ [][]byte, kept bool, _ error) {
 	if len(record) > RecordPlaintextLen {
-		return msgs, ErrRecordTooLarge
+		return msgs, false, ErrRecordTooLarge
 	}
 	for len(record) > 0 {
 		if r.hdrN < LengthPrefixLen {
@@ -71,14 +72,15 @@ func (r *reassembler) feed(msgs [][]byte, record []byte) ([][]byte, error) {
 			n := binary.BigEndian.Uint32(r.hdr[:])
 			switch {
 			case n == 0:
-				return msgs, ErrZeroLengthMessage
+				return msgs, kept, ErrZeroLengthMessage
 			case uint64(n) > MaxMessageLen:
-				return msgs, ErrMessageTooLarge
+				return msgs, kept, ErrMessageTooLarge
 			}
 			r.want = int(n)
 			if len(record) >= r.want {
 				// Whole message inside this record: hand out a capped sub-slice.
 				msgs = append(msgs, record[:r.want:r.want])
+				kept = true
 				record = record[r.want:]
 				r.hdrN = 0
 				continue
@@ -93,7 +95,7 @@ func (r *reassembler) feed(msgs [][]byte, record []byte) ([][]byte, error) {
 			r.buf, r.hdrN = nil, 0
 		}
 	}
-	return msgs, nil
+	return msgs, kept, nil
 }
 
 // buffered returns the bytes held for an incomplete message (prefix included).

@@ -56,7 +56,12 @@ func TestReassembler_Splits(t *testing.T) {
 		var got [][]byte
 		for off := 0; off < len(stream); off += chunk {
 			var err error
-			got, err = r.feed(got, bytes.Clone(stream[off:min(off+chunk, len(stream))]))
+			rec := bytes.Clone(stream[off:min(off+chunk, len(stream))])
+			var kept bool
+			got, kept, err = r.feed(got, rec)
+			if !kept {
+				clear(rec) // a record not kept is free: reusing it must not touch any message
+			}
 			if err != nil {
 				t.Fatalf("chunk %d: %v", chunk, err)
 			}
@@ -72,7 +77,7 @@ func TestReassembler_Splits(t *testing.T) {
 
 func TestReassembler_MessagesDoNotOverlap(t *testing.T) {
 	var r reassembler
-	msgs, err := r.feed(nil, append(frame([]byte("ab")), frame([]byte("cd"))...))
+	msgs, _, err := r.feed(nil, append(frame([]byte("ab")), frame([]byte("cd"))...))
 	if err != nil || len(msgs) != 2 {
 		t.Fatalf("got %d messages, %v", len(msgs), err)
 	}
@@ -100,7 +105,7 @@ func TestReassembler_Rejects(t *testing.T) {
 			var r reassembler
 			var err error
 			for _, rec := range tc.records {
-				if _, err = r.feed(nil, rec); err != nil {
+				if _, _, err = r.feed(nil, rec); err != nil {
 					break
 				}
 			}
@@ -114,7 +119,7 @@ func TestReassembler_Rejects(t *testing.T) {
 func TestReassembler_BoundedAllocation(t *testing.T) {
 	// A bare 64 MiB prefix must not allocate 64 MiB up front.
 	var r reassembler
-	if _, err := r.feed(nil, append(binary.BigEndian.AppendUint32(nil, MaxMessageLen), 1)); err != nil {
+	if _, _, err := r.feed(nil, append(binary.BigEndian.AppendUint32(nil, MaxMessageLen), 1)); err != nil {
 		t.Fatal(err)
 	}
 	if c := cap(r.buf); c > initialSpanCap {

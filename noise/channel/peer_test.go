@@ -47,12 +47,19 @@ type connResult struct {
 // newRawInitiator connects a rawPeer (initiator) to a channel.Responder.
 func newRawInitiator(t testing.TB) (*rawPeer, *channel.Conn) {
 	t.Helper()
+	return newRawInitiatorOn(t, func(b *pipeEnd) channel.RecordConn { return b })
+}
+
+// newRawInitiatorOn is newRawInitiator with the Conn's RecordConn made from its pipe end
+// by wrap.
+func newRawInitiatorOn(t testing.TB, wrap func(*pipeEnd) channel.RecordConn) (*rawPeer, *channel.Conn) {
+	t.Helper()
 	ctx := testCtx(t)
 	respID, initID := mustIdentity(t), mustIdentity(t)
 	a, b := newPipe(256)
 	res := make(chan connResult, 1)
 	go func() {
-		c, err := channel.Responder(ctx, b, &channel.ResponderConfig{Static: respID, Prologue: testPrologue, Authorize: allowAll})
+		c, err := channel.Responder(ctx, wrap(b), &channel.ResponderConfig{Static: respID, Prologue: testPrologue, Authorize: allowAll})
 		res <- connResult{c, err}
 	}()
 	rpub := respID.Public()

@@ -22,3 +22,14 @@ type RecordConn interface {
 	ReadPacket(ctx context.Context) (Packet, error)
 	WritePacket(ctx context.Context, p Packet) error
 }
+
+// PacketReleaser is an optional extension of RecordConn whose packets' storage can be
+// reused. The channel calls ReleasePacket with a record's Payload, as the latest ReadPacket
+// returned it, once nothing refers to it any more: the record was decrypted in place and
+// its plaintext copied into a message spanning records, not handed out as a message. It is
+// called on the goroutine of that ReadPacket, before the next one; records that waited in
+// the reorder buffer, handshake packets and records a returned message aliases are never
+// released.
+type PacketReleaser interface {
+	ReleasePacket(payload []byte)
+}
