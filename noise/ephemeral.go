@@ -38,14 +38,14 @@ func (hs *HandshakeState) generateResponderEphemeral(ek *[KEMPublicKeyLen]byte) 
 		return fmt.Errorf("generating ephemeral key: %w", err)
 	}
 	dhPublicKey(&hs.exPub, &hs.ex)
-	return fillRandomKEMPublicKey(hs.rand, ek)
+	return fillRandomKEMPublicKey(hs.rand, ek, &hs.randBuf)
 }
 
 // fillRandomKEMPublicKey fills dst (KEMPublicKeyLen bytes) with a uniformly random
-// valid ML-KEM-768 encapsulation key encoding drawn from r (see the file comment).
-func fillRandomKEMPublicKey(r io.Reader, dst *[KEMPublicKeyLen]byte) error {
+// valid ML-KEM-768 encapsulation key encoding drawn from r (see the file comment); buf
+// receives the random blocks (the caller's, so that nothing is allocated) and is zeroed.
+func fillRandomKEMPublicKey(r io.Reader, dst *[KEMPublicKeyLen]byte, buf *[kemRandBlock]byte) error {
 	var coeffs [kemCoefficients]uint16
-	var buf [kemRandBlock]byte
 	defer clear(buf[:])
 	n := 0
 	for n < kemCoefficients {

@@ -14,7 +14,7 @@ import (
 func TestFillRandomKEMPublicKey_Valid(t *testing.T) {
 	var a, b [KEMPublicKeyLen]byte
 	for i := range 50 {
-		if err := fillRandomKEMPublicKey(nil, &a); err != nil {
+		if err := fillRandomKEMPublicKey(nil, &a, new([kemRandBlock]byte)); err != nil {
 			t.Fatal(err)
 		}
 		ek, err := mlkem.NewEncapsulationKey768(a[:])
@@ -44,14 +44,14 @@ func TestFillRandomKEMPublicKey_Valid(t *testing.T) {
 func TestFillRandomKEMPublicKey_RejectsHighCandidates(t *testing.T) {
 	var k [KEMPublicKeyLen]byte
 	src := bytes.NewReader(bytes.Repeat([]byte{0xff}, 4*kemRandBlock))
-	if err := fillRandomKEMPublicKey(src, &k); err == nil {
+	if err := fillRandomKEMPublicKey(src, &k, new([kemRandBlock]byte)); err == nil {
 		t.Fatal("got a key from candidates that are all ≥ q, want an error")
 	}
 	var one [KEMPublicKeyLen]byte
-	if err := fillRandomKEMPublicKey(rand.Reader, &one); err != nil {
+	if err := fillRandomKEMPublicKey(rand.Reader, &one, new([kemRandBlock]byte)); err != nil {
 		t.Fatal(err)
 	}
-	if err := fillRandomKEMPublicKey(errReader{}, &one); err == nil || !errors.Is(err, errTestRand) {
+	if err := fillRandomKEMPublicKey(errReader{}, &one, new([kemRandBlock]byte)); err == nil || !errors.Is(err, errTestRand) {
 		t.Fatalf("got %v, want the reader's error", err)
 	}
 }

@@ -73,6 +73,10 @@ type HandshakeState struct {
 	// hashed and mixed; kept here so they need no allocation. kemSS is zeroed after use.
 	kemCT [KEMCiphertextLen]byte
 	kemSS [kemSharedLen]byte
+	kemM  [kemEncapsulationSeedLen]byte // encapsulation randomness; zeroed after use
+	dhOut dhKey                         // one DH result until mixed; zeroed after use
+	// randBuf receives the random bytes of the responder's ML-KEM ephemeral (ephemeral.go).
+	randBuf [kemRandBlock]byte
 
 	ssVal    [DHLen]byte // DH(s, rs) between mixSS and rememberPeer (peercache.go)
 	ssCached bool        // rs and ssVal came from the identity's peer cache
@@ -98,9 +102,8 @@ func NewHandshake(cfg *Config) (*HandshakeState, error) {
 		hs.ss.mixHash(hs.rs.X25519[:])
 		hs.ss.mixHash(hs.rs.MLKEM768[:])
 	} else {
-		pub := cfg.Static.Public()
-		hs.ss.mixHash(pub.X25519[:])
-		hs.ss.mixHash(pub.MLKEM768[:])
+		hs.ss.mixHash(cfg.Static.pub.X25519[:])
+		hs.ss.mixHash(cfg.Static.pub.MLKEM768[:])
 	}
 	return hs, nil
 }
@@ -173,11 +176,7 @@ func (hs *HandshakeState) Split() (send, recv *CipherState, err error) {
 	if err := hs.check(turnSplit); err != nil {
 		return nil, nil, err
 	}
-	c1, c2, err := hs.ss.split()
-	if err != nil {
-		hs.fail(err)
-		return nil, nil, err
-	}
+	c1, c2 := hs.ss.split()
 	hs.Clear()
 	if hs.initiator {
 		return c1, c2, nil
@@ -277,10 +276,10 @@ func (hs *HandshakeState) generateEphemeral() (*kemEncapsulationKey, error) {
 // mixDH performs MixKey(DH(priv, pub)). An all-zero result (low-order peer point) is an
 // error wrapping ErrInvalidKey, which fails the handshake (primitives.go).
 func (hs *HandshakeState) mixDH(priv, pub *dhKey) error {
-	var shared dhKey
-	defer clear(shared[:])
-	if err := dh(&shared, priv, pub); err != nil {
+	defer clear(hs.dhOut[:])
+	if err := dh(&hs.dhOut, priv, pub); err != nil {
 		return err
 	}
-	return hs.ss.mixKey(shared[:])
+	hs.ss.mixKey(hs.dhOut[:])
+	return nil
 }

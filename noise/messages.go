@@ -49,16 +49,14 @@ func (hs *HandshakeState) writeMessage1(out, payload []byte) ([]byte, error) {
 	// skem: encapsulate to the responder's static ML-KEM key; clear, then
 	// MixKeyAndHash(ss).
 	defer clear(hs.kemSS[:])
-	if err := encapsulate(&hs.kemCT, &hs.kemSS, hs.rsKEM, hs.rand); err != nil {
+	if err := encapsulate(&hs.kemCT, &hs.kemSS, hs.rsKEM, &hs.kemM, hs.rand); err != nil {
 		return out, err
 	}
 	out, err := hs.ss.encryptAndHash(out, hs.kemCT[:])
 	if err != nil {
 		return out, err
 	}
-	if err := hs.ss.mixKeyAndHash(hs.kemSS[:]); err != nil {
-		return out, err
-	}
+	hs.ss.mixKeyAndHash(hs.kemSS[:])
 	// e
 	ekem, err := hs.generateEphemeral()
 	if err != nil {
@@ -74,11 +72,10 @@ func (hs *HandshakeState) writeMessage1(out, payload []byte) ([]byte, error) {
 		return out, err
 	}
 	// s
-	pub := hs.s.Public()
-	if out, err = hs.ss.encryptAndHash(out, pub.X25519[:]); err != nil {
+	if out, err = hs.ss.encryptAndHash(out, hs.s.pub.X25519[:]); err != nil {
 		return out, err
 	}
-	if out, err = hs.ss.encryptAndHash(out, pub.MLKEM768[:]); err != nil {
+	if out, err = hs.ss.encryptAndHash(out, hs.s.pub.MLKEM768[:]); err != nil {
 		return out, err
 	}
 	// ss (the responder's key is pinned: it enters the peer cache at once)
@@ -105,9 +102,7 @@ func (hs *HandshakeState) readMessage1(out, msg []byte) ([]byte, error) {
 	if err := decapsulate(&hs.kemSS, hs.s.kem, ct); err != nil {
 		return out, err
 	}
-	if err := hs.ss.mixKeyAndHash(hs.kemSS[:]); err != nil {
-		return out, err
-	}
+	hs.ss.mixKeyAndHash(hs.kemSS[:])
 	// e
 	copy(hs.reX[:], msg[m1SkemEnd:m1EXEnd])
 	var err error
@@ -120,15 +115,14 @@ func (hs *HandshakeState) readMessage1(out, msg []byte) ([]byte, error) {
 	if err := hs.mixDH(&hs.s.x, &hs.reX); err != nil {
 		return out, err
 	}
-	// s
-	var rs PublicKey
-	if _, err := hs.ss.decryptAndHash(rs.X25519[:0], msg[m1EKEMEnd:m1SXEnd]); err != nil {
+	// s (decrypted in place into hs.rs, which PeerStatic shows only once hasRS is set)
+	if _, err := hs.ss.decryptAndHash(hs.rs.X25519[:0], msg[m1EKEMEnd:m1SXEnd]); err != nil {
 		return out, err
 	}
-	if _, err := hs.ss.decryptAndHash(rs.MLKEM768[:0], msg[m1SXEnd:m1SKEMEnd]); err != nil {
+	if _, err := hs.ss.decryptAndHash(hs.rs.MLKEM768[:0], msg[m1SXEnd:m1SKEMEnd]); err != nil {
 		return out, err
 	}
-	if err := hs.useRemoteStatic(&rs); err != nil {
+	if err := hs.useRemoteStatic(&hs.rs); err != nil {
 		return out, err
 	}
 	// ss
@@ -150,29 +144,25 @@ func (hs *HandshakeState) writeMessage2(out, payload []byte) ([]byte, error) {
 	}
 	// ekem: encapsulate to the initiator's ephemeral ML-KEM key; clear; MixKey(ss).
 	defer clear(hs.kemSS[:])
-	if err := encapsulate(&hs.kemCT, &hs.kemSS, hs.reKEM, hs.rand); err != nil {
+	if err := encapsulate(&hs.kemCT, &hs.kemSS, hs.reKEM, &hs.kemM, hs.rand); err != nil {
 		return out, err
 	}
 	hs.ss.mixHash(hs.kemCT[:])
 	out = append(out, hs.kemCT[:]...)
-	if err := hs.ss.mixKey(hs.kemSS[:]); err != nil {
-		return out, err
-	}
+	hs.ss.mixKey(hs.kemSS[:])
 	// skem: encapsulate to the initiator's static ML-KEM key; encrypted;
 	// MixKeyAndHash(ss).
-	if err := encapsulate(&hs.kemCT, &hs.kemSS, hs.rsKEM, hs.rand); err != nil {
+	if err := encapsulate(&hs.kemCT, &hs.kemSS, hs.rsKEM, &hs.kemM, hs.rand); err != nil {
 		return out, err
 	}
 	out, err := hs.ss.encryptAndHash(out, hs.kemCT[:])
 	if err != nil {
 		return out, err
 	}
-	if err := hs.ss.mixKeyAndHash(hs.kemSS[:]); err != nil {
-		return out, err
-	}
+	hs.ss.mixKeyAndHash(hs.kemSS[:])
 	// e: the ML-KEM half is a random key encoding, never a key pair (ephemeral.go).
-	var ek [KEMPublicKeyLen]byte
-	if err := hs.generateResponderEphemeral(&ek); err != nil {
+	ek := (*[KEMPublicKeyLen]byte)(hs.scratch[:KEMPublicKeyLen])
+	if err := hs.generateResponderEphemeral(ek); err != nil {
 		return out, err
 	}
 	hs.ss.mixHash(hs.exPub[:])
@@ -203,9 +193,7 @@ func (hs *HandshakeState) readMessage2(out, msg []byte) ([]byte, error) {
 	if err := decapsulate(&hs.kemSS, hs.ekem, ct); err != nil {
 		return out, err
 	}
-	if err := hs.ss.mixKey(hs.kemSS[:]); err != nil {
-		return out, err
-	}
+	hs.ss.mixKey(hs.kemSS[:])
 	// skem
 	ct2, err := hs.ss.decryptAndHash(hs.scratch[:0], msg[m2EkemEnd:m2SkemEnd])
 	if err != nil {
@@ -214,9 +202,7 @@ func (hs *HandshakeState) readMessage2(out, msg []byte) ([]byte, error) {
 	if err := decapsulate(&hs.kemSS, hs.s.kem, ct2); err != nil {
 		return out, err
 	}
-	if err := hs.ss.mixKeyAndHash(hs.kemSS[:]); err != nil {
-		return out, err
-	}
+	hs.ss.mixKeyAndHash(hs.kemSS[:])
 	// e
 	copy(hs.reX[:], msg[m2SkemEnd:m2EXEnd])
 	// The responder's ephemeral ML-KEM key is only hashed, never parsed: no KEM uses it.

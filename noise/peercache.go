@@ -94,7 +94,8 @@ func (hs *HandshakeState) mixSS() error {
 			return err
 		}
 	}
-	return hs.ss.mixKey(hs.ssVal[:])
+	hs.ss.mixKey(hs.ssVal[:])
+	return nil
 }
 
 // rememberPeer adds the remote static key and the ss computed by mixSS to the

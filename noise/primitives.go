@@ -80,11 +80,11 @@ func parseKEM(b []byte) (*kemEncapsulationKey, error) {
 }
 
 // encapsulate writes a ciphertext to ek into ct and its shared secret into shared. The
-// encapsulation randomness m (32 bytes) is read from r (nil means crypto/rand), so a
-// deterministic r makes the ciphertext deterministic (ML-KEM.Encaps_internal, FIPS 203
-// §6.2, which crypto/mlkem/mlkemtest.Encapsulate768 also exposes).
-func encapsulate(ct *[KEMCiphertextLen]byte, shared *[kemSharedLen]byte, ek *kemEncapsulationKey, r io.Reader) error {
-	var m [kemEncapsulationSeedLen]byte
+// encapsulation randomness m (32 bytes) is read from r (nil means crypto/rand) into the
+// caller's buffer m, zeroed on return, so a deterministic r makes the ciphertext
+// deterministic (ML-KEM.Encaps_internal, FIPS 203 §6.2, which
+// crypto/mlkem/mlkemtest.Encapsulate768 also exposes).
+func encapsulate(ct *[KEMCiphertextLen]byte, shared *[kemSharedLen]byte, ek *kemEncapsulationKey, m *[kemEncapsulationSeedLen]byte, r io.Reader) error {
 	defer clear(m[:])
 	if err := readRand(r, m[:]); err != nil {
 		return fmt.Errorf("encapsulating: %w", err)

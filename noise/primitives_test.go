@@ -195,7 +195,7 @@ func TestMLKEM_InteroperatesWithCryptoMLKEM(t *testing.T) {
 		rand.Read(m)
 		var ct [KEMCiphertextLen]byte
 		var ss [kemSharedLen]byte
-		if err := encapsulate(&ct, &ss, ek, bytes.NewReader(m)); err != nil {
+		if err := encapsulate(&ct, &ss, ek, new([kemEncapsulationSeedLen]byte), bytes.NewReader(m)); err != nil {
 			t.Fatal(err)
 		}
 		wantSS, wantCT, err := mlkemtest.Encapsulate768(stdDK.EncapsulationKey(), m)
