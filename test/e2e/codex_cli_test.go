@@ -75,6 +75,9 @@ type execServer struct {
 	name   string
 	url    string
 	stderr *lockedBuffer
+	// noiseEnv, when set, is how the CLI reaches this server instead of url: as a Noise
+	// relay environment (CODEX_EXEC_SERVER_NOISE_*, spec/registry-auth.md §5.1).
+	noiseEnv []string
 }
 
 var wsURLLine = regexp.MustCompile(`ws://127\.0\.0\.1:[0-9]+`)
@@ -214,7 +217,7 @@ func runCodexExec(t *testing.T, rel refbin.Release, srv *execServer, isOurs bool
 	model := newScriptedModel(t, shellCmd, finalText)
 	serverURL := srv.url
 	var tap *wsTap
-	if !viaEnvironmentsToml {
+	if !viaEnvironmentsToml && srv.noiseEnv == nil {
 		tap = startWSTap(t, srv.url)
 		serverURL = tap.URL()
 	}
@@ -238,7 +241,9 @@ stream_max_retries = 0
 		"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + userHome, "TMPDIR=" + tmp,
 		"CODEX_HOME=" + codexHome, "E2E_MODEL_API_KEY=e2e-not-a-secret",
 	}
-	if viaEnvironmentsToml {
+	if srv.noiseEnv != nil {
+		env = append(env, srv.noiseEnv...)
+	} else if viaEnvironmentsToml {
 		environments := fmt.Sprintf("default = \"e2e-remote\"\ninclude_local = false\n\n[[environments]]\nid = \"e2e-remote\"\nurl = %q\n", serverURL)
 		if err := os.WriteFile(filepath.Join(codexHome, "environments.toml"), []byte(environments), 0o644); err != nil {
 			t.Fatal(err)

@@ -1,0 +1,110 @@
+package e2e_test
+
+import (
+	"bufio"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/execlab/executor/internal/refbin"
+)
+
+// TestCodexCLI_NoiseHarnessThroughOurExecutor: the released codex CLI as a Noise relay
+// harness (CODEX_EXEC_SERVER_NOISE_*, spec/registry-auth.md §5.1) dials `executor dev`
+// (our registry, rendezvous and executor in one process). The release's Rust initiator
+// does the hybrid IK handshake with our responder (package noise: message 2, Split, the
+// transport records), then the scripted command runs and its output returns to the model;
+// our debug log shows the process starting. This is the wire proof of the responder side
+// against each release; test/interop covers our initiator against the releases' responders.
+func TestCodexCLI_NoiseHarnessThroughOurExecutor(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) }) // registered first, so it runs last
+	refbin.Releases(t)
+	ensureCodexDaemonDir(t)
+	srv := startDevForNoise(t)
+	refbin.ForEachRelease(t, func(t *testing.T, rel refbin.Release) {
+		before := strings.Count(srv.stderr.String(), handshakeOK)
+		runCodexExec(t, rel, srv, true, codexModes[0], false)
+		if after := strings.Count(srv.stderr.String(), handshakeOK); after <= before {
+			t.Errorf("our debug log shows no new completed responder handshake (%q: %d before, %d after)", handshakeOK, before, after)
+		}
+	})
+}
+
+// handshakeOK is our executor's debug line for a relay stream whose Noise handshake
+// completed (executor remote, noise_event=handshake).
+const handshakeOK = `noise_event=handshake noise_outcome=ok`
+
+var devExecLine = regexp.MustCompile(`exec --registry (\S+) --environment-id (\S+) --token-file (\S+) --`)
+
+// startDevForNoise starts `executor dev --log-level debug`, reads the registry URL,
+// environment id and harness token it prints, and returns it as an execServer reached
+// through the Noise variables. Cleanup sends SIGTERM (kill after 5 s).
+func startDevForNoise(t *testing.T) *execServer {
+	t.Helper()
+	home := t.TempDir()
+	cmd := exec.Command(remoteExecutorBin(t), "dev", "--log-level", "debug")
+	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "TMPDIR=" + home}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &execServer{name: "executor dev", stderr: &lockedBuffer{}}
+	cmd.Stderr = s.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan []string, 1)
+	waited := make(chan struct{})
+	go func() { // owns stdout and Wait; Cleanup waits for it
+		defer close(waited)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if m := devExecLine.FindStringSubmatch(sc.Text()); m != nil {
+				lines <- m
+				break
+			}
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+		_ = cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-waited:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			<-waited
+			t.Errorf("executor dev ignored SIGTERM for 5 s")
+		}
+	})
+	var m []string
+	select {
+	case m = <-lines:
+	case <-waited:
+		t.Fatalf("executor dev exited before printing its exec command: %s", s.stderr.String())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("executor dev printed no exec command within 30 s: %s", s.stderr.String())
+	}
+	line, err := os.ReadFile(m[3]) // "<token> <role> <environment>" (cmd/executor/dev.go)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := strings.Fields(string(line))
+	if len(token) == 0 {
+		t.Fatalf("token file %s is empty", m[3])
+	}
+	s.noiseEnv = []string{
+		"CODEX_EXEC_SERVER_NOISE_REGISTRY_URL=" + m[1],
+		"CODEX_EXEC_SERVER_NOISE_ENVIRONMENT_ID=" + m[2],
+		"CODEX_EXEC_SERVER_NOISE_AUTH_TOKEN=" + token[0],
+	}
+	return s
+}
