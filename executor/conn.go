@@ -17,6 +17,9 @@ import (
 type conn struct {
 	srv *Server
 	rpc *jsonrpc.Conn
+	// flowControlled is ConnInfo.FlowControlled: the session attaches with
+	// process.Manager.AttachFlowControlled.
+	flowControlled bool
 
 	// mu guards the handshake fields and sess. Never held across calls into other
 	// packages.
@@ -28,8 +31,8 @@ type conn struct {
 	res *connResources // fs handles, HTTP streams; closed with the connection
 }
 
-func newConn(s *Server, rpc *jsonrpc.Conn) *conn {
-	c := &conn{srv: s, rpc: rpc}
+func newConn(s *Server, rpc *jsonrpc.Conn, flowControlled bool) *conn {
+	c := &conn{srv: s, rpc: rpc, flowControlled: flowControlled}
 	c.res = newConnResources(s, rpc)
 	return c
 }

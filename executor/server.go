@@ -27,9 +27,11 @@ type Options struct {
 	MaxRetainedChunks int
 	// MaxUnackedBytes and OutputWindow bound each outputAck process (docs/reliability.md):
 	// retained unacknowledged output (default 64 MiB, then the child blocks) and output
-	// pushed but not acknowledged (default 2 MiB).
-	MaxUnackedBytes int
-	OutputWindow    int
+	// pushed but not acknowledged (default 2 MiB). FlowControlledOutputWindow replaces
+	// OutputWindow on connections whose ConnInfo.FlowControlled is set (default 6 MiB).
+	MaxUnackedBytes            int
+	OutputWindow               int
+	FlowControlledOutputWindow int
 	// Logger receives structured logs; nil discards them.
 	Logger *slog.Logger
 	// Sandbox enforces sandbox intent (process/start and fs/* `sandbox`,
@@ -80,6 +82,11 @@ type ConnInfo struct {
 	Transport Transport
 	// Peer is the client's address ("127.0.0.1:5555") for WebSocket connections.
 	Peer string
+	// FlowControlled: the transport bounds the bytes in flight to the client by flow
+	// control of its own, so no queue between executor and client can overflow (a relay
+	// stream running ARQ v1, docs/reliability.md §8). Lossless output then uses
+	// Options.FlowControlledOutputWindow instead of OutputWindow (§4). Default false.
+	FlowControlled bool
 }
 
 func (ci ConnInfo) parseErrorPrefix() string {
@@ -185,7 +192,7 @@ func (s *Server) ServeConn(ctx context.Context, mc jsonrpc.MessageConn, info Con
 	}
 	s.rpcs[slot] = rpc
 	s.mu.Unlock()
-	c := newConn(s, rpc)
+	c := newConn(s, rpc, info.FlowControlled)
 	defer c.close()
 	return rpc.Run(ctx, c)
 }

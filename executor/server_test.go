@@ -36,11 +36,16 @@ func newHarness(t *testing.T, opts *executor.Options) *harness {
 
 // dial opens a connection served until the client end is closed.
 func (h *harness) dial() *executortest.Client {
+	return h.dialInfo(executor.ConnInfo{Transport: executor.TransportStdio})
+}
+
+// dialInfo is dial with the ServeConn's ConnInfo given.
+func (h *harness) dialInfo(info executor.ConnInfo) *executortest.Client {
 	a, b := executortest.Pipe()
 	h.wg.Add(1)
 	go func() { // serves b; ends when the pipe closes
 		defer h.wg.Done()
-		_ = h.srv.ServeConn(context.Background(), b, executor.ConnInfo{Transport: executor.TransportStdio})
+		_ = h.srv.ServeConn(context.Background(), b, info)
 	}()
 	c := executortest.NewClient(h.t, a)
 	h.t.Cleanup(c.Close)

@@ -20,17 +20,18 @@ type sessionState struct {
 
 func newSessionState(s *Server) *sessionState {
 	return &sessionState{procs: process.NewManager(&process.Options{
-		MaxRetainedBytes:     s.opts.MaxRetainedBytes,
-		MaxRetainedChunks:    s.opts.MaxRetainedChunks,
-		MaxUnackedBytes:      s.opts.MaxUnackedBytes,
-		OutputWindow:         s.opts.OutputWindow,
-		Logger:               s.opts.Logger,
-		Sandbox:              s.opts.Sandbox,
-		RuntimeReadGrants:    s.runtimeGrants,
-		Home:                 homeDir(),
-		MandatoryTCPUpstream: s.opts.TCPUpstreamProxy != "",
-		Guard:                s.opts.ProcessGuard,
-		Observer:             s.opts.Observer,
+		MaxRetainedBytes:           s.opts.MaxRetainedBytes,
+		MaxRetainedChunks:          s.opts.MaxRetainedChunks,
+		MaxUnackedBytes:            s.opts.MaxUnackedBytes,
+		OutputWindow:               s.opts.OutputWindow,
+		FlowControlledOutputWindow: s.opts.FlowControlledOutputWindow,
+		Logger:                     s.opts.Logger,
+		Sandbox:                    s.opts.Sandbox,
+		RuntimeReadGrants:          s.runtimeGrants,
+		Home:                       homeDir(),
+		MandatoryTCPUpstream:       s.opts.TCPUpstreamProxy != "",
+		Guard:                      s.opts.ProcessGuard,
+		Observer:                   s.opts.Observer,
 	})}
 }
 
@@ -40,6 +41,10 @@ func (st *sessionState) attach(c *conn) {
 	st.mu.Lock()
 	st.owner = c
 	st.mu.Unlock()
+	if c.flowControlled {
+		st.procs.AttachFlowControlled(c.rpc)
+		return
+	}
 	st.procs.Attach(c.rpc)
 }
 

@@ -13,6 +13,11 @@ package harness
 //     quarter of the executor's default window or less: the executor stops only with a
 //     full window in flight, whose consumption always crosses a threshold, so a window
 //     never stalls (liveness) while acks stay few (one per 256 KiB at full speed);
+//   - on a connection whose transport is flow-controlled (a relay stream running ARQ v1,
+//     where our executor's window is 6 MiB), every ackEveryBytesFlowControlled (1 MiB)
+//     instead: a quarter as many acks, each a message through the rendezvous both ways.
+//     Should the executor still use its 2 MiB window there, a full window (at least
+//     1.75 MiB of output, 2.3 MiB as notifications) still crosses it;
 //   - at once for the exit and the close (the executor then frees the process).
 // A quiet process's last few events may stay unacknowledged until more come; the executor
 // keeps them (a few bytes) and resends them after a reconnect, where they are dropped as
@@ -33,9 +38,12 @@ import (
 // Safe for concurrent use: the delivery path consumes while StartProcess registers and a
 // recovery reads.
 type outputAcks struct {
-	// mu guards procs; never held while writing.
+	// mu guards procs and everyBytes; never held while writing.
 	mu    sync.Mutex
 	procs map[string]*ackedProc
+	// everyBytes is the byte threshold on the current connection: ackEveryBytes, or
+	// ackEveryBytesFlowControlled (setFlowControlled).
+	everyBytes int
 }
 
 // ackedProc is one process's consumption.
@@ -46,7 +54,20 @@ type ackedProc struct {
 	events   int       // events consumed since lastAck
 }
 
-func newOutputAcks() *outputAcks { return &outputAcks{procs: make(map[string]*ackedProc)} }
+func newOutputAcks() *outputAcks {
+	return &outputAcks{procs: make(map[string]*ackedProc), everyBytes: ackEveryBytes}
+}
+
+// setFlowControlled records whether the current connection's transport is flow-controlled
+// (flowControlled): it picks the byte threshold for the acks that follow.
+func (a *outputAcks) setFlowControlled(on bool) {
+	a.mu.Lock()
+	a.everyBytes = ackEveryBytes
+	if on {
+		a.everyBytes = ackEveryBytesFlowControlled
+	}
+	a.mu.Unlock()
+}
 
 // add registers pid before its process/start is sent (events may precede the reply).
 func (a *outputAcks) add(pid string) {
@@ -91,7 +112,7 @@ func (a *outputAcks) consumed(n Notification) []byte {
 	p.bytes += len(n.Params)
 	p.events++
 	terminal := n.Method != protocol.MethodProcessOutput
-	if !terminal && p.bytes < ackEveryBytes && p.events < ackEveryEvents {
+	if !terminal && p.bytes < a.everyBytes && p.events < ackEveryEvents {
 		return nil
 	}
 	if p.consumed.watermark <= p.lastAck {

@@ -28,6 +28,12 @@ const (
 	// window never runs dry while the consumer keeps up.
 	ackEveryBytes  = 256 << 10
 	ackEveryEvents = 256
+	// ackEveryBytesFlowControlled is ackEveryBytes on a relay stream running ARQ v1, where
+	// our executor's window is 6 MiB (executor/process DefaultFlowControlledOutputWindow):
+	// 1 MiB of notifications (~768 KiB of output), under a quarter of that window and
+	// under a full 2 MiB one too (ack.go), so liveness does not depend on which window
+	// the executor uses; a quarter as many acks as ackEveryBytes.
+	ackEveryBytesFlowControlled = 1 << 20
 
 	// DefaultReadLimit is the largest inbound WebSocket message DialLocal accepts, in
 	// bytes. The largest routine message is a full process/read (1 MiB retained output,

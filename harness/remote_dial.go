@@ -106,6 +106,7 @@ func Dial(ctx context.Context, opts *RemoteOptions) (*Client, error) {
 		return nil, err
 	}
 	sc.acks = newOutputAcks()
+	sc.acks.setFlowControlled(flowControlled(sc.cur))
 	return openClient(sc, o.Client, sc.acks), nil
 }
 
@@ -172,8 +173,26 @@ func (d *remoteDialer) dialAttempt(ctx context.Context, traceparent string) (Mes
 			return nil, fmt.Errorf("Noise harness handshake failed before connection became ready: %w", err)
 		}
 		d.log.Debug("relay stream established", "stream_id", streamID)
+		if rc.arq.Load() != nil {
+			return arqChannelConn{conn}, nil
+		}
 		return conn, nil
 	}
+}
+
+// arqChannelConn is the Noise channel of a relay stream that runs ARQ v1: its send window
+// bounds the bytes in flight through the rendezvous, so our executor pushes lossless output
+// with its larger window on it and the harness acknowledges less often (flowControlled).
+type arqChannelConn struct{ *channel.Conn }
+
+// FlowControlled reports true (flowControlled).
+func (arqChannelConn) FlowControlled() bool { return true }
+
+// flowControlled reports whether conn's transport bounds its bytes in flight itself (a
+// relay stream running ARQ v1).
+func flowControlled(conn MessageConn) bool {
+	fc, ok := conn.(interface{ FlowControlled() bool })
+	return ok && fc.FlowControlled()
 }
 
 // newStreamID returns a UUIDv4 in text form, like the reference harness's stream ids.

@@ -438,6 +438,9 @@ func (s *sessionConn) recover(ctx context.Context, cause error) error {
 			s.mu.Lock()
 			s.cur = conn
 			s.mu.Unlock()
+			if s.acks != nil {
+				s.acks.setFlowControlled(flowControlled(conn))
+			}
 			if err = s.reattach(rctx, conn); err == nil {
 				break
 			}

@@ -95,7 +95,7 @@ func (m *Manager) routineSend(p *proc) {
 			// again on the new one.
 			if a = m.attached.Load(); a != nil {
 				var ok bool
-				if ev, ok = p.ack.next(&p.out, p.nextSeq); ok {
+				if ev, ok = p.ack.next(&p.out, p.nextSeq, a.window); ok {
 					p.ack.markSent(ev)
 					break
 				}

@@ -19,11 +19,12 @@ package process
 // unackedBytes = output bytes above acked; the log holds every chunk above acked
 // (protected) and, under the released bounds, acknowledged ones too (process/read).
 
-// ackLimits bound one process in lossless mode. All are positive.
+// ackLimits bound one process in lossless mode. All are positive. The byte window is not
+// among them: it belongs to the attachment (Manager.Attach, AttachFlowControlled) and is
+// passed to next.
 type ackLimits struct {
 	maxUnackedBytes  int // retained bytes at which the reader stops reading
 	maxUnackedChunks int // retained chunks at which the reader stops reading
-	windowBytes      int // output bytes pushed and not yet acknowledged
 	windowEvents     int // events pushed and not yet acknowledged
 }
 
@@ -93,9 +94,10 @@ func (a *ackState) setExit(seq uint64)  { a.exitSeq = seq }
 func (a *ackState) setClose(seq uint64) { a.closeSeq = seq }
 
 // next returns the event to push after sent, if one is assigned (seq < nextSeq) and the
-// window has room for it. The window always admits one event when nothing is in flight,
-// so a chunk larger than the window still moves.
-func (a *ackState) next(log *outputLog, nextSeq uint64) (ackEvent, bool) {
+// window (windowBytes of output, the attachment's, and lim.windowEvents) has room for it.
+// The window always admits one event when nothing is in flight, so a chunk larger than
+// the window still moves.
+func (a *ackState) next(log *outputLog, nextSeq uint64, windowBytes int) (ackEvent, bool) {
 	seq := a.sent + 1
 	if seq >= nextSeq {
 		return ackEvent{}, false
@@ -116,7 +118,7 @@ func (a *ackState) next(log *outputLog, nextSeq uint64) (ackEvent, bool) {
 		// than exit and close are chunks. Push nothing rather than skip a seq.
 		return ackEvent{}, false
 	}
-	if inflightEvents > 0 && a.inflightBytes+len(c.data) > a.lim.windowBytes {
+	if inflightEvents > 0 && a.inflightBytes+len(c.data) > windowBytes {
 		return ackEvent{}, false
 	}
 	return ackEvent{seq: seq, kind: ackEventOutput, chunk: c}, true

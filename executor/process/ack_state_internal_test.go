@@ -8,13 +8,14 @@ import (
 
 // ackFixture drives ackState with a lossless log, as proc does.
 type ackFixture struct {
-	log  outputLog
-	a    *ackState
-	next uint64 // next unassigned seq
+	log    outputLog
+	a      *ackState
+	next   uint64 // next unassigned seq
+	window int    // the attachment's byte window
 }
 
 func newAckFixture(lim ackLimits) *ackFixture {
-	f := &ackFixture{log: newOutputLog(1<<20, 50_000), a: newAckState(lim), next: 1}
+	f := &ackFixture{log: newOutputLog(1<<20, 50_000), a: newAckState(lim), next: 1, window: testWindow}
 	f.log.protect = true
 	return f
 }
@@ -34,7 +35,7 @@ func (f *ackFixture) close() uint64 { seq := f.next; f.next++; f.a.setClose(seq)
 func (f *ackFixture) sendAll() []uint64 {
 	var seqs []uint64
 	for {
-		ev, ok := f.a.next(&f.log, f.next)
+		ev, ok := f.a.next(&f.log, f.next, f.window)
 		if !ok {
 			return seqs
 		}
@@ -43,7 +44,10 @@ func (f *ackFixture) sendAll() []uint64 {
 	}
 }
 
-var testLimits = ackLimits{maxUnackedBytes: 1000, maxUnackedChunks: 10, windowBytes: 300, windowEvents: 4}
+var testLimits = ackLimits{maxUnackedBytes: 1000, maxUnackedChunks: 10, windowEvents: 4}
+
+// testWindow is the fixtures' byte window (an attachment's).
+const testWindow = 300
 
 func TestAckState_WindowBoundsBytesAndEvents(t *testing.T) {
 	f := newAckFixture(testLimits)
@@ -200,7 +204,7 @@ func TestAckState_ExitAndCloseInOrder(t *testing.T) {
 	closeSeq := f.close()
 	var kinds []ackEventKind
 	for {
-		ev, ok := f.a.next(&f.log, f.next)
+		ev, ok := f.a.next(&f.log, f.next, f.window)
 		if !ok {
 			break
 		}

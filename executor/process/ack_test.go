@@ -187,3 +187,116 @@ func readOnce(m *process.Manager, id string) ([]protocol.ProcessOutputChunk, boo
 	}
 	return res.Chunks, res.Closed, nil
 }
+
+// drainQuiet collects n's events until none arrives for quiet (the sender waits for
+// acknowledgements), bounded by 10 s in all.
+func drainQuiet(t *testing.T, n *chanNotifier, quiet time.Duration) []event {
+	t.Helper()
+	var evs []event
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case ev := <-n.ch:
+			evs = append(evs, ev)
+		case <-time.After(quiet):
+			return evs
+		case <-deadline:
+			t.Fatalf("events kept coming for 10 s without acknowledgements (%d so far)", len(evs))
+		}
+	}
+}
+
+// outputBytes sums the output chunks of evs and checks their seqs run from first on.
+func outputBytes(t *testing.T, evs []event, first uint64) int {
+	t.Helper()
+	n := 0
+	for i, ev := range evs {
+		if ev.seq != first+uint64(i) {
+			t.Fatalf("event %d has seq %d, want %d", i, ev.seq, first+uint64(i))
+		}
+		n += len(ev.chunk)
+	}
+	return n
+}
+
+// TestOutputAck_FlowControlledWindow: the window is the attachment's. Attached with
+// AttachFlowControlled, a lossless process pushes up to FlowControlledOutputWindow
+// unacknowledged (more than OutputWindow plus a chunk, never more than the window);
+// re-attached with Attach it resends from the acknowledged seq within OutputWindow (plus
+// the one chunk an empty window admits); acknowledged, every byte arrives once, in order.
+func TestOutputAck_FlowControlledWindow(t *testing.T) {
+	const (
+		plain = 64 << 10
+		flow  = 1 << 20
+		total = 8 << 20
+		chunk = 256 << 10 // the largest read
+	)
+	m := newManager(t, &process.Options{MaxUnackedBytes: 4 << 20, OutputWindow: plain, FlowControlledOutputWindow: flow})
+	first := newNotifier(4096)
+	m.AttachFlowControlled(first)
+	p := startParams("p", tmpURI(t), "head", "-c", "8388608", "/dev/zero")
+	p.OutputAck = true
+	mustStart(t, m, p)
+
+	if pushed := outputBytes(t, drainQuiet(t, first, 200*time.Millisecond), 1); pushed <= plain+chunk || pushed > flow {
+		t.Fatalf("flow-controlled attachment pushed %d bytes unacknowledged, want more than %d (the plain window and a chunk) and at most %d", pushed, plain+chunk, flow)
+	}
+
+	second := newNotifier(4096)
+	m.Attach(second)
+	evs := drainQuiet(t, second, 200*time.Millisecond)
+	if pushed := outputBytes(t, evs, 1); pushed > plain+chunk {
+		t.Fatalf("plain attachment pushed %d bytes unacknowledged, want at most %d (its window and a chunk)", pushed, plain+chunk)
+	}
+	got, want := 0, uint64(1)
+	for {
+		for _, ev := range evs {
+			if ev.seq != want {
+				t.Fatalf("got seq %d, want %d", ev.seq, want)
+			}
+			want++
+			got += len(ev.chunk)
+			m.Ack(&protocol.ProcessAckParams{ProcessID: "p", Seq: ev.seq})
+			if ev.method == protocol.MethodProcessClosed {
+				if got != total {
+					t.Fatalf("delivered %d bytes, want %d", got, total)
+				}
+				return
+			}
+		}
+		select {
+		case ev := <-second.ch:
+			evs = []event{ev}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("stalled at seq %d after %d bytes", want, got)
+		}
+	}
+}
+
+// TestOutputAck_FlowControlledWindowKeepsTheBound: a flow-controlled window larger than
+// MaxUnackedBytes does not lift the bound: without acknowledgements the child stops there
+// (it does not finish) and no more than the bound plus one read is pushed.
+func TestOutputAck_FlowControlledWindowKeepsTheBound(t *testing.T) {
+	const (
+		bound = 1 << 20
+		chunk = 256 << 10
+	)
+	m := newManager(t, &process.Options{MaxUnackedBytes: bound, FlowControlledOutputWindow: 8 << 20})
+	n := newNotifier(4096)
+	m.AttachFlowControlled(n)
+	p := startParams("p", tmpURI(t), "head", "-c", "8388608", "/dev/zero")
+	p.OutputAck = true
+	mustStart(t, m, p)
+	evs := drainQuiet(t, n, 300*time.Millisecond)
+	for _, ev := range evs {
+		if ev.method != protocol.MethodProcessOutput {
+			t.Fatalf("got %s before any acknowledgement: the child was not held at the bound", ev.method)
+		}
+	}
+	if pushed := outputBytes(t, evs, 1); pushed < bound || pushed > bound+chunk {
+		t.Fatalf("pushed %d bytes unacknowledged, want the bound %d (plus at most one read)", pushed, bound)
+	}
+	if _, exited := retainedBytes(t, m, "p"); exited {
+		t.Fatal("the child finished with nothing acknowledged")
+	}
+}

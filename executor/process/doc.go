@@ -21,7 +21,8 @@
 // Lossless output (ack_state.go, ack.go; docs/reliability.md): a process started with
 // outputAck keeps every event its client has not acknowledged with process/ack (up to
 // Options.MaxUnackedBytes, 64 MiB, then the reader stops and the child blocks), pushes them
-// from one sender goroutine in seq order inside a window (Options.OutputWindow, 2 MiB;
+// from one sender goroutine in seq order inside a window (the attachment's: Options.
+// OutputWindow, 2 MiB, or FlowControlledOutputWindow, 6 MiB, after AttachFlowControlled;
 // 1,024 events), and after every Attach resends from the last ack. Acknowledged output
 // ages out under the released bounds; a closed entry is evicted ClosedRetention after its
 // close is acknowledged.

@@ -54,6 +54,16 @@ const (
 	// the stream's 2 MiB ARQ window anyway. 1 MiB cost ~10 % of relay_stream_lossless
 	// (docs/reliability.md §4, docs/bench.md).
 	DefaultOutputWindow = 2 << 20
+	// DefaultFlowControlledOutputWindow is DefaultOutputWindow on a transport with flow
+	// control of its own (Manager.AttachFlowControlled: relay ARQ v1, whose 2 MiB send
+	// window bounds what the rendezvous queues whatever the executor pushes). 6 MiB is
+	// 8 MiB as base64, our harness's notification queue (harness DefaultNotificationBytes):
+	// a window the consumer has not taken yet still fits in that queue, so a slow
+	// consumer costs the client that queue and no more. The 2 MiB window ran relay_stream_lossless at
+	// 0.70–0.82 with the sender waiting for acks about 60 % of the time (round trip under
+	// load 25–50 ms); 16 MiB never waited but took the exec client of the 1 GB
+	// slow-reader soak to 64 MiB RSS (6 MiB: 47 MiB). docs/reliability.md §4.
+	DefaultFlowControlledOutputWindow = 6 << 20
 	// outputWindowEvents bounds the events pushed and not yet acknowledged per outputAck
 	// process, so tiny chunks cannot flood a slow client either.
 	outputWindowEvents = 1024

@@ -29,8 +29,13 @@ type Options struct {
 	// output until the client acknowledges. Default DefaultMaxUnackedBytes (64 MiB).
 	MaxUnackedBytes int
 	// OutputWindow bounds the output bytes pushed and not yet acknowledged per process
-	// started with outputAck. Default DefaultOutputWindow (2 MiB).
+	// started with outputAck while attached with Attach. Default DefaultOutputWindow
+	// (2 MiB).
 	OutputWindow int
+	// FlowControlledOutputWindow is OutputWindow while attached with
+	// AttachFlowControlled (a transport that bounds its bytes in flight itself). Default
+	// DefaultFlowControlledOutputWindow (6 MiB).
+	FlowControlledOutputWindow int
 	// Logger receives debug logs; nil discards them. Output bytes are never logged.
 	Logger *slog.Logger
 	// Sandbox launches commands that carry sandbox intent (spec/sandbox.md §2.9). Nil:
@@ -74,6 +79,9 @@ func (o *Options) withDefaults() Options {
 	if c.OutputWindow <= 0 {
 		c.OutputWindow = DefaultOutputWindow
 	}
+	if c.FlowControlledOutputWindow <= 0 {
+		c.FlowControlledOutputWindow = DefaultFlowControlledOutputWindow
+	}
 	if c.ClosedRetention <= 0 {
 		c.ClosedRetention = DefaultClosedRetention
 	}
@@ -112,11 +120,14 @@ type Manager struct {
 }
 
 // attachment is the notifier currently attached and the ctx its Notify calls get; ctx is
-// cancelled when the attachment changes, which releases a pump blocked in Notify.
+// cancelled when the attachment changes, which releases a pump blocked in Notify. window
+// is the output window of lossless processes on it, in bytes (OutputWindow, or
+// FlowControlledOutputWindow on a flow-controlled transport).
 type attachment struct {
 	n      jsonrpc.Notifier
 	ctx    context.Context
 	cancel context.CancelFunc
+	window int
 }
 
 type closedEntry struct {
@@ -137,8 +148,22 @@ func NewManager(opts *Options) *Manager {
 
 // Attach sets where notifications go; nil detaches. While detached, events are retained
 // (process/read recovers them) but not pushed, and they are never replayed as
-// notifications later. A pump blocked in Notify on the previous notifier is released.
-func (m *Manager) Attach(n jsonrpc.Notifier) {
+// notifications later (except a lossless process's unacknowledged ones, docs/reliability.md
+// §4). A pump blocked in Notify on the previous notifier is released. Lossless processes
+// push at most Options.OutputWindow unacknowledged bytes to n.
+func (m *Manager) Attach(n jsonrpc.Notifier) { m.attach(n, m.opts.OutputWindow) }
+
+// AttachFlowControlled is Attach for a notifier whose transport bounds the bytes in flight
+// to the client by flow control of its own, so that nothing between the two can overflow
+// whatever the executor pushes (a relay stream running ARQ v1: its send window bounds what
+// the rendezvous queues; docs/reliability.md §4). Lossless processes then push up to
+// Options.FlowControlledOutputWindow: the window only has to cover the path's round trip,
+// not to protect a queue.
+func (m *Manager) AttachFlowControlled(n jsonrpc.Notifier) {
+	m.attach(n, m.opts.FlowControlledOutputWindow)
+}
+
+func (m *Manager) attach(n jsonrpc.Notifier, window int) {
 	m.attachMu.Lock()
 	defer m.attachMu.Unlock()
 	m.mu.Lock()
@@ -147,7 +172,7 @@ func (m *Manager) Attach(n jsonrpc.Notifier) {
 	var next *attachment
 	if n != nil && !closing {
 		ctx, cancel := context.WithCancel(context.Background())
-		next = &attachment{n: n, ctx: ctx, cancel: cancel}
+		next = &attachment{n: n, ctx: ctx, cancel: cancel, window: window}
 	}
 	if old := m.attached.Swap(next); old != nil {
 		old.cancel()

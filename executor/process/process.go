@@ -73,7 +73,6 @@ func newProc(id string, tty, pipeStdin, outputAck bool, opts *Options) *proc {
 		p.ack = newAckState(ackLimits{
 			maxUnackedBytes:  opts.MaxUnackedBytes,
 			maxUnackedChunks: opts.MaxRetainedChunks,
-			windowBytes:      opts.OutputWindow,
 			windowEvents:     outputWindowEvents,
 		})
 	}
