@@ -31,10 +31,11 @@
 // kem/mlkem/mlkem768), behind one seam, primitives.go; nothing else in the module
 // imports circl (test/deps_test.go). Why: they are the responder handshake's cost (issue
 // 16), and on this project's AMD EPYC circl's amd64 code (BMI2/ADX field arithmetic,
-// AVX2 NTT and SHAKE) runs them about twice as fast as Go 1.26's standard library:
-// X25519 ≈ 50 µs against 84, public-key generation ≈ 36 against 82, ML-KEM-768
-// key parse + encapsulation ≈ 50 against 129, decapsulation ≈ 28 against 108
-// (docs/bench.md). The results are the same bytes: RFC 7748 vectors, cross tests against
+// AVX2 NTT and SHAKE) runs them two to four times as fast as Go 1.26's standard
+// library, measured on a quiet machine: X25519 ≈ 50 µs against 84, public-key generation
+// ≈ 36 against 82, ML-KEM-768 key parse + encapsulation ≈ 50 against 129, decapsulation
+// ≈ 28 against 108 (docs/bench.md, "handshakes_responder: circl primitives";
+// BenchmarkFloor_* and BenchmarkStdlib_* measure both). The results are the same bytes: RFC 7748 vectors, cross tests against
 // crypto/ecdh and crypto/mlkem (primitives_test.go), and known-answer transcripts made
 // with the standard-library implementation (kat_test.go). Low-order X25519 points are
 // rejected exactly where crypto/ecdh rejects them (all-zero output), and encapsulation
