@@ -34,6 +34,12 @@ func Encode(dst []byte, f *Frame) ([]byte, error) {
 // can put invalid frames on the wire. A nil Body encodes a frame without a body. It still
 // fails on a nil body pointer and on an encoding longer than MaxMessageSize.
 func EncodeUnvalidated(dst []byte, f *Frame) ([]byte, error) {
+	return encode(dst, f, false)
+}
+
+// encode appends f's encoding; with omitPayload it stops before the bytes of the Data or
+// Handshake payload (their tag and length are written), for EncodeSplit.
+func encode(dst []byte, f *Frame, omitPayload bool) ([]byte, error) {
 	bodyNum, bodyLen, err := bodySize(f.Body)
 	if err != nil {
 		return dst, err
@@ -52,6 +58,9 @@ func EncodeUnvalidated(dst []byte, f *Frame) ([]byte, error) {
 	if n > MaxMessageSize {
 		return dst, fmt.Errorf("encoding relay frame of %d bytes: %w", n, ErrMessageTooLarge)
 	}
+	if omitPayload {
+		n -= trailingPayloadLen(f.Body)
+	}
 	dst = slices.Grow(dst, n)
 	dst = appendUint32(dst, fieldVersion, f.Version)
 	if f.StreamID != "" {
@@ -62,7 +71,7 @@ func EncodeUnvalidated(dst []byte, f *Frame) ([]byte, error) {
 	dst = appendUint32(dst, fieldAck, f.Ack)
 	dst = appendUint32(dst, fieldAckBits, f.AckBits)
 	if bodyNum != 0 {
-		dst = appendBody(dst, f.Body, bodyNum, bodyLen)
+		dst = appendBody(dst, f.Body, bodyNum, bodyLen, omitPayload)
 	}
 	if f.Traceparent != "" {
 		dst = protowire.AppendTag(dst, fieldTraceparent, protowire.BytesType)
@@ -74,7 +83,7 @@ func EncodeUnvalidated(dst []byte, f *Frame) ([]byte, error) {
 }
 
 // appendBody appends the body member: tag, length (bodyLen) and content.
-func appendBody(dst []byte, body Body, bodyNum protowire.Number, bodyLen int) []byte {
+func appendBody(dst []byte, body Body, bodyNum protowire.Number, bodyLen int, omitPayload bool) []byte {
 	dst = protowire.AppendTag(dst, bodyNum, protowire.BytesType)
 	dst = protowire.AppendVarint(dst, uint64(bodyLen))
 	switch b := body.(type) {
@@ -82,7 +91,7 @@ func appendBody(dst []byte, body Body, bodyNum protowire.Number, bodyLen int) []
 		dst = appendUint32(dst, fieldDataSeq, b.Seq)
 		dst = appendUint32(dst, fieldDataSegmentIndex, b.SegmentIndex)
 		dst = appendUint32(dst, fieldDataSegmentCount, b.SegmentCount)
-		dst = appendBytes(dst, fieldDataPayload, b.Payload)
+		dst = appendBytes(dst, fieldDataPayload, b.Payload, omitPayload)
 	case *Resume:
 		dst = appendUint32(dst, fieldResumeNextSeq, b.NextSeq)
 	case *Reset:
@@ -92,7 +101,7 @@ func appendBody(dst []byte, body Body, bodyNum protowire.Number, bodyLen int) []
 			dst = append(dst, b.Reason...)
 		}
 	case *Handshake:
-		dst = appendBytes(dst, fieldHandshakePayload, b.Payload)
+		dst = appendBytes(dst, fieldHandshakePayload, b.Payload, omitPayload)
 	case *Ack, *Heartbeat:
 		// No fields: tag + 00 already written.
 	}
@@ -129,6 +138,18 @@ func bodySize(b Body) (protowire.Number, int, error) {
 	}
 }
 
+// trailingPayloadLen is the length of the Data or Handshake payload, which encode omits
+// with omitPayload (0 for other bodies).
+func trailingPayloadLen(b Body) int {
+	switch b := b.(type) {
+	case *Data:
+		return len(b.Payload)
+	case *Handshake:
+		return len(b.Payload)
+	}
+	return 0
+}
+
 // sizeUint32 is the encoded size of a proto3 uint32 field: 0 when v is 0.
 func sizeUint32(num protowire.Number, v uint32) int {
 	if v == 0 {
@@ -153,10 +174,46 @@ func appendUint32(dst []byte, num protowire.Number, v uint32) []byte {
 	return protowire.AppendVarint(dst, uint64(v))
 }
 
-func appendBytes(dst []byte, num protowire.Number, v []byte) []byte {
+// appendBytes appends a bytes field; with omitLast only its tag and length (EncodeSplit
+// sends the bytes themselves from v).
+func appendBytes(dst []byte, num protowire.Number, v []byte, omitLast bool) []byte {
 	if len(v) == 0 {
 		return dst
 	}
 	dst = protowire.AppendTag(dst, num, protowire.BytesType)
+	if omitLast {
+		return protowire.AppendVarint(dst, uint64(len(v)))
+	}
 	return protowire.AppendBytes(dst, v)
+}
+
+// EncodeSplit is Encode for writers that send a frame as two parts without joining them
+// (issue 16: relay/wsconn masks both into its write buffer, so a record payload is copied
+// once on its way to the socket instead of three times). It validates f and appends to dst
+// the encoding of f up to its trailing payload, and returns that head and the payload,
+// which follows it on the wire: head ‖ tail is exactly what Encode(dst, f) returns. The tail
+// is the Data or Handshake payload (aliased, not copied) when it is the last thing encoded;
+// otherwise (no payload, a traceparent or features after it) tail is nil and head is the
+// whole frame. On error dst is returned unchanged and tail is nil. It allocates only when
+// dst must grow.
+func EncodeSplit(dst []byte, f *Frame) (head, tail []byte, err error) {
+	if err := f.Validate(); err != nil {
+		return dst, nil, fmt.Errorf("encoding relay frame: %w", err)
+	}
+	var payload []byte
+	switch b := f.Body.(type) {
+	case *Data:
+		payload = b.Payload
+	case *Handshake:
+		payload = b.Payload
+	}
+	if len(payload) == 0 || f.Traceparent != "" || f.Features != 0 {
+		head, err = encode(dst, f, false)
+		return head, nil, err
+	}
+	head, err = encode(dst, f, true)
+	if err != nil {
+		return dst, nil, err
+	}
+	return head, payload, nil
 }

@@ -184,7 +184,7 @@ func (p *lossyPeer) read(ctx context.Context) error {
 // TestARQ_LossyPipe: through a pipe that drops 10 % and duplicates 5 % of the data frames
 // in each direction, 400 records of up to 40 KiB reach the executor's Handler in order and
 // its echoes come back in order, within bounded virtual time.
-func TestARQ_LossyPipe(t *testing.T) { lossyPipe(t, false) }
+func TestARQ_LossyPipe(t *testing.T) { lossyPipe(t, false, false) }
 
 // TestARQ_LossyPipePooled: the same with the executor's echoes in pooled record buffers
 // (recbuf, as noise/channel seals them) and every buffer poisoned as it returns to the
@@ -193,15 +193,24 @@ func TestARQ_LossyPipe(t *testing.T) { lossyPipe(t, false) }
 func TestARQ_LossyPipePooled(t *testing.T) {
 	recbuf.SetPoison(true)
 	defer recbuf.SetPoison(false)
-	lossyPipe(t, true)
+	lossyPipe(t, true, false)
 }
 
-func lossyPipe(t *testing.T, pooled bool) {
+// TestARQ_LossyPipePooledSplit is TestARQ_LossyPipePooled through a FrameConn that takes each
+// record as the frame's tail (the write path of relay/wsconn), which reads the record after
+// the frame's head is encoded: the queued reference must last until the write returns.
+func TestARQ_LossyPipePooledSplit(t *testing.T) {
+	recbuf.SetPoison(true)
+	defer recbuf.SetPoison(false)
+	lossyPipe(t, true, true)
+}
+
+func lossyPipe(t *testing.T, pooled, split bool) {
 	const n = 400
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	synctest.Test(t, func(t *testing.T) {
-		e := newEnv(t, &testHandler{pooled: pooled}, nil)
+		e := newEnvConn(t, &testHandler{pooled: pooled}, nil, split)
 		p := &lossyPeer{conn: e.peer, id: "s-1", e: arq.NewEndpoint(), rng: rand.New(rand.NewPCG(seed, 1)), got: make(chan []byte, n)}
 		e.send(frame.Frame{StreamID: "s-1", Features: frame.FeatureARQ, Body: &frame.Handshake{Payload: []byte("m1")}})
 		if f := e.recv(); f.Features != frame.FeatureARQ {
@@ -269,10 +278,16 @@ func lossyPipe(t *testing.T, pooled bool) {
 // returned buffer poisoned, 64 echoes of distinct content (in batches of 4 queued at once)
 // still arrive intact and in seq order, and no reference is left.
 func TestReleasedStreamPooled(t *testing.T) {
+	for _, split := range []bool{false, true} {
+		t.Run(fmt.Sprintf("split=%v", split), func(t *testing.T) { releasedStreamPooled(t, split) })
+	}
+}
+
+func releasedStreamPooled(t *testing.T, split bool) {
 	recbuf.SetPoison(true)
 	defer recbuf.SetPoison(false)
 	synctest.Test(t, func(t *testing.T) {
-		e := newEnv(t, &testHandler{pooled: true}, nil)
+		e := newEnvConn(t, &testHandler{pooled: true}, nil, split)
 		e.handshake("s-1", "m1")
 		e.expectHandshake("s-1")
 		payload := func(i int) string { return fmt.Sprintf("record %d %0*d", i, i*331%(40<<10), 0) }

@@ -22,3 +22,13 @@ type FrameConn interface {
 	WriteFrame(ctx context.Context, b []byte) error
 	Close() error
 }
+
+// SplitFrameWriter is implemented by a FrameConn that can send a message given as two
+// parts, the encoded frame's head and its trailing payload (relay/frame.EncodeSplit), without
+// the Mux joining them first (issue 16: relay/wsconn masks both straight into its write
+// buffer, so a record is copied once on its way to the socket). WriteFrameSplit is called
+// under WriteFrame's contract (one goroutine at a time, never concurrently with WriteFrame)
+// and sends head ‖ tail as one binary message; it retains neither slice.
+type SplitFrameWriter interface {
+	WriteFrameSplit(ctx context.Context, head, tail []byte) error
+}

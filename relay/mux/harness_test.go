@@ -90,11 +90,20 @@ func (h *testHandler) validations() int {
 }
 
 func newEnv(t *testing.T, h *testHandler, opts *mux.Options) *env {
+	return newEnvConn(t, h, opts, false)
+}
+
+// newEnvConn is newEnv whose Mux writes through splitConn (mux.SplitFrameWriter) when split.
+func newEnvConn(t *testing.T, h *testHandler, opts *mux.Options, split bool) *env {
 	a, b := relaytest.Pipe(0)
 	if h == nil {
 		h = &testHandler{}
 	}
-	m := mux.New(a, h.serve, opts)
+	var fc mux.FrameConn = a
+	if split {
+		fc = splitConn{a}
+	}
+	m := mux.New(fc, h.serve, opts)
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &env{t: t, peer: b, mux: m, h: h, cancel: cancel, runErr: make(chan error, 1)}
 	go func() { e.runErr <- m.Run(ctx) }()
@@ -221,4 +230,13 @@ func newEnvCap(t *testing.T, h *testHandler, opts *mux.Options, capacity int) *e
 		<-e.runErr
 	})
 	return e
+}
+
+// splitConn is a FrameConn that takes frames as head and tail (mux.SplitFrameWriter), as
+// relay/wsconn does, reading the tail only during the call: with recbuf poisoning, a record
+// returned to the pool before its write ends arrives poisoned.
+type splitConn struct{ *relaytest.Conn }
+
+func (c splitConn) WriteFrameSplit(ctx context.Context, head, tail []byte) error {
+	return c.WriteFrame(ctx, append(append(make([]byte, 0, len(head)+len(tail)), head...), tail...))
 }

@@ -2,6 +2,8 @@ package mux
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/execlab/executor/relay/arq"
 	"github.com/execlab/executor/relay/frame"
@@ -21,7 +23,7 @@ type outFrame struct {
 }
 
 // writeLoop is the only writer of the FrameConn. It encodes each queued frame into one
-// reused buffer. A write error closes the FrameConn, which ends the read loop and Run.
+// reused buffer (only the head of a frame whose payload the FrameConn takes separately). A write error closes the FrameConn, which ends the read loop and Run.
 func (m *Mux) writeLoop(ctx context.Context) {
 	m.log.Debug("write loop started")
 	defer m.log.Debug("write loop stopped")
@@ -58,25 +60,60 @@ func (m *Mux) writeLoop(ctx context.Context) {
 		default:
 			f.Body = &reset
 		}
-		var err error
-		buf, err = frame.Encode(buf[:0], &f)
-		if of.kind == frame.KindData {
-			m.refs.release(of.payload, 1) // buf holds the copy (recrefs.go)
-		}
-		data.Payload = nil
+		err := m.writeFrame(ctx, &buf, &f, of.kind == frame.KindData)
+		data.Payload, hs.Payload = nil, nil
 		if err != nil {
-			// Only an oversized payload can fail here; drop the stream's frame and end it.
-			m.opts.Observer.FrameDropped(DropUnencodable)
-			m.drops.warn(m.log, "dropping unencodable Noise relay frame", "error", err)
-			m.endByID(of.streamID)
-			continue
-		}
-		if err := m.fc.WriteFrame(ctx, buf); err != nil {
+			if errors.Is(err, errUnencodable) {
+				// Only an oversized payload can fail here; drop the stream's frame and end it.
+				m.opts.Observer.FrameDropped(DropUnencodable)
+				m.drops.warn(m.log, "dropping unencodable Noise relay frame", "error", err)
+				m.endByID(of.streamID)
+				continue
+			}
 			m.log.Debug("writing relay frame failed", "error", err)
 			_ = m.fc.Close()
 			return
 		}
 	}
+}
+
+// errUnencodable marks a frame that could not be encoded (writeFrame).
+var errUnencodable = errors.New("relay: unencodable frame")
+
+// writeFrame encodes f into *buf (reused across frames) and writes it. A data frame's
+// payload is a record whose queued reference is dropped here (recrefs.go) once nothing
+// reads it any more: after the encoding when the frame is written whole, after the write
+// when the FrameConn takes the payload as the frame's tail (SplitFrameWriter).
+func (m *Mux) writeFrame(ctx context.Context, buf *[]byte, f *frame.Frame, data bool) error {
+	var payload []byte // the record, while its queued reference is held
+	if data {
+		payload = f.Body.(*frame.Data).Payload
+	}
+	sw, split := m.fc.(SplitFrameWriter)
+	var (
+		b, tail []byte
+		err     error
+	)
+	if split {
+		b, tail, err = frame.EncodeSplit((*buf)[:0], f)
+	} else {
+		b, err = frame.Encode((*buf)[:0], f)
+	}
+	*buf = b
+	if tail == nil {
+		m.refs.release(payload, 1) // b holds the copy, or the frame failed to encode
+		payload = nil
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %w", errUnencodable, err)
+	}
+	if split {
+		err = sw.WriteFrameSplit(ctx, b, tail)
+	} else {
+		err = m.fc.WriteFrame(ctx, b)
+	}
+	m.refs.release(payload, 1) // nil (a no-op) unless the write read the record as its tail
+	return err
 }
 
 // sendReset enqueues a reset for id, best-effort: dropped when the queue is full (spec

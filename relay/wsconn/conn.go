@@ -80,6 +80,9 @@ type Conn struct {
 	// cork batches each written frame into one write syscall (cork.go); nil for accepted
 	// connections and for dials with a caller's HTTPClient.
 	cork *corkConn
+	// raw: the cork is the connection the websocket library writes to (ws://, no TLS), so
+	// binary frames are built and written here (rawframe.go).
+	raw bool
 
 	reason atomic.Uint32 // CloseReason; first one wins
 
@@ -214,12 +217,23 @@ func (c *Conn) readFailed(err error) error {
 // WriteFrame sends b as one binary message within WriteTimeout (and ctx). A failure fails the
 // Conn (reason write_error): a partial websocket frame may be on the wire.
 func (c *Conn) WriteFrame(ctx context.Context, b []byte) error {
-	if len(b) > MaxMessageSize {
+	return c.WriteFrameSplit(ctx, b, nil)
+}
+
+// WriteFrameSplit sends head ‖ tail as one binary message, as WriteFrame does, without
+// joining the two first on a dialled ws:// connection (rawframe.go); it implements
+// mux.SplitFrameWriter. It does not retain either slice. Like WriteFrame it is called by one
+// goroutine at a time, and never concurrently with WriteFrame.
+func (c *Conn) WriteFrameSplit(ctx context.Context, head, tail []byte) error {
+	if len(head)+len(tail) > MaxMessageSize {
 		return ErrMessageTooLarge
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.opts.WriteTimeout)
-	defer cancel()
-	err := c.writeCorked(ctx, b)
+	var err error
+	if c.raw {
+		err = c.writeRaw(ctx, head, tail)
+	} else {
+		err = c.writeJoined(ctx, head, tail)
+	}
 	if err != nil {
 		c.fail(ReasonWriteError)
 		if c.Reason() == ReasonLocalShutdown {
@@ -228,6 +242,22 @@ func (c *Conn) WriteFrame(ctx context.Context, b []byte) error {
 		return fmt.Errorf("writing websocket message: %w", err)
 	}
 	return nil
+}
+
+// writeJoined writes head ‖ tail through the websocket library, joined in a pooled buffer
+// when there is a tail.
+func (c *Conn) writeJoined(ctx context.Context, head, tail []byte) error {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.WriteTimeout)
+	defer cancel()
+	if len(tail) == 0 {
+		return c.writeCorked(ctx, head)
+	}
+	bp := corkPool.Get().(*[]byte)
+	b := append(append((*bp)[:0], head...), tail...)
+	err := c.writeCorked(ctx, b)
+	*bp = b[:0]
+	corkPool.Put(bp)
+	return err
 }
 
 // ReadingTime returns the total time ReadFrame has spent running (waiting for and reading

@@ -97,3 +97,25 @@ func (c *corkConn) flushLocked() error {
 	}
 	return nil
 }
+
+// writeFrame writes b, one whole websocket frame, in one write bounded by deadline and ctx
+// (whose end interruptWrite signals), ordered with every other write to the connection
+// (rawframe.go).
+func (c *corkConn) writeFrame(ctx context.Context, b []byte, deadline time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_ = c.Conn.SetWriteDeadline(deadline)
+	if err := ctx.Err(); err != nil {
+		return err // ended before the deadline was set: interruptWrite's may be overwritten
+	}
+	_, err := c.Conn.Write(b)
+	_ = c.Conn.SetWriteDeadline(time.Time{})
+	if err != nil {
+		return fmt.Errorf("writing websocket frame: %w", err)
+	}
+	return nil
+}
+
+// interruptWrite makes a write in progress (or the next one) fail at once: its ctx ended.
+// The deadline is set without mu, which the blocked write holds.
+func (c *corkConn) interruptWrite() { _ = c.Conn.SetWriteDeadline(time.Unix(1, 0)) }

@@ -89,6 +89,7 @@ func Dial(ctx context.Context, rawURL string, opts *DialOptions) (*Conn, error) 
 	}
 	c := New(ws, o.Conn)
 	c.cork = cork
+	c.raw = cork != nil && u.Scheme == "ws" // with TLS the library writes above the cork
 	return c, nil
 }
 

@@ -11,7 +11,8 @@
 //   - Conn: ReadFrame (binary only; a text message is read, dropped and reported with an error
 //     wrapping frame.ErrNonBinary, the conn stays usable), WriteFrame (bounded by WriteTimeout;
 //     a stuck write fails the conn), Close (drops TCP without a close frame, as the reference
-//     executor does), Keepalive (Ping every 30 s, only one outstanding; no Pong within 60 s
+//     executor does), WriteFrameSplit (a frame given as head and tail, mux.SplitFrameWriter),
+//     Keepalive (Ping every 30 s, only one outstanding; no Pong within 60 s
 //     drops the conn with reason pong_timeout), Reason (typed close reason).
 //   - Dial: the executor's rendezvous dial: the URL verbatim (its sig= query is the
 //     credential), extra headers (x-request-id, traceparent) from the caller, no
@@ -32,6 +33,12 @@
 // ReadFrame loop (Pongs are read by ReadFrame). Close and Reason are safe from any goroutine.
 // The package starts no goroutines of its own beyond those coder/websocket starts per
 // connection (stopped by Close); Keepalive runs on its caller's goroutine.
+//
+// Writing: a dialled connection batches each frame into one write syscall (cork.go); on a
+// ws:// dial (no TLS) it also builds and masks its binary frames itself, head and tail in one
+// pass into a pooled buffer (rawframe.go), while coder/websocket writes only the control
+// frames, each in one write under the same lock. Accepted connections write through the
+// library.
 //
 // Memory: an idle Conn holds no read buffer; a 64 KiB buffer is taken from a pool once a
 // message has begun. A message of 32 KiB or more is returned in that buffer (no copy; a
