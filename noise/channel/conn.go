@@ -135,16 +135,26 @@ func (c *Conn) handlePacketLocked(p Packet) error {
 	}
 	for i, ct := range c.ready {
 		c.ready[i] = nil
-		// In place: the channel owns ct (RecordConn contract), and a fresh plaintext
-		// buffer per record was a large share of a receiving harness's allocations
-		// (issue 16, docs/bench.md). On failure ct is garbage, but the stream is failed.
-		pt, err := c.rx.Decrypt(ct[:0], nil, ct)
-		if err != nil {
-			return fmt.Errorf("decrypting record: %w", err)
-		}
 		var kept bool
-		if c.inbox, kept, err = c.reasm.feed(c.inbox, pt); err != nil {
-			return err
+		if dst, ok := c.reasm.spanRoom(len(ct) - noise.TagLen); ok {
+			// The whole record continues a message spanning records: decrypt it straight
+			// onto the message's end, with no copy afterwards (issue 16).
+			pt, err := c.rx.Decrypt(dst, nil, ct)
+			if err != nil {
+				return fmt.Errorf("decrypting record: %w", err)
+			}
+			c.inbox = c.reasm.spanFilled(c.inbox, pt)
+		} else {
+			// In place: the channel owns ct (RecordConn contract), and a fresh plaintext
+			// buffer per record was a large share of a receiving harness's allocations
+			// (issue 16, docs/bench.md). On failure ct is garbage, but the stream is failed.
+			pt, err := c.rx.Decrypt(ct[:0], nil, ct)
+			if err != nil {
+				return fmt.Errorf("decrypting record: %w", err)
+			}
+			if c.inbox, kept, err = c.reasm.feed(c.inbox, pt); err != nil {
+				return err
+			}
 		}
 		// The record just read, copied into a message and referred to by nothing now,
 		// goes back to a RecordConn that pools its storage (issue 16). Records that

@@ -98,5 +98,28 @@ func (r *reassembler) feed(msgs [][]byte, record []byte) (_ [][]byte, kept bool,
 	return msgs, kept, nil
 }
 
+// spanRoom returns the message being reassembled when a message spanning records is
+// under way, all n plaintext bytes of the next record belong to it and its buffer has room
+// for them, so the record can be decrypted straight onto its end (then spanFilled). n is
+// at most RecordPlaintextLen.
+func (r *reassembler) spanRoom(n int) ([]byte, bool) {
+	if r.hdrN < LengthPrefixLen || r.buf == nil || n <= 0 || n > RecordPlaintextLen ||
+		n > r.want-len(r.buf) || n > cap(r.buf)-len(r.buf) {
+		return nil, false
+	}
+	return r.buf, true
+}
+
+// spanFilled takes the message buffer spanRoom returned, extended by one record's
+// plaintext, and appends the message to msgs once it is complete.
+func (r *reassembler) spanFilled(msgs [][]byte, buf []byte) [][]byte {
+	r.buf = buf
+	if len(r.buf) == r.want {
+		msgs = append(msgs, r.buf)
+		r.buf, r.hdrN = nil, 0
+	}
+	return msgs
+}
+
 // buffered returns the bytes held for an incomplete message (prefix included).
 func (r *reassembler) buffered() int { return r.hdrN + len(r.buf) }

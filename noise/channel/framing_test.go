@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -124,5 +125,73 @@ func TestReassembler_BoundedAllocation(t *testing.T) {
 	}
 	if c := cap(r.buf); c > initialSpanCap {
 		t.Fatalf("cap after 1 body byte = %d, want ≤ %d", c, initialSpanCap)
+	}
+}
+
+// TestReassembler_SpanRoom: records taken through spanRoom/spanFilled (decrypted straight
+// onto the message, as Conn does) or feed, whichever applies, give back every message
+// intact, whether records start with messages (as every sender cuts them) or are cut at
+// random; spanRoom never accepts a record that crosses the end of the message.
+func TestReassembler_SpanRoom(t *testing.T) {
+	seed := uint64(5)
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, seed))
+	var msgs [][]byte
+	for _, n := range []int{7, 61436, 61437, 200 << 10, 3, 350 << 10, 500 << 10, 1} {
+		m := make([]byte, n)
+		for i := range m {
+			m[i] = byte(rng.Uint32())
+		}
+		msgs = append(msgs, m)
+	}
+	for _, random := range []bool{false, true} {
+		var records [][]byte
+		if random {
+			var stream []byte
+			for _, m := range msgs {
+				stream = append(stream, frame(m)...)
+			}
+			for off := 0; off < len(stream); {
+				k := min(1+rng.IntN(RecordPlaintextLen), len(stream)-off)
+				records = append(records, stream[off:off+k])
+				off += k
+			}
+		} else {
+			var scratch [RecordPlaintextLen]byte
+			for _, m := range msgs {
+				_ = forEachRecord(&scratch, m, func(pt []byte) error {
+					records = append(records, bytes.Clone(pt))
+					return nil
+				})
+			}
+		}
+		var r reassembler
+		var got [][]byte
+		direct := 0
+		for _, rec := range records {
+			if dst, ok := r.spanRoom(len(rec)); ok {
+				if len(rec) > r.want-len(r.buf) {
+					t.Fatalf("spanRoom accepted %d bytes with %d left in the message", len(rec), r.want-len(r.buf))
+				}
+				got = r.spanFilled(got, append(dst, rec...))
+				direct++
+				continue
+			}
+			var err error
+			if got, _, err = r.feed(got, bytes.Clone(rec)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(got) != len(msgs) {
+			t.Fatalf("random cuts %v: got %d messages, want %d", random, len(got), len(msgs))
+		}
+		for i := range msgs {
+			if !bytes.Equal(got[i], msgs[i]) {
+				t.Fatalf("random cuts %v: message %d (%d bytes) differs", random, i, len(msgs[i]))
+			}
+		}
+		if direct == 0 {
+			t.Fatalf("random cuts %v: no record went straight onto a message", random)
+		}
 	}
 }
