@@ -1,5 +1,7 @@
 package noise
 
+import "slices"
+
 // Protocol flow (spec/relay-noise.md §5.6, §5.7):
 //
 //	initiator (harness)                              responder (executor)
@@ -46,6 +48,9 @@ func (hs *HandshakeState) writeMessage1(out, payload []byte) ([]byte, error) {
 	if len(payload) > MaxMessage1Payload {
 		return out, ErrHandshakePayloadTooLarge
 	}
+	// One allocation for the whole message (callers pass nil: noise/channel), not one per
+	// token as appends would grow it.
+	out = slices.Grow(out, Message1Overhead+len(payload))
 	// skem: encapsulate to the responder's static ML-KEM key; clear, then
 	// MixKeyAndHash(ss).
 	defer clear(hs.kemSS[:])
@@ -142,6 +147,9 @@ func (hs *HandshakeState) writeMessage2(out, payload []byte) ([]byte, error) {
 	if len(payload) > MaxMessage2Payload {
 		return out, ErrHandshakePayloadTooLarge
 	}
+	// One allocation for the whole message (callers pass nil: noise/channel), not one per
+	// token as appends would grow it.
+	out = slices.Grow(out, Message2Overhead+len(payload))
 	// ekem: encapsulate to the initiator's ephemeral ML-KEM key; clear; MixKey(ss).
 	defer clear(hs.kemSS[:])
 	if err := encapsulate(&hs.kemCT, &hs.kemSS, hs.reKEM, &hs.kemM, hs.rand); err != nil {
