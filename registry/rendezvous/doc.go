@@ -105,8 +105,8 @@
 // Memory (BenchmarkHub_IdleSocketMemory): about 17 KB of heap+stack per idle socket at
 // 10,000 sockets.
 //
-// It imports coder/websocket directly only to Accept and Ping; framing goes through
-// relay/wsconn.
+// It does not import coder/websocket: sockets are accepted, pinged and framed through
+// relay/wsconn (whose accepted ws:// conns write each binary frame in one writev).
 //
 // Lock order: Hub.mu → environment.mu → socket.mu → outQueue.mu (attach closes a replaced
 // executor socket while holding environment.mu). admission.mu and Hub.warnMu are leaves,

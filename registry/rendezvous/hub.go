@@ -13,8 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/coder/websocket"
-
 	"github.com/execlab/executor/relay/wsconn"
 )
 
@@ -368,16 +366,16 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.wg.Add(1)
 	h.mu.Unlock()
 
-	// Accepted here rather than by wsconn.Accept so the socket keeps the *websocket.Conn
-	// for its timer-driven pings (no keepalive goroutine per idle socket).
-	ws, err := websocket.Accept(w, r, nil)
+	// Without TLS the Conn writes its binary frames itself, one writev each (wsconn
+	// rawframe.go); the socket pings on its own timer (no keepalive goroutine per socket).
+	conn, err := wsconn.Accept(w, r, &wsconn.AcceptOptions{Conn: h.opts.Conn})
 	if err != nil {
 		refuse()
 		h.wg.Done()
 		h.log.Debug("accepting rendezvous websocket", "error", err.Error())
 		return
 	}
-	s.ws, s.conn = ws, wsconn.New(ws, h.opts.Conn)
+	s.conn = conn
 	e, ok := h.attach(s, c.EnvironmentID)
 	if !ok {
 		refuse()

@@ -7,8 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/coder/websocket"
-
 	"github.com/execlab/executor/relay/frame"
 	"github.com/execlab/executor/relay/wsconn"
 )
@@ -58,9 +56,6 @@ type socket struct {
 	streamID string
 
 	q outQueue
-
-	// ws is the underlying websocket, used only for Ping (conn owns reads and writes).
-	ws *websocket.Conn
 
 	// mu guards closed, pingTimer and handshakeTimer: close races the timers.
 	mu             sync.Mutex
@@ -122,7 +117,7 @@ func (s *socket) ping() {
 	defer s.hub.wg.Done()
 	ctx, cancel := context.WithTimeout(s.hub.life, s.hub.opts.Conn.PongTimeout)
 	readingBefore := s.conn.ReadingTime()
-	err := s.ws.Ping(ctx)
+	err := s.conn.Ping(ctx)
 	timedOut := errors.Is(ctx.Err(), context.DeadlineExceeded)
 	cancel()
 	if err != nil && timedOut && s.conn.ReaderWasParked(readingBefore, s.hub.opts.Conn.PongTimeout) {

@@ -77,12 +77,15 @@ func (o *Options) withDefaults() Options {
 type Conn struct {
 	ws   *websocket.Conn
 	opts Options
-	// cork batches each written frame into one write syscall (cork.go); nil for accepted
-	// connections and for dials with a caller's HTTPClient.
+	// cork batches each written frame into one write syscall (cork.go); nil for TLS
+	// accepts and for dials with a caller's HTTPClient. On an accepted connection it is
+	// only the lock and the write path shared with the library (nothing is batched).
 	cork *corkConn
-	// raw: the cork is the connection the websocket library writes to (ws://, no TLS), so
+	// raw: the cork is the connection the websocket library writes to (no TLS), so
 	// binary frames are built and written here (rawframe.go).
 	raw bool
+	// server: accepted by this package; its frames are not masked (RFC 6455 §5.1).
+	server bool
 
 	reason atomic.Uint32 // CloseReason; first one wins
 
@@ -281,7 +284,7 @@ func (c *Conn) ReaderWasParked(readingBefore, waited time.Duration) bool {
 
 // writeCorked writes b as one binary message, through the cork when there is one.
 func (c *Conn) writeCorked(ctx context.Context, b []byte) error {
-	if c.cork == nil {
+	if c.cork == nil || c.server {
 		return c.ws.Write(ctx, websocket.MessageBinary, b)
 	}
 	c.cork.hold()
@@ -340,6 +343,11 @@ func (c *Conn) pingUntilAnswered(ctx context.Context) (timedOut bool, err error)
 		}
 	}
 }
+
+// Ping sends a Ping and waits for its Pong until ctx ends (Pongs are only seen while a
+// ReadFrame runs). It does not fail the Conn; callers with their own ping schedule (the
+// rendezvous) decide what a missing Pong means.
+func (c *Conn) Ping(ctx context.Context) error { return c.ws.Ping(ctx) }
 
 // Close drops the connection without a close handshake (reason local_shutdown unless another
 // reason came first). It is safe to call more than once and from any goroutine.

@@ -119,3 +119,21 @@ func (c *corkConn) writeFrame(ctx context.Context, b []byte, deadline time.Time)
 // interruptWrite makes a write in progress (or the next one) fail at once: its ctx ended.
 // The deadline is set without mu, which the blocked write holds.
 func (c *corkConn) interruptWrite() { _ = c.Conn.SetWriteDeadline(time.Unix(1, 0)) }
+
+// writeBuffers writes b, the parts of one whole websocket frame, as writeFrame does: with
+// one writev when Conn is a TCP (or Unix) connection, else one write per part, still
+// under mu so nothing comes between them.
+func (c *corkConn) writeBuffers(ctx context.Context, b net.Buffers, deadline time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_ = c.Conn.SetWriteDeadline(deadline)
+	if err := ctx.Err(); err != nil {
+		return err // ended before the deadline was set: interruptWrite's may be overwritten
+	}
+	_, err := b.WriteTo(c.Conn)
+	_ = c.Conn.SetWriteDeadline(time.Time{})
+	if err != nil {
+		return fmt.Errorf("writing websocket frame: %w", err)
+	}
+	return nil
+}

@@ -37,8 +37,12 @@
 // Writing: a dialled connection batches each frame into one write syscall (cork.go); on a
 // ws:// dial (no TLS) it also builds and masks its binary frames itself, head and tail in one
 // pass into a pooled buffer (rawframe.go), while coder/websocket writes only the control
-// frames, each in one write under the same lock. Accepted connections write through the
-// library.
+// frames, each in one write under the same lock. An accepted connection without TLS writes
+// its binary frames itself too, unmasked: header, head and tail in one writev, no copy (the
+// library's write buffer is moved onto a corkConn at hijack, so its control frames take the
+// same lock). Every binary write is bounded by WriteTimeout and ctx (a write deadline on the
+// socket, cut short when ctx ends) and fails the conn. Over TLS (wss), and on a dial with a
+// caller's HTTPClient, the library writes every frame.
 //
 // Memory: an idle Conn holds no read buffer; a 64 KiB buffer is taken from a pool once a
 // message has begun. A message of 32 KiB or more is returned in that buffer (no copy; a

@@ -116,3 +116,32 @@ func BenchmarkMaskedFrame_Record(b *testing.B) {
 		buf = appendMaskedFrame(buf[:0], key, head, tail)
 	}
 }
+
+// TestServerFrameHeader_MatchesRFC: an accepted connection's header (no MASK bit, no key)
+// carries every length class in its shortest form.
+func TestServerFrameHeader_MatchesRFC(t *testing.T) {
+	for _, n := range []int{0, 1, 125, 126, 127, 0xffff, 0x10000, 61516, MaxMessageSize} {
+		b := appendFrameHeader([]byte{0xAA}, n, false, [4]byte{1, 2, 3, 4})[1:]
+		if b[0] != 0x82 || b[1]&0x80 != 0 {
+			t.Fatalf("n=%d: header %#x %#x: want FIN+binary, no MASK", n, b[0], b[1])
+		}
+		var got, size int
+		switch l := int(b[1] & 0x7f); {
+		case n <= 125:
+			got, size = l, 2
+		case n <= 0xffff:
+			got, size = int(binary.BigEndian.Uint16(b[2:])), 4
+			if l != 126 {
+				t.Fatalf("n=%d: length code %d, want 126", n, l)
+			}
+		default:
+			got, size = int(binary.BigEndian.Uint64(b[2:])), 10
+			if l != 127 {
+				t.Fatalf("n=%d: length code %d, want 127", n, l)
+			}
+		}
+		if got != n || len(b) != size {
+			t.Fatalf("n=%d: header says %d in %d bytes, want %d bytes", n, got, len(b), size)
+		}
+	}
+}
