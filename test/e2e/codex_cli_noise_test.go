@@ -1,13 +1,10 @@
 package e2e_test
 
 import (
-	"bufio"
-	"io"
 	"os"
 	"os/exec"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -52,47 +49,7 @@ func startDevForNoise(t *testing.T) *execServer {
 	home := t.TempDir()
 	cmd := exec.Command(remoteExecutorBin(t), "dev", "--log-level", "debug")
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "TMPDIR=" + home}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &execServer{name: "executor dev", stderr: &lockedBuffer{}}
-	cmd.Stderr = s.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := make(chan []string, 1)
-	waited := make(chan struct{})
-	go func() { // owns stdout and Wait; Cleanup waits for it
-		defer close(waited)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if m := devExecLine.FindStringSubmatch(sc.Text()); m != nil {
-				lines <- m
-				break
-			}
-		}
-		_, _ = io.Copy(io.Discard, stdout)
-		_ = cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-waited:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-waited
-			t.Errorf("executor dev ignored SIGTERM for 5 s")
-		}
-	})
-	var m []string
-	select {
-	case m = <-lines:
-	case <-waited:
-		t.Fatalf("executor dev exited before printing its exec command: %s", s.stderr.String())
-	case <-time.After(30 * time.Second):
-		t.Fatalf("executor dev printed no exec command within 30 s: %s", s.stderr.String())
-	}
+	s, m := startPrinting(t, "executor dev", cmd, devExecLine, 30*time.Second, "its exec command")
 	line, err := os.ReadFile(m[3]) // "<token> <role> <environment>" (cmd/executor/dev.go)
 	if err != nil {
 		t.Fatal(err)

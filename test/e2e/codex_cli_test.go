@@ -88,6 +88,16 @@ func startExecServer(t *testing.T, name, bin string, env []string, args ...strin
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = env
+	s, m := startPrinting(t, name, cmd, wsURLLine, 20*time.Second, "its URL")
+	s.url = m[0]
+	return s
+}
+
+// startPrinting starts cmd as the server name, waits up to within for the first stdout
+// line matching re (what names it in failures) and returns the server with that match's
+// submatches; stdout is drained after it. Cleanup sends SIGTERM and kills after 5 s.
+func startPrinting(t *testing.T, name string, cmd *exec.Cmd, re *regexp.Regexp, within time.Duration, what string) (*execServer, []string) {
+	t.Helper()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -97,14 +107,14 @@ func startExecServer(t *testing.T, name, bin string, env []string, args ...strin
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	urls := make(chan string, 1)
+	lines := make(chan []string, 1)
 	waited := make(chan struct{})
 	go func() { // owns stdout and Wait; Cleanup waits for it
 		defer close(waited)
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
-			if u := wsURLLine.FindString(sc.Text()); u != "" {
-				urls <- u
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				lines <- m
 				break
 			}
 		}
@@ -122,13 +132,14 @@ func startExecServer(t *testing.T, name, bin string, env []string, args ...strin
 		}
 	})
 	select {
-	case s.url = <-urls:
+	case m := <-lines:
+		return s, m
 	case <-waited:
-		t.Fatalf("%s exited before printing its URL: %s", name, s.stderr.String())
-	case <-time.After(20 * time.Second):
-		t.Fatalf("%s printed no URL within 20 s: %s", name, s.stderr.String())
+		t.Fatalf("%s exited before printing %s: %s", name, what, s.stderr.String())
+	case <-time.After(within):
+		t.Fatalf("%s printed no %s within %v: %s", name, what, within, s.stderr.String())
 	}
-	return s
+	return nil, nil
 }
 
 // codexMode is one way of running `codex exec` with respect to sandboxing.
