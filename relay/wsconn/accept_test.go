@@ -187,17 +187,7 @@ func TestAcceptedWrite_SlowClientFailsConn(t *testing.T) {
 			c, _ := acceptPair(t, opts, nil) // the client never reads
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			errc := make(chan error, 1)
-			go func() {
-				msg := make([]byte, wsconn.MaxMessageSize)
-				for i := 0; i < 10_000; i++ { // bounded: ~2.5 GiB, far past any socket buffer
-					if err := c.WriteFrameSplit(ctx, msg[:100], msg[100:]); err != nil {
-						errc <- err
-						return
-					}
-				}
-				errc <- nil
-			}()
+			errc := writeUntilBlockedFails(ctx, c)
 			if how == "cancel" {
 				select {
 				case err := <-errc:

@@ -110,17 +110,7 @@ func TestWriteFrameSplit_CanceledWriteFailsConn(t *testing.T) {
 	c, server := dialPair(t, nil)
 	_ = server // never read: the socket buffers fill and the writes block
 	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() {
-		msg := make([]byte, wsconn.MaxMessageSize)
-		for i := 0; i < 10_000; i++ { // bounded: ~2.5 GiB, far past any socket buffer
-			if err := c.WriteFrameSplit(ctx, msg[:100], msg[100:]); err != nil {
-				errc <- err
-				return
-			}
-		}
-		errc <- nil
-	}()
+	errc := writeUntilBlockedFails(ctx, c)
 	// Let the writes fill the socket buffers, then cancel the blocked one.
 	timer := time.NewTimer(200 * time.Millisecond)
 	defer timer.Stop()
@@ -141,4 +131,23 @@ func TestWriteFrameSplit_CanceledWriteFailsConn(t *testing.T) {
 	if got := c.Reason(); got != wsconn.ReasonWriteError {
 		t.Errorf("Reason: got %v, want %v", got, wsconn.ReasonWriteError)
 	}
+}
+
+// writeUntilBlockedFails writes full-size frames to c, whose peer does not read, until a
+// write fails, and sends that error (nil if 10,000 frames, ~2.5 GiB, all went out: far
+// past any socket buffer). The goroutine is the caller's: it ends once a write fails,
+// which the caller makes happen (ctx or a write timeout) and waits for.
+func writeUntilBlockedFails(ctx context.Context, c *wsconn.Conn) <-chan error {
+	errc := make(chan error, 1)
+	go func() {
+		msg := make([]byte, wsconn.MaxMessageSize)
+		for i := 0; i < 10_000; i++ {
+			if err := c.WriteFrameSplit(ctx, msg[:100], msg[100:]); err != nil {
+				errc <- err
+				return
+			}
+		}
+		errc <- nil
+	}()
+	return errc
 }
