@@ -7,11 +7,13 @@ import (
 
 	"github.com/cloudflare/circl/dh/x25519"
 	"github.com/cloudflare/circl/kem/mlkem/mlkem768"
+	voi "github.com/oasisprotocol/curve25519-voi/primitives/x25519"
 )
 
 // The seam between the handshake and its two asymmetric primitives, X25519 (RFC 7748)
-// and ML-KEM-768 (FIPS 203), both from github.com/cloudflare/circl (see the package
-// doc, "Primitives", for why). Nothing outside this file names circl. Every function
+// and ML-KEM-768 (FIPS 203), from github.com/cloudflare/circl, except X25519 public-key
+// generation, which comes from github.com/oasisprotocol/curve25519-voi (see the package
+// doc, "Primitives", for why). Nothing outside this file names either library. Every function
 // here computes exactly what crypto/ecdh and crypto/mlkem compute for the same inputs
 // (primitives_test.go checks it against them and against RFC 7748's vectors); what
 // differs is speed, and that keys are plain values this package can zero. Every ML-KEM
@@ -33,8 +35,17 @@ var _ = [1]struct{}{}[mlkem768.PublicKeySize-KEMPublicKeyLen+mlkem768.Ciphertext
 	mlkem768.KeySeedSize-KEMSeedLen+mlkem768.SharedKeySize-kemSharedLen+
 	mlkem768.EncapsulationSeedSize-kemEncapsulationSeedLen+x25519.Size-DHLen] // sizes agree
 
-// dhPublicKey sets pub to the X25519 public key of priv: X25519(priv, 9).
-func dhPublicKey(pub, priv *dhKey) { x25519.KeyGen(pub, priv) }
+// dhPublicKey sets pub to the X25519 public key of priv: X25519(priv, 9). It is the
+// one fixed-base X25519 operation (the responder's ephemeral, once per handshake):
+// curve25519-voi computes it on Edwards25519 from a precomputed table of basepoint
+// multiples and converts the result to its Montgomery u-coordinate, about twice as
+// fast here as circl's fixed-base ladder (BenchmarkFloor_X25519PublicKey; docs/bench.md).
+// Both clamp the scalar as RFC 7748 does; primitives_test.go checks the result against
+// crypto/ecdh and circl. Its table lookup uses AVX2, hence avxCleanup.
+func dhPublicKey(pub, priv *dhKey) {
+	voi.ScalarBaseMult((*[DHLen]byte)(pub), (*[DHLen]byte)(priv))
+	avxCleanup()
+}
 
 // dh sets shared to X25519(priv, pub). A low-order pub, i.e. an all-zero result, is
 // rejected with an error wrapping ErrInvalidKey and shared is zeroed: the same inputs

@@ -1,6 +1,7 @@
 package noise
 
 import (
+	"github.com/cloudflare/circl/dh/x25519"
 	"bytes"
 	"crypto/ecdh"
 	"crypto/mlkem"
@@ -281,5 +282,30 @@ func TestMLKEM_ParseRejectsLikeCryptoMLKEM(t *testing.T) {
 	setCoeff(pk.MLKEM768[:], 5, kemQ)
 	if err := pk.Validate(); !errors.Is(err, ErrInvalidKey) {
 		t.Errorf("Validate with a coefficient = q: got %v, want ErrInvalidKey", err)
+	}
+}
+
+// TestX25519PublicKey_MatchesCircl: the fixed-base operation (curve25519-voi) gives
+// circl's fixed-base ladder's result for random scalars and for the scalars that clamp
+// to the extremes (all bits clear, all bits set, only the bits clamping clears).
+func TestX25519PublicKey_MatchesCircl(t *testing.T) {
+	scalars := []dhKey{{}, {0: 7, 31: 0x80}}
+	var ones dhKey
+	for i := range ones {
+		ones[i] = 0xff
+	}
+	scalars = append(scalars, ones)
+	for range 2000 {
+		var k dhKey
+		rand.Read(k[:])
+		scalars = append(scalars, k)
+	}
+	for i, priv := range scalars {
+		var got, want dhKey
+		dhPublicKey(&got, &priv)
+		x25519.KeyGen(&want, &priv)
+		if got != want {
+			t.Fatalf("scalar %d (%x): public key %x, circl %x", i, priv, got, want)
+		}
 	}
 }

@@ -69,9 +69,10 @@ func TestDependencyDirection(t *testing.T) {
 		// Metrics and tracing libraries only in internal/telemetry and cmd/: the layers below
 		// report through their own Observer interfaces (docs/observability.md).
 		{from: "", forbidden: []string{"github.com/prometheus", "go.opentelemetry.io"}, except: []string{"internal/telemetry", "cmd", "test"}},
-		// circl (X25519, ML-KEM-768) is noise's primitive seam (noise/primitives.go) and
-		// nobody else's: every other package reaches it through noise only.
-		{from: "", forbidden: []string{"github.com/cloudflare/circl"}, except: []string{"noise"}, direct: true},
+		// circl (X25519, ML-KEM-768) and curve25519-voi (X25519 key generation) are noise's
+		// primitive seam (noise/primitives.go) and nobody else's: every other package
+		// reaches them through noise only.
+		{from: "", forbidden: []string{"github.com/cloudflare/circl", "github.com/oasisprotocol/curve25519-voi"}, except: []string{"noise"}, direct: true},
 	}
 	pkgs := pkgDeps(t)
 	if len(pkgs) < 10 {
