@@ -90,38 +90,68 @@ func (a *outputAcks) has(pid string) bool {
 	return a.procs[pid] != nil
 }
 
-// consumed records that n was handed to the consumer. It returns the ack to send, if one
-// is due (nil otherwise).
-func (a *outputAcks) consumed(n Notification) []byte {
+// consumption is what the ack bookkeeping needs of one notification, read from it before
+// it is handed to the consumer: a consumer may release the notification's storage
+// (Notification.Release) as soon as it has it.
+type consumption struct {
+	terminal bool // process/exited or process/closed
+	closed   bool // process/closed
+	pid      string
+	seq      uint64
+	size     int
+	ok       bool // a process/* notification of a process started with outputAck
+}
+
+// inspect reads what consumed will need of n. It reads n only when some process was
+// started with outputAck.
+func (a *outputAcks) inspect(n Notification) consumption {
 	switch n.Method {
 	case protocol.MethodProcessOutput, protocol.MethodProcessExited, protocol.MethodProcessClosed:
 	default:
+		return consumption{}
+	}
+	a.mu.Lock()
+	none := len(a.procs) == 0
+	a.mu.Unlock()
+	if none {
+		return consumption{}
+	}
+	pid, seq, ok := processIDSeq(n.Params)
+	return consumption{
+		terminal: n.Method != protocol.MethodProcessOutput,
+		closed:   n.Method == protocol.MethodProcessClosed,
+		pid:      pid, seq: seq, size: len(n.Params), ok: ok,
+	}
+}
+
+// consumed records that n was handed to the consumer. It returns the ack to send, if one
+// is due (nil otherwise).
+func (a *outputAcks) consumed(n Notification) []byte { return a.consumedInfo(a.inspect(n)) }
+
+// consumedInfo is consumed for what inspect read of the notification beforehand.
+func (a *outputAcks) consumedInfo(u consumption) []byte {
+	if !u.ok {
 		return nil
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if len(a.procs) == 0 {
+	p := a.procs[u.pid]
+	if p == nil || p.consumed.delivered(u.seq) {
 		return nil
 	}
-	pid, seq, ok := processIDSeq(n.Params)
-	p := a.procs[pid]
-	if !ok || p == nil || p.consumed.delivered(seq) {
-		return nil
-	}
-	p.consumed.mark(seq)
-	p.bytes += len(n.Params)
+	p.consumed.mark(u.seq)
+	p.bytes += u.size
 	p.events++
-	terminal := n.Method != protocol.MethodProcessOutput
-	if !terminal && p.bytes < a.everyBytes && p.events < ackEveryEvents {
+	if !u.terminal && p.bytes < a.everyBytes && p.events < ackEveryEvents {
 		return nil
 	}
 	if p.consumed.watermark <= p.lastAck {
 		return nil
 	}
 	p.lastAck, p.bytes, p.events = p.consumed.watermark, 0, 0
-	msg := ackMessage(pid, p.lastAck)
-	if n.Method == protocol.MethodProcessClosed && p.lastAck >= seq {
-		delete(a.procs, pid) // nothing follows a close
+	msg := ackMessage(u.pid, p.lastAck)
+	if u.closed && p.lastAck >= u.seq {
+		delete(a.procs, u.pid) // nothing follows a close
 	}
 	return msg
 }

@@ -111,19 +111,21 @@ func (c *Client) routineForward() {
 		if !ok {
 			return
 		}
+		u := c.acks.inspect(n) // before the consumer has n: it may release n's storage
 		select {
 		case c.notes <- n:
 		case <-c.stop:
 			return
 		}
-		c.ackConsumed(n)
+		c.ackConsumed(u)
 	}
 }
 
-// ackConsumed sends the process/ack that n's consumption makes due, if any. A failed write
-// is left to the transport: a Dial connection recovers and re-sends the last acks.
-func (c *Client) ackConsumed(n Notification) {
-	if msg := c.acks.consumed(n); msg != nil {
+// ackConsumed sends the process/ack that a notification's consumption makes due, if any
+// (u is what acks.inspect read of it before it was handed over). A failed write is left to
+// the transport: a Dial connection recovers and re-sends the last acks.
+func (c *Client) ackConsumed(u consumption) {
+	if msg := c.acks.consumedInfo(u); msg != nil {
 		if err := c.write(c.life, msg); err != nil {
 			c.log.Debug("process/ack not sent", "error", err.Error())
 		}
@@ -211,6 +213,7 @@ func (c *Client) readLoop() {
 }
 
 func (c *Client) readMessages() error {
+	rel, _ := c.conn.(messageReleaser)
 	for {
 		b, err := c.conn.ReadMessage(c.life)
 		if err != nil {
@@ -228,9 +231,13 @@ func (c *Client) readMessages() error {
 			c.resolve(m)
 		case kindNotification:
 			n := Notification{Method: m.method, Params: m.params}
+			if rel != nil {
+				n.storage = &msgStorage{buf: b, release: rel.ReleaseMessage}
+			}
 			if c.opts.OnNotification != nil {
+				u := c.acks.inspect(n)
 				c.opts.OnNotification(n)
-				c.ackConsumed(n)
+				c.ackConsumed(u)
 				continue
 			}
 			if !c.queue.put(c.life, n) {

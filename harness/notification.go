@@ -17,11 +17,23 @@ import (
 )
 
 // Notification is one server→client notification. Params is the raw JSON (nil when
-// absent); it is owned by the receiver and is not reused by the Client.
+// absent); it is owned by the receiver and is not reused by the Client unless the
+// receiver hands it back with Release.
 type Notification struct {
 	Method string
 	Params json.RawMessage
+
+	// storage is the pooled message buffer Params lies in, when the transport pools them
+	// (storage.go); nil otherwise.
+	storage *msgStorage
 }
+
+// Release hands the notification's storage back to the transport it came from, for a
+// later message: Params, and anything decoded from it that aliases it, must not be used
+// afterwards, by anyone it was passed to. Optional: without it the storage is simply
+// collected. Releasing a notification twice, or one whose transport does not pool, does
+// nothing. ProcessEvents.Take releases the notifications it is given.
+func (n Notification) Release() { n.storage.free() }
 
 // Unmarshal decodes Params into v with encoding/json.
 func (n Notification) Unmarshal(v any) error {
@@ -114,10 +126,41 @@ func (n Notification) ProcessID() (string, bool) {
 	return id, (err == nil || err == errFound) && found
 }
 
+// processOutputPooled is ProcessOutput with the chunk decoded into a pooled buffer when it
+// is large enough to be pooled: storage hands it back (nil when the chunk is not pooled).
+// The result never aliases n.Params.
+func (n Notification) processOutputPooled() (protocol.ProcessOutputNotification, *msgStorage, error) {
+	var out protocol.ProcessOutputNotification
+	if n.Method == protocol.MethodProcessOutput {
+		var st *msgStorage
+		if decodeOutputFastInto(n.Params, &out, &st) {
+			return out, st, nil
+		}
+	}
+	out, err := n.ProcessOutput()
+	return out, nil, err
+}
+
 // decodeOutputFast decodes the params of process/output when they have the expected
 // shape: exactly processId, seq, stream and chunk (any order), plain strings, an unsigned
 // integer seq and strict padded base64. It reports false otherwise, leaving out partly set.
+// The chunk is freshly allocated.
 func decodeOutputFast(params []byte, out *protocol.ProcessOutputNotification) bool {
+	return decodeOutputFastInto(params, out, nil)
+}
+
+// decodeOutputFastInto is decodeOutputFast that, when pooled is not nil, decodes a chunk
+// large enough to be pooled into a pooled buffer and sets *pooled to its storage. On
+// false, nothing is left pooled.
+func decodeOutputFastInto(params []byte, out *protocol.ProcessOutputNotification, pooled **msgStorage) (ok bool) {
+	if pooled != nil {
+		defer func() {
+			if !ok {
+				(*pooled).free()
+				*pooled = nil
+			}
+		}()
+	}
 	if len(params) == 0 || params[0] != '{' {
 		return false
 	}
@@ -156,11 +199,17 @@ func decodeOutputFast(params []byte, out *protocol.ProcessOutputNotification) bo
 			}
 			seen |= 4
 		case "chunk":
-			b, ok := decodeBase64Fast(val)
+			if seen&8 != 0 {
+				return errBadSyntax // a repeated member: let encoding/json decide
+			}
+			b, st, ok := decodeBase64Fast(val, pooled != nil)
 			if !ok {
 				return errBadSyntax
 			}
 			out.Chunk = b
+			if pooled != nil {
+				*pooled = st
+			}
 			seen |= 8
 		default:
 			return errBadSyntax // unknown member: let encoding/json decide
@@ -170,16 +219,24 @@ func decodeOutputFast(params []byte, out *protocol.ProcessOutputNotification) bo
 	return err == nil && seen == 15
 }
 
-// decodeBase64Fast decodes a raw JSON string of strict standard base64 with padding.
-func decodeBase64Fast(raw []byte) ([]byte, bool) {
+// decodeBase64Fast decodes a raw JSON string of strict standard base64 with padding, into
+// a pooled buffer (and its storage) when pooled is set and the result is large enough.
+func decodeBase64Fast(raw []byte, pooled bool) ([]byte, *msgStorage, bool) {
 	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
-		return nil, false
+		return nil, nil, false
+	}
+	src := raw[1 : len(raw)-1]
+	var dst []byte
+	var st *msgStorage
+	if pooled {
+		dst, st = getChunk(len(src) / 4 * 3)
 	}
 	// An escape (a backslash) is not base64, so the decode fails on it and the slow path
 	// unquotes first; no separate scan for one.
-	out, err := jsonwire.DecodeBase64Into(nil, raw[1:len(raw)-1])
+	out, err := jsonwire.DecodeBase64Into(dst, src)
 	if err != nil {
-		return nil, false
+		st.free()
+		return nil, nil, false
 	}
-	return out, true
+	return out, st, true
 }

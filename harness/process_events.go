@@ -89,7 +89,16 @@ type ProcessEvent struct {
 	// ExitCode and SandboxDenied are set for EventExited.
 	ExitCode      int32
 	SandboxDenied bool
+
+	// storage is the pooled buffer Chunk lies in (ProcessEvents.Take), nil otherwise.
+	storage *msgStorage
 }
+
+// Release hands back the pooled buffer of an EventOutput's Chunk that ProcessEvents.Take
+// decoded: Chunk must not be used afterwards, by anyone it was passed to. Optional (an
+// unreleased chunk is collected); for events from Add, and for other kinds, it does
+// nothing; releasing twice does nothing more.
+func (ev ProcessEvent) Release() { ev.storage.free() }
 
 // ProcessEvents puts the events of one process in seq order. The executor numbers output,
 // exit and close with one counter from 1 (spec/jsonrpc.md §5.3), and a released executor
@@ -131,14 +140,30 @@ func (e *ProcessEvents) PendingBytes() int { return e.pendingBytes }
 // other processes or methods are ignored (dst is returned as is); a notification of this
 // process that does not decode is an error.
 func (e *ProcessEvents) Add(dst []ProcessEvent, n Notification) ([]ProcessEvent, error) {
+	return e.add(dst, n, false)
+}
+
+// Take is Add for a consumer that hands storage back (storage.go): it consumes n, which
+// it releases (Notification.Release) before returning, so neither n nor its Params may be
+// used afterwards; and each returned EventOutput's Chunk is decoded into a pooled buffer
+// (when large enough) that the consumer hands back with ProcessEvent.Release once done
+// with it. Events Take drops (duplicates, other processes, output a gap superseded)
+// are handed back by Take itself.
+func (e *ProcessEvents) Take(dst []ProcessEvent, n Notification) ([]ProcessEvent, error) {
+	defer n.Release()
+	return e.add(dst, n, true)
+}
+
+func (e *ProcessEvents) add(dst []ProcessEvent, n Notification, pooled bool) ([]ProcessEvent, error) {
 	if id, ok := n.ProcessID(); n.Method != MethodOutputGap && (!ok || id != e.id) {
 		return dst, nil
 	}
-	ev, pid, err := decodeProcessEvent(n)
+	ev, pid, err := decodeProcessEvent(n, pooled)
 	if err != nil {
 		return dst, err
 	}
 	if pid != e.id || e.done {
+		ev.Release()
 		return dst, nil
 	}
 	if ev.Kind == EventGap {
@@ -149,9 +174,11 @@ func (e *ProcessEvents) Add(dst []ProcessEvent, n Notification) ([]ProcessEvent,
 			return dst, nil
 		}
 	} else if ev.Seq < e.next {
+		ev.Release()
 		return dst, nil // duplicate
 	}
 	if _, dup := e.pending[ev.Seq]; dup {
+		ev.Release()
 		return dst, nil
 	}
 	e.pending[ev.Seq] = ev
@@ -172,6 +199,9 @@ func (e *ProcessEvents) release(dst []ProcessEvent) []ProcessEvent {
 		switch {
 		case ev.Kind == EventClosed, ev.Kind == EventGap && ev.Final:
 			e.done = true
+			for _, p := range e.pending {
+				p.Release()
+			}
 			clear(e.pending)
 			e.pendingBytes = 0
 		case ev.Kind == EventGap:
@@ -180,6 +210,7 @@ func (e *ProcessEvents) release(dst []ProcessEvent) []ProcessEvent {
 				if p, ok := e.pending[s]; ok {
 					e.pendingBytes -= len(p.Chunk)
 					delete(e.pending, s)
+					p.Release()
 				}
 			}
 			e.next = ev.LastSeq + 1
@@ -190,10 +221,15 @@ func (e *ProcessEvents) release(dst []ProcessEvent) []ProcessEvent {
 	return dst
 }
 
-// decodeProcessEvent decodes a process/* or harness/outputGap notification.
-func decodeProcessEvent(n Notification) (ProcessEvent, string, error) {
+// decodeProcessEvent decodes a process/* or harness/outputGap notification; with pooled,
+// an output chunk goes into a pooled buffer (ProcessEvent.Release).
+func decodeProcessEvent(n Notification, pooled bool) (ProcessEvent, string, error) {
 	switch n.Method {
 	case protocol.MethodProcessOutput:
+		if pooled {
+			o, st, err := n.processOutputPooled()
+			return ProcessEvent{Kind: EventOutput, Seq: o.Seq, Stream: o.Stream, Chunk: o.Chunk, storage: st}, o.ProcessID, err
+		}
 		o, err := n.ProcessOutput()
 		return ProcessEvent{Kind: EventOutput, Seq: o.Seq, Stream: o.Stream, Chunk: o.Chunk}, o.ProcessID, err
 	case protocol.MethodProcessExited:

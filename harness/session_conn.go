@@ -199,6 +199,12 @@ func (s *sessionConn) boundBySessionTTL(ttl time.Duration) {
 
 // ReadMessage returns the next message for the Client, recovering the session when the
 // physical connection breaks.
+// ReleaseMessage hands back a message ReadMessage returned (messageReleaser): every
+// connection of a sessionConn is a relay stream's Noise channel, whose large messages are
+// pooled (channel.ReleaseMessage); messages the sessionConn made itself are simply
+// collected.
+func (s *sessionConn) ReleaseMessage(msg []byte) { channel.ReleaseMessage(msg) }
+
 func (s *sessionConn) ReadMessage(ctx context.Context) ([]byte, error) {
 	for {
 		if len(s.ready) > 0 {

@@ -76,7 +76,8 @@ func (c *Conn) PeerStatic() noise.PublicKey { return c.peer }
 func (c *Conn) HandshakeHash() [noise.HashLen]byte { return c.hash }
 
 // ReadMessage returns the next inbound message (one JSON-RPC message, without its
-// length prefix). The returned slice belongs to the caller. It blocks until a message
+// length prefix). The returned slice belongs to the caller, who may hand it back with
+// ReleaseMessage once done (msgpool.go). It blocks until a message
 // is complete, ctx is done, or the Conn fails or is closed. A ctx error leaves the Conn
 // usable; any other error is sticky.
 //

@@ -85,7 +85,7 @@ func (r *reassembler) feed(msgs [][]byte, record []byte) (_ [][]byte, kept bool,
 				r.hdrN = 0
 				continue
 			}
-			r.buf = make([]byte, 0, min(r.want, initialSpanCap))
+			r.buf = getSpan(r.want)
 		}
 		k := min(r.want-len(r.buf), len(record))
 		r.buf = append(r.buf, record[:k]...)

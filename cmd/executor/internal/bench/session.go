@@ -219,10 +219,12 @@ func (r *processRun) handle(n harness.Notification) {
 		// Every seq up to close has arrived, so anything more would be a duplicate or past
 		// the close; it cannot be recorded (the waiter may be reading the results now) and
 		// cannot hide lost data.
+		n.Release()
 		return
 	}
 	if r.sink != nil && n.Method == protocol.MethodProcessOutput {
 		seq, err := r.sink(n)
+		n.Release()
 		if err != nil {
 			r.fail(err)
 			if seq == 0 {
@@ -231,7 +233,9 @@ func (r *processRun) handle(n harness.Notification) {
 		}
 		n = r.strip(seq)
 	}
-	evs, err := r.events.Add(r.batch[:0], n)
+	// Take, as `executor exec` does: n and each chunk go back to the SDK's pools once
+	// consumed (consume keeps no chunk).
+	evs, err := r.events.Take(r.batch[:0], n)
 	r.batch = evs
 	if err != nil {
 		r.fail(err)
@@ -240,6 +244,7 @@ func (r *processRun) handle(n harness.Notification) {
 	r.added++
 	for _, ev := range evs {
 		r.consume(ev)
+		ev.Release()
 	}
 }
 
