@@ -1,7 +1,6 @@
 package noise
 
 import (
-	"github.com/cloudflare/circl/dh/x25519"
 	"bytes"
 	"crypto/ecdh"
 	"crypto/mlkem"
@@ -11,6 +10,8 @@ import (
 	"errors"
 	mrand "math/rand/v2"
 	"testing"
+
+	"github.com/cloudflare/circl/dh/x25519"
 )
 
 // The primitives come from circl (primitives.go); these tests prove they compute what
