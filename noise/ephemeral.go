@@ -27,6 +27,8 @@ const (
 	// triples, 336 candidate coefficients. Three rounds suffice with overwhelming
 	// probability (81 % of candidates are accepted).
 	kemRandBlock = 504
+	// kemRandFirst is the first read: three blocks, which suffice but for about 1 in 10⁵.
+	kemRandFirst = 3 * kemRandBlock
 )
 
 var _ = [1]struct{}{}[kemCoefficients/2*3+kemRhoLen-KEMPublicKeyLen] // the layout is the key
@@ -44,28 +46,34 @@ func (hs *HandshakeState) generateResponderEphemeral(ek *[KEMPublicKeyLen]byte) 
 // fillRandomKEMPublicKey fills dst (KEMPublicKeyLen bytes) with a uniformly random
 // valid ML-KEM-768 encapsulation key encoding drawn from r (see the file comment); buf
 // receives the random blocks (the caller's, so that nothing is allocated) and is zeroed.
-func fillRandomKEMPublicKey(r io.Reader, dst *[KEMPublicKeyLen]byte, buf *[kemRandBlock]byte) error {
-	var coeffs [kemCoefficients]uint16
+//
+// It reads kemRandFirst bytes (three blocks) at once, which suffice unless fewer than 768
+// of their 1008 candidates are below q (about 1 in 10⁵), then one block at a time: the
+// same bytes, in the same order, as reading block by block, so a deterministic r yields
+// the same key either way (kat_test.go).
+func fillRandomKEMPublicKey(r io.Reader, dst *[KEMPublicKeyLen]byte, buf *[kemRandFirst]byte) error {
+	// Two spare slots: a rejected candidate is stored anyway and overwritten by the next.
+	var coeffs [kemCoefficients + 2]uint16
 	defer clear(buf[:])
 	n := 0
-	for n < kemCoefficients {
-		if err := readRand(r, buf[:]); err != nil {
+	for chunk := buf[:]; n < kemCoefficients; chunk = buf[:kemRandBlock] {
+		if err := readRand(r, chunk); err != nil {
 			return fmt.Errorf("generating ephemeral key: %w", err)
 		}
-		// Two 12-bit candidates per 3 bytes, as FIPS 203 SampleNTT reads them.
-		for i := 0; i+3 <= len(buf) && n < kemCoefficients; i += 3 {
-			d1 := uint16(buf[i]) | uint16(buf[i+1]&0x0f)<<8
-			d2 := uint16(buf[i+1])>>4 | uint16(buf[i+2])<<4
-			if d1 < kemQ {
-				coeffs[n] = d1
-				n++
-			}
-			if d2 < kemQ && n < kemCoefficients {
-				coeffs[n] = d2
-				n++
-			}
+		// Two 12-bit candidates per 3 bytes, as FIPS 203 SampleNTT reads them; stored
+		// without branching, kept by advancing n only when below q (the acceptance of a
+		// uniform candidate is a coin the branch predictor cannot learn).
+		for i := 0; i+3 <= len(chunk) && n < kemCoefficients; i += 3 {
+			d1 := uint16(chunk[i]) | uint16(chunk[i+1]&0x0f)<<8
+			d2 := uint16(chunk[i+1])>>4 | uint16(chunk[i+2])<<4
+			coeffs[n] = d1
+			n += int((uint32(d1) - kemQ) >> 31)
+			coeffs[n] = d2
+			n += int((uint32(d2) - kemQ) >> 31)
 		}
 	}
+	// n may be kemCoefficients+1 when the last pair was accepted whole; the extra one is
+	// past the key and dropped, as the reference loop's `n < 768` check drops it.
 	// ByteEncode12: coefficient pairs (a, b) → a[0:8], a[8:12] | b[0:4]<<4, b[4:12].
 	for i := 0; i < kemCoefficients; i += 2 {
 		a, b := coeffs[i], coeffs[i+1]
@@ -74,6 +82,7 @@ func fillRandomKEMPublicKey(r io.Reader, dst *[KEMPublicKeyLen]byte, buf *[kemRa
 		dst[o+1] = byte(a>>8) | byte(b<<4)
 		dst[o+2] = byte(b >> 4)
 	}
+	clear(coeffs[:])
 	if err := readRand(r, dst[kemCoefficients/2*3:]); err != nil {
 		return fmt.Errorf("generating ephemeral key: %w", err)
 	}

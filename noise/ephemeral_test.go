@@ -5,6 +5,8 @@ import (
 	"crypto/mlkem"
 	"crypto/rand"
 	"errors"
+	"io"
+	mrand "math/rand/v2"
 	"testing"
 )
 
@@ -14,7 +16,7 @@ import (
 func TestFillRandomKEMPublicKey_Valid(t *testing.T) {
 	var a, b [KEMPublicKeyLen]byte
 	for i := range 50 {
-		if err := fillRandomKEMPublicKey(nil, &a, new([kemRandBlock]byte)); err != nil {
+		if err := fillRandomKEMPublicKey(nil, &a, new([kemRandFirst]byte)); err != nil {
 			t.Fatal(err)
 		}
 		ek, err := mlkem.NewEncapsulationKey768(a[:])
@@ -44,14 +46,14 @@ func TestFillRandomKEMPublicKey_Valid(t *testing.T) {
 func TestFillRandomKEMPublicKey_RejectsHighCandidates(t *testing.T) {
 	var k [KEMPublicKeyLen]byte
 	src := bytes.NewReader(bytes.Repeat([]byte{0xff}, 4*kemRandBlock))
-	if err := fillRandomKEMPublicKey(src, &k, new([kemRandBlock]byte)); err == nil {
+	if err := fillRandomKEMPublicKey(src, &k, new([kemRandFirst]byte)); err == nil {
 		t.Fatal("got a key from candidates that are all ≥ q, want an error")
 	}
 	var one [KEMPublicKeyLen]byte
-	if err := fillRandomKEMPublicKey(rand.Reader, &one, new([kemRandBlock]byte)); err != nil {
+	if err := fillRandomKEMPublicKey(rand.Reader, &one, new([kemRandFirst]byte)); err != nil {
 		t.Fatal(err)
 	}
-	if err := fillRandomKEMPublicKey(errReader{}, &one, new([kemRandBlock]byte)); err == nil || !errors.Is(err, errTestRand) {
+	if err := fillRandomKEMPublicKey(errReader{}, &one, new([kemRandFirst]byte)); err == nil || !errors.Is(err, errTestRand) {
 		t.Fatalf("got %v, want the reader's error", err)
 	}
 }
@@ -61,3 +63,72 @@ var errTestRand = errors.New("test: no randomness")
 type errReader struct{}
 
 func (errReader) Read([]byte) (int, error) { return 0, errTestRand }
+
+// fillRandomKEMPublicKeyBlockwise is the straightforward form: one 504-byte block at a
+// time, a branch per candidate. The oracle for the batched, branchless one.
+func fillRandomKEMPublicKeyBlockwise(r io.Reader, dst *[KEMPublicKeyLen]byte) error {
+	var coeffs [kemCoefficients]uint16
+	var buf [kemRandBlock]byte
+	n := 0
+	for n < kemCoefficients {
+		if _, err := io.ReadFull(r, buf[:]); err != nil {
+			return err
+		}
+		for i := 0; i+3 <= len(buf) && n < kemCoefficients; i += 3 {
+			d1 := uint16(buf[i]) | uint16(buf[i+1]&0x0f)<<8
+			d2 := uint16(buf[i+1])>>4 | uint16(buf[i+2])<<4
+			if d1 < kemQ {
+				coeffs[n] = d1
+				n++
+			}
+			if d2 < kemQ && n < kemCoefficients {
+				coeffs[n] = d2
+				n++
+			}
+		}
+	}
+	for i := 0; i < kemCoefficients; i += 2 {
+		a, b := coeffs[i], coeffs[i+1]
+		o := i / 2 * 3
+		dst[o] = byte(a)
+		dst[o+1] = byte(a>>8) | byte(b<<4)
+		dst[o+2] = byte(b >> 4)
+	}
+	_, err := io.ReadFull(r, dst[kemCoefficients/2*3:])
+	return err
+}
+
+// TestFillRandomKEMPublicKey_SameBytesAsBlockwise: for random sources, and for sources
+// where three blocks do not suffice (most candidates ≥ q, so four to seven blocks are
+// read), the key and the bytes consumed are exactly those of reading block by block, so
+// recorded transcripts stay valid.
+func TestFillRandomKEMPublicKey_SameBytesAsBlockwise(t *testing.T) {
+	rng := mrand.New(mrand.NewPCG(1, 2))
+	longer := 0 // sources that needed a fourth block or more and still gave a key
+	for i := range 300 {
+		src := make([]byte, 12*kemRandBlock)
+		for j := range src {
+			src[j] = byte(rng.Uint32())
+		}
+		if i%3 != 0 { // most bytes 0xff: most candidates are ≥ q
+			for j := range src {
+				if rng.IntN(100) < 55+i%40 {
+					src[j] = 0xff
+				}
+			}
+		}
+		var got, want [KEMPublicKeyLen]byte
+		a, b := bytes.NewReader(src), bytes.NewReader(src)
+		errGot := fillRandomKEMPublicKey(a, &got, new([kemRandFirst]byte))
+		errWant := fillRandomKEMPublicKeyBlockwise(b, &want)
+		if (errGot == nil) != (errWant == nil) || got != want || a.Len() != b.Len() {
+			t.Fatalf("source %d: err %v / %v, keys equal %v, unread %d / %d", i, errGot, errWant, got == want, a.Len(), b.Len())
+		}
+		if errWant == nil && len(src)-b.Len() > kemRandFirst+kemRhoLen {
+			longer++
+		}
+	}
+	if longer < 10 {
+		t.Fatalf("only %d sources needed more than three blocks; the test data does not exercise the slow path", longer)
+	}
+}

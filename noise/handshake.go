@@ -76,7 +76,7 @@ type HandshakeState struct {
 	kemM  [kemEncapsulationSeedLen]byte // encapsulation randomness; zeroed after use
 	dhOut dhKey                         // one DH result until mixed; zeroed after use
 	// randBuf receives the random bytes of the responder's ML-KEM ephemeral (ephemeral.go).
-	randBuf [kemRandBlock]byte
+	randBuf [kemRandFirst]byte
 
 	ssVal    [DHLen]byte // DH(s, rs) between mixSS and rememberPeer (peercache.go)
 	ssCached bool        // rs and ssVal came from the identity's peer cache
