@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
+	"runtime"
 	"testing"
 )
 
@@ -131,5 +132,48 @@ func TestChunkClass(t *testing.T) {
 			}
 			st.free()
 		}
+	}
+}
+
+// TestTake_ReusesChunkStorage: with each message and chunk handed back, taking a stream
+// of 256 KiB output notifications allocates no chunk-sized buffer per notification (the
+// allocation pin on the harness's hottest receive path, issue 16), where Add allocates
+// one each.
+func TestTake_ReusesChunkStorage(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops items on purpose under the race detector")
+	}
+	const chunk = 256 << 10
+	params := make([][]byte, 64)
+	for i := range params {
+		params[i] = outputParams(i+1, chunkOf(i+1, chunk))
+	}
+	perOp := func(take bool) uint64 {
+		e := NewProcessEvents("p")
+		var evs []ProcessEvent
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for _, p := range params {
+			n := Notification{Method: "process/output", Params: p, storage: &msgStorage{buf: p, release: func([]byte) {}}}
+			var err error
+			if take {
+				evs, err = e.Take(evs[:0], n)
+			} else {
+				evs, err = e.Add(evs[:0], n)
+			}
+			if err != nil || len(evs) != 1 || len(evs[0].Chunk) != chunk {
+				t.Fatalf("take %v: %d events, %v", take, len(evs), err)
+			}
+			evs[0].Release()
+		}
+		runtime.ReadMemStats(&after)
+		return (after.TotalAlloc - before.TotalAlloc) / uint64(len(params))
+	}
+	perOp(true) // fill the pool
+	if got := perOp(true); got > 32<<10 { // a pool emptied by a collection or two costs a refill
+		t.Errorf("Take allocated %d bytes per 256 KiB notification, want under 32 KiB (the chunk buffer reused)", got)
+	}
+	if got := perOp(false); got < chunk {
+		t.Errorf("Add allocated %d bytes per 256 KiB notification, want at least the chunk (the comparison is void)", got)
 	}
 }

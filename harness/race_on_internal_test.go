@@ -1,0 +1,7 @@
+//go:build race
+
+package harness
+
+// raceEnabled: under the race detector sync.Pool drops a share of what is put back on
+// purpose, so the pooling pins are checked without it only.
+const raceEnabled = true
