@@ -2,6 +2,7 @@ package noise
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"hash"
 )
 
@@ -49,23 +50,19 @@ func (ss *symmetricState) mixHash(data []byte) {
 	ss.d.Sum(ss.h[:0])
 }
 
-// hmac sets out = HMAC-SHA256(key, a ‖ b) (RFC 2104); key is at most one block (it is
-// always HashLen here). out must not alias a or b.
-func (ss *symmetricState) hmac(out *[HashLen]byte, key, a, b []byte) {
-	const ipad, opad = 0x36, 0x5c
-	clear(ss.pad[:])
-	copy(ss.pad[:], key)
-	for i := range ss.pad {
-		ss.pad[i] ^= ipad
-	}
+// hmac sets out = HMAC-SHA256(key, a ‖ b) (RFC 2104); key is exactly HashLen bytes (every
+// HMAC key of the handshake is a chaining key or an HKDF temp key). out must not alias a
+// or b. The pads are built a word at a time: the key's 32 bytes XOR the pad byte, the
+// block's other 32 bytes are the pad byte itself.
+func (ss *symmetricState) hmac(out *[HashLen]byte, key *[HashLen]byte, a, b []byte) {
+	const ipad, opad = 0x3636363636363636, 0x5c5c5c5c5c5c5c5c
+	setPad(&ss.pad, key, ipad)
 	ss.d.Reset()
 	ss.d.Write(ss.pad[:])
 	ss.d.Write(a)
 	ss.d.Write(b)
 	ss.d.Sum(ss.inner[:0])
-	for i := range ss.pad {
-		ss.pad[i] ^= ipad ^ opad
-	}
+	setPad(&ss.pad, key, opad)
 	ss.d.Reset()
 	ss.d.Write(ss.pad[:])
 	ss.d.Write(ss.inner[:])
@@ -74,16 +71,26 @@ func (ss *symmetricState) hmac(out *[HashLen]byte, key, a, b []byte) {
 	clear(ss.inner[:])
 }
 
+// setPad sets pad = (key ‖ 0³²) XOR the pad byte repeated (p holds it in every byte).
+func setPad(pad *[sha256.BlockSize]byte, key *[HashLen]byte, p uint64) {
+	for i := 0; i < HashLen; i += 8 {
+		binary.LittleEndian.PutUint64(pad[i:], binary.LittleEndian.Uint64(key[i:])^p)
+	}
+	for i := HashLen; i < sha256.BlockSize; i += 8 {
+		binary.LittleEndian.PutUint64(pad[i:], p)
+	}
+}
+
 // hkdf is the Noise HKDF (Noise §4.3): temp = HMAC(ck, ikm), out[0] = HMAC(temp, 0x01),
 // out[i] = HMAC(temp, out[i-1] ‖ i+1), for n ≤ 3 outputs in ss.outs. It equals RFC 5869
 // HKDF with salt ck and empty info (symmetric_test.go checks it against crypto/hkdf).
 // The caller zeroes ss.outs after use.
 func (ss *symmetricState) hkdf(ikm []byte, n int) {
-	ss.hmac(&ss.temp, ss.ck[:], ikm, nil)
+	ss.hmac(&ss.temp, &ss.ck, ikm, nil)
 	var prev []byte
 	for i := range n {
 		ss.ctr[0] = byte(i + 1)
-		ss.hmac(&ss.outs[i], ss.temp[:], prev, ss.ctr[:])
+		ss.hmac(&ss.outs[i], &ss.temp, prev, ss.ctr[:])
 		prev = ss.outs[i][:]
 	}
 	clear(ss.temp[:])

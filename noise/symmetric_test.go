@@ -37,7 +37,7 @@ func TestSymmetric_HKDFMatchesCryptoHKDF(t *testing.T) {
 		m.Write(ikm)
 		m.Write([]byte{7})
 		var got [HashLen]byte
-		ss.hmac(&got, ss.ck[:], ikm, []byte{7})
+		ss.hmac(&got, &ss.ck, ikm, []byte{7})
 		if !bytes.Equal(got[:], m.Sum(nil)) {
 			t.Fatalf("HMAC(%d-byte input) = %x, want %x", n+1, got, m.Sum(nil))
 		}
