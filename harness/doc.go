@@ -28,6 +28,14 @@
 // replays from the last ack instead of a process/read catch-up) and keeps at most a
 // window in flight: a slow consumer slows the executor instead of being disconnected.
 //
+// Storage (storage.go): a Notification's Params, and the Chunk of a ProcessEvent, are the
+// receiver's. A receiver that is done with them may hand them back for reuse: ProcessEvents.Take
+// consumes (and releases) each notification and decodes output chunks into pooled
+// buffers that ProcessEvent.Release returns; Notification.Release does the same for a
+// notification taken otherwise. On a relay stream that spares the two large allocations
+// per output chunk that otherwise dominate a fast stream's receive cost (issue 16).
+// Nothing is ever reused unless released, and releasing twice is harmless.
+//
 // Protocol extensions (extensions.go, docs/protocol-extensions.md): CloseStdin, ResizePty,
 // SendSignal and StartProcess's PtySize are used only when the executor advertised them in
 // this Client's Initialize; otherwise the helpers return an error wrapping ErrNotSupported

@@ -72,4 +72,9 @@
 // passed to WritePacket is never touched by the channel after the call returns, so the
 // RecordConn may queue it. Neither keys, authorizations, plaintext nor ciphertext appear
 // in errors.
+//
+// Message ownership: a message ReadMessage returns is the caller's. One that spans
+// records was reassembled into a pooled buffer (msgpool.go), which the caller may hand
+// back with ReleaseMessage once nothing uses it any more (the harness does for the
+// output it decodes, issue 16); one that is never released is collected.
 package channel
