@@ -16,3 +16,16 @@ const PeerCacheEntries = peerCacheEntries
 
 // ReportCPU adds the cpu-ns/op metric (floor_bench_test.go) to a benchmark.
 func ReportCPU(b *testing.B) func() { return reportCPU(b) }
+
+// PeerTablesForTest reports how many of id's cached keys have their DH table built.
+func PeerTablesForTest(id *Identity) int {
+	id.peers.mu.Lock()
+	defer id.peers.mu.Unlock()
+	n := 0
+	for _, e := range id.peers.entries {
+		if e.table.Load() != nil {
+			n++
+		}
+	}
+	return n
+}

@@ -65,6 +65,7 @@ type HandshakeState struct {
 	rs      PublicKey // remote static; valid for the responder once message 1 is read
 	hasRS   bool
 	rsKEM   *kemEncapsulationKey
+	rsTable *dhTable             // rs prepared for DH(e, rs) when the peer cache has it; nil otherwise
 	reX     dhKey                // remote ephemeral X25519
 	reKEM   *kemEncapsulationKey // remote ephemeral ML-KEM (initiator's, read by the responder)
 	scratch [KEMPublicKeyLen + TagLen]byte
@@ -188,7 +189,7 @@ func (hs *HandshakeState) Split() (send, recv *CipherState, err error) {
 // keys. Later calls fail with ErrCleared. Safe to call more than once and after Split.
 func (hs *HandshakeState) Clear() {
 	hs.clearSecrets()
-	hs.reX, hs.reKEM = dhKey{}, nil
+	hs.reX, hs.reKEM, hs.rsTable = dhKey{}, nil, nil
 	clear(hs.scratch[:])
 	clear(hs.kemCT[:])
 	hs.turn = turnDone
@@ -271,6 +272,21 @@ func (hs *HandshakeState) generateEphemeral() (*kemEncapsulationKey, error) {
 	}
 	hs.ekem = dk
 	return ek, nil
+}
+
+// mixDHRemoteStatic performs MixKey(DH(e, rs)), the initiator's es and the responder's
+// se: through rs's table when the peer cache has one (the same secret, a third of the
+// cost), else the ladder.
+func (hs *HandshakeState) mixDHRemoteStatic() error {
+	if hs.rsTable == nil {
+		return hs.mixDH(&hs.ex, (*dhKey)(&hs.rs.X25519))
+	}
+	defer clear(hs.dhOut[:])
+	if err := hs.rsTable.dh(&hs.dhOut, &hs.ex); err != nil {
+		return err
+	}
+	hs.ss.mixKey(hs.dhOut[:])
+	return nil
 }
 
 // mixDH performs MixKey(DH(priv, pub)). An all-zero result (low-order peer point) is an

@@ -73,7 +73,7 @@ func (hs *HandshakeState) writeMessage1(out, payload []byte) ([]byte, error) {
 	hs.ss.mixHash(ek[:])
 	out = append(append(out, hs.exPub[:]...), ek[:]...)
 	// es
-	if err := hs.mixDH(&hs.ex, (*dhKey)(&hs.rs.X25519)); err != nil {
+	if err := hs.mixDHRemoteStatic(); err != nil {
 		return out, err
 	}
 	// s
@@ -181,7 +181,7 @@ func (hs *HandshakeState) writeMessage2(out, payload []byte) ([]byte, error) {
 		return out, err
 	}
 	// se (responder side: DH(e, rs))
-	if err := hs.mixDH(&hs.ex, (*dhKey)(&hs.rs.X25519)); err != nil {
+	if err := hs.mixDHRemoteStatic(); err != nil {
 		return out, err
 	}
 	return hs.ss.encryptAndHash(out, payload)

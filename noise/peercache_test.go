@@ -98,6 +98,13 @@ func TestPeerCache_WarmAndColdAgree(t *testing.T) {
 	if n := noise.PeerCacheLenForTest(respWarm); n != 1 {
 		t.Fatalf("responder caches %d keys, want 1", n)
 	}
+	if noise.PeerTablesForTest(initWarm)+noise.PeerTablesForTest(respWarm) != 0 {
+		t.Fatal("a DH table was built for a peer seen once")
+	}
+	// warm-warm builds both sides' DH tables (the peer came back) and uses them for the
+	// initiator's es and the responder's se; warm-cold and cold-warm then pair a table
+	// on one side with the ladder on the other, so the handshake completes only if both
+	// compute the same secret.
 	for _, tc := range []struct {
 		name       string
 		init, resp *noise.Identity
@@ -105,10 +112,15 @@ func TestPeerCache_WarmAndColdAgree(t *testing.T) {
 		{"warm-warm", initWarm, respWarm},
 		{"warm-cold", initWarm, respCold},
 		{"cold-warm", initCold, respWarm},
+		{"warm-warm again", initWarm, respWarm},
 	} {
 		if err := handshake(t, tc.init, tc.resp); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
+	}
+	if noise.PeerTablesForTest(initWarm) != 1 || noise.PeerTablesForTest(respWarm) != 1 {
+		t.Fatalf("DH tables built: initiator %d, responder %d; want 1 each once the peer came back",
+			noise.PeerTablesForTest(initWarm), noise.PeerTablesForTest(respWarm))
 	}
 }
 

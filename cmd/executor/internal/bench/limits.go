@@ -61,6 +61,12 @@ const (
 	// sample runs, spread over one goroutine per CPU.
 	handshakesPerSample      = 400
 	handshakesPerSampleQuick = 100
+	// responderHandshakesPerSample is how many responder handshakes one
+	// handshakes_responder sample times, in batches of responderBatch (the initiators of
+	// one batch wait for message 2 at a time: row_handshakes_responder.go).
+	responderHandshakesPerSample      = 2000
+	responderHandshakesPerSampleQuick = 200
+	responderBatch                    = 64
 
 	// relayStreamBytes is how much `head -c` writes in one relay_stream sample, in bytes
 	// (256 MiB as stdout_local; --quick: 16 MiB, issue 7).
