@@ -30,8 +30,11 @@
 // X25519 and ML-KEM-768 come from github.com/cloudflare/circl (dh/x25519,
 // kem/mlkem/mlkem768), except the one fixed-base X25519 operation (public-key
 // generation), which comes from github.com/oasisprotocol/curve25519-voi (Edwards25519
-// with a precomputed basepoint table, ≈ 19 µs against circl's ≈ 36 here); all behind
-// one seam, primitives.go; nothing else in the module imports either (test/deps_test.go). Why: they are the responder handshake's cost (issue
+// with a precomputed basepoint table, ≈ 19 µs against circl's ≈ 36 here), and DH(e, rs)
+// with a peer that came back (the initiator's es, the responder's se), which uses the
+// same kind of table made for that peer's key (dhTable, peercache.go; ≈ 18 µs against
+// ≈ 50); all behind one seam, primitives.go; nothing else in the module imports either
+// (test/deps_test.go). Why: they are the responder handshake's cost (issue
 // 16), and on this project's AMD EPYC circl's amd64 code (BMI2/ADX field arithmetic,
 // AVX2 NTT and SHAKE) runs them two to four times as fast as Go 1.26's standard
 // library, measured on a quiet machine: X25519 ≈ 50 µs against 84, public-key generation
