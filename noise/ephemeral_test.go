@@ -87,12 +87,13 @@ func fillRandomKEMPublicKeyBlockwise(r io.Reader, dst *[KEMPublicKeyLen]byte) er
 			}
 		}
 	}
-	for i := 0; i < kemCoefficients; i += 2 {
-		a, b := coeffs[i], coeffs[i+1]
-		o := i / 2 * 3
-		dst[o] = byte(a)
-		dst[o+1] = byte(a>>8) | byte(b<<4)
-		dst[o+2] = byte(b >> 4)
+	// ByteEncode12 as FIPS 203 states it: coefficient i's bit j is bit 12·i+j of the output.
+	clear(dst[:kemCoefficients/2*3])
+	for i, c := range coeffs {
+		for j := range 12 {
+			bit := 12*i + j
+			dst[bit/8] |= byte(c>>j&1) << (bit % 8)
+		}
 	}
 	_, err := io.ReadFull(r, dst[kemCoefficients/2*3:])
 	return err
