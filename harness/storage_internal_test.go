@@ -140,9 +140,6 @@ func TestChunkClass(t *testing.T) {
 // allocation pin on the harness's hottest receive path, issue 16), where Add allocates
 // one each.
 func TestTake_ReusesChunkStorage(t *testing.T) {
-	if raceEnabled {
-		t.Skip("sync.Pool drops items on purpose under the race detector")
-	}
 	const chunk = 256 << 10
 	params := make([][]byte, 64)
 	for i := range params {
@@ -170,9 +167,16 @@ func TestTake_ReusesChunkStorage(t *testing.T) {
 		return (after.TotalAlloc - before.TotalAlloc) / uint64(len(params))
 	}
 	perOp(true) // fill the pool
-	// A pool emptied by a collection or two costs a refill, hence 32 KiB, not 0.
-	if got := perOp(true); got > 32<<10 {
-		t.Errorf("Take allocated %d bytes per 256 KiB notification, want under 32 KiB (the chunk buffer reused)", got)
+	// A pool emptied by a collection or two costs a refill, hence 32 KiB, not 0. Under the
+	// race detector sync.Pool drops part of what is put back on purpose (about 55 % of a
+	// chunk per notification was measured), so there the pin is only that Take allocates
+	// clearly less than the chunk Add allocates every time.
+	limit := uint64(32 << 10)
+	if raceEnabled {
+		limit = chunk * 4 / 5
+	}
+	if got := perOp(true); got > limit {
+		t.Errorf("Take allocated %d bytes per 256 KiB notification, want under %d (the chunk buffer reused)", got, limit)
 	}
 	if got := perOp(false); got < chunk {
 		t.Errorf("Add allocated %d bytes per 256 KiB notification, want at least the chunk (the comparison is void)", got)
