@@ -1,6 +1,6 @@
 module github.com/execlab/executor
 
-go 1.26.0
+go 1.27.3
 
 require (
 	github.com/cloudflare/circl v1.6.5

@@ -4,6 +4,8 @@
 # protoc-gen-go (see scripts/gen-proto.sh for the versions). The "// protoc vX" header line is
 # ignored so that a different protoc patch release in CI does not fail the check.
 set -euo pipefail
+# go.mod names Go 1.27.3; the machine's Go (1.26.8, GOTOOLCHAIN=local) fetches it by name.
+export GOTOOLCHAIN="${GOTOOLCHAIN:-go1.27.3}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT

@@ -9,6 +9,8 @@
 #   go install google.golang.org/protobuf/cmd/protoc-gen-go@$(go list -m -f '{{.Version}}' google.golang.org/protobuf)
 # This script installs nothing.
 set -euo pipefail
+# go.mod names Go 1.27.3; the machine's Go (1.26.8, GOTOOLCHAIN=local) fetches it by name.
+export GOTOOLCHAIN="${GOTOOLCHAIN:-go1.27.3}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="${1:-$root/proto/relayv1}"
 command -v protoc >/dev/null || { echo "gen-proto: protoc not found" >&2; exit 2; }

@@ -16,6 +16,8 @@
 # temporary file when unset and prints a line per package and release at the end, because
 # `go test` hides the output of passing tests — so a CI log shows that both releases ran.
 set -euo pipefail
+# go.mod names Go 1.27.3; the machine's Go (1.26.8, GOTOOLCHAIN=local) fetches it by name.
+export GOTOOLCHAIN="${GOTOOLCHAIN:-go1.27.3}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 if [ -z "${EXECUTOR_REFERENCE_BINS:-}" ]; then
