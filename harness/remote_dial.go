@@ -36,7 +36,8 @@ type RemoteOptions struct {
 	// full RecoveryTimeout from then (docs/reliability.md §5). A resume refused
 	// because the executor no longer knows the session (its --session-ttl passed, or it
 	// restarted) ends the recovery at once. Zero means DefaultRecoveryTimeout. The first
-	// connection waits at most DefaultRecoveryTimeout for an offline environment.
+	// connection waits at most DefaultRecoveryTimeout for an offline environment, but
+	// fails at once when its address is wrong (connection refused, host name not found).
 	RecoveryTimeout time.Duration
 	// OnReconnect, when non-nil, is called when a recovery starts (err is the cause) and
 	// again when it ends (done true; err nil on success). It runs on the Client's read loop

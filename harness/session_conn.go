@@ -32,9 +32,11 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"slices"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/execlab/executor/executor/protocol"
@@ -162,7 +164,10 @@ func newSessionConn(ctx context.Context, dial func(context.Context) (MessageConn
 	delay := recoveryBackoffInitial
 	for {
 		conn, err = dial(dctx)
-		if err == nil || !recoverable(err) {
+		// A first connection that finds nothing listening, or a name that does not
+		// resolve, is a wrong address rather than an environment that is offline: it
+		// fails at once, as ssh does. Connections that were up keep their window.
+		if err == nil || !recoverable(err) || unreachable(err) {
 			break
 		}
 		if !sleepCtx(dctx, delay+rand.N(delay/2+1)) {
@@ -508,6 +513,13 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 }
 
 // recoverable reports whether a failed attempt is worth another one.
+// unreachable reports whether err says the registry or rendezvous address is wrong: the
+// connection was refused (nothing listens there) or the host name does not exist.
+func unreachable(err error) bool {
+	var dnsErr *net.DNSError
+	return errors.Is(err, syscall.ECONNREFUSED) || (errors.As(err, &dnsErr) && dnsErr.IsNotFound)
+}
+
 func recoverable(err error) bool {
 	var ce *ConnectError
 	switch {
