@@ -88,9 +88,9 @@ Flags:
 	if err != nil {
 		return err
 	}
-	exe, err := os.Executable()
+	exe, err := tryableExecutable(dir)
 	if err != nil {
-		exe = "executor"
+		return err
 	}
 	fmt.Fprintf(stdout, "registry:  %s\nenvironment: %s\ntoken file: %s\n\ntry from another terminal:\n  %s exec --registry %s --environment-id %s --token-file %s -- sh -c 'echo hello from $(hostname)'\n",
 		svc.URL, *envID, tokenFile, exe, svc.URL, *envID, tokenFile)
@@ -102,5 +102,59 @@ Flags:
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}
+	return err
+}
+
+// tryableExecutable returns the path of this binary for the command dev prints. Under
+// `go run` the binary lives in the go command's temporary build directory, which is gone
+// when `go run` exits and is named nowhere a user would type: dev then copies itself into
+// its own directory (which lives as long as dev does) and prints that path.
+func tryableExecutable(dir string) (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "executor", nil
+	}
+	if !goRunBuild(exe) {
+		return exe, nil
+	}
+	dst := filepath.Join(dir, "executor")
+	if err := copyExecutable(exe, dst); err != nil {
+		return "", fmt.Errorf("copying the go run binary to %s: %w", dst, err)
+	}
+	return dst, nil
+}
+
+// goRunBuild reports whether exe was built by `go run` (or `go test`): a file in an "exe"
+// directory below a "go-build…" work directory.
+func goRunBuild(exe string) bool {
+	d := filepath.Dir(exe)
+	if filepath.Base(d) != "exe" {
+		return false
+	}
+	for p := filepath.Dir(d); p != filepath.Dir(p); p = filepath.Dir(p) {
+		if strings.HasPrefix(filepath.Base(p), "go-build") {
+			return true
+		}
+	}
+	return false
+}
+
+// copyExecutable copies src to a new file dst with mode 0755.
+func copyExecutable(src, dst string) (err error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	_, err = io.Copy(out, in)
 	return err
 }
