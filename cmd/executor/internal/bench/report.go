@@ -27,6 +27,8 @@ func WriteTable(w io.Writer, r *Report) error {
 		switch row.Status {
 		case StatusUnavailable:
 			fmt.Fprintf(tw, "%s\t\tnot yet available\t\t\t\t\n", row.Row)
+		case StatusSkipped:
+			fmt.Fprintf(tw, "%s\t%s\tskipped: %s\t\t\t%s\t\n", row.Row, row.Unit, row.Error, row.Goal)
 		case StatusFailed:
 			fmt.Fprintf(tw, "%s\t%s\tFAILED: %s\t\t\t%s\t\n", row.Row, row.Unit, row.Error, row.Goal)
 		default:

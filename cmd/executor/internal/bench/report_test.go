@@ -16,6 +16,7 @@ func TestReport_RendersEveryStatus(t *testing.T) {
 			{Row: "a", Unit: "ms", Ours: &Stats{Median: 1, Min: 0.5, Max: 2, Samples: []float64{1}}, Reference: &Stats{Median: 2, Min: 2, Max: 2}, Ratio: &ratio, Goal: "≤ 0.1× ref"},
 			{Row: "b", Status: StatusUnavailable},
 			{Row: "c", Unit: "MiB/s", Status: StatusFailed, Error: "ours: lost or corrupted data", Goal: "≥ 5× ref"},
+			{Row: "d", Unit: "ms", Status: StatusSkipped, Error: "d needs a database", Goal: "≤ 10"},
 		},
 	}
 	rep.Rows[0].Status = StatusOK
@@ -25,7 +26,7 @@ func TestReport_RendersEveryStatus(t *testing.T) {
 	}
 	for _, want := range []string{
 		"2026-01-02 03:04:05 UTC", "machine:   m", "reference: none",
-		"1.00 [0.500–2.00]", "0.500×", "not yet available", "FAILED: ours: lost or corrupted data",
+		"1.00 [0.500–2.00]", "0.500×", "not yet available", "FAILED: ours: lost or corrupted data", "skipped: d needs a database",
 	} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, table.String())

@@ -45,6 +45,9 @@ const workspaceWriteJSON = `{"permissions":{"type":"managed","network":"restrict
  "cwd":"%s","workspaceRoots":["%s"],"windowsSandboxLevel":"disabled"}`
 
 func measureSandboxedOneshot(ctx context.Context, e *Env, side *Side) (float64, error) {
+	if err := needBwrap(); err != nil {
+		return 0, err
+	}
 	sess, err := side.shared(ctx)
 	if err != nil {
 		return 0, err

@@ -3,7 +3,6 @@ package bench
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 
@@ -36,7 +35,7 @@ func measureStdoutLocal(ctx context.Context, e *Env, side *Side) (float64, error
 // last event.
 func streamZeros(ctx context.Context, e *Env, sess *session, processID string, size int64) (float64, error) {
 	if e.headPath == "" {
-		return 0, errors.New("head(1) not found on PATH")
+		return 0, missing("head(1) not found on PATH")
 	}
 	ctx, cancel := context.WithTimeout(ctx, streamTimeout)
 	defer cancel()

@@ -24,7 +24,7 @@ import (
 
 func measureStdoutParallel(ctx context.Context, e *Env, side *Side) (float64, error) {
 	if e.headPath == "" {
-		return 0, errors.New("head(1) not found on PATH")
+		return 0, missing("head(1) not found on PATH")
 	}
 	if _, err := side.shared(ctx); err != nil {
 		return 0, err

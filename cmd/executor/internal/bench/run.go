@@ -131,9 +131,9 @@ type RowResult struct {
 	Ratio     *float64 `json:"ratio"`
 	Goal      string   `json:"goal"`
 	Met       bool     `json:"met"`
-	// Status is StatusOK, StatusUnavailable or StatusFailed.
+	// Status is StatusOK, StatusUnavailable, StatusSkipped or StatusFailed.
 	Status string `json:"status"`
-	// Error explains a failed row.
+	// Error explains a failed row, or why a skipped row was not measured.
 	Error string `json:"error,omitempty"`
 }
 
@@ -227,6 +227,12 @@ func measureRow(ctx context.Context, env *Env, row Row, sides []*Side, runs int,
 			err := ctx.Err() // an interrupted run starts no more samples
 			if err == nil {
 				v, err = row.Measure(ctx, env, side)
+			}
+			if reason, ok := asPrerequisite(err); ok {
+				fmt.Fprintf(progress, "bench: %s: skipped: %s\n", row.Name, reason)
+				res.Status = StatusSkipped
+				res.Error = reason
+				return
 			}
 			if err != nil {
 				fmt.Fprintf(progress, "bench: %s %s %s: FAILED: %v\n", row.Name, side.Target.Name, label, err)
