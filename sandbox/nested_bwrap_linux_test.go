@@ -1,0 +1,181 @@
+package sandbox_test
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/execlab/executor/sandbox"
+	"github.com/execlab/executor/sandbox/sandboxtest"
+)
+
+// nestedRoots is the issue 26 layout: A writable, the project A/x/proj writable too
+// (codex workspace-write with the project under a writable /tmp), OUT outside every
+// writable root.
+type nestedRoots struct{ a, proj, out, ctx string }
+
+func newNestedRoots(t *testing.T) nestedRoots {
+	t.Helper()
+	canon := func(p string) string {
+		c, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	n := nestedRoots{a: canon(t.TempDir()), out: canon(t.TempDir())}
+	n.proj = filepath.Join(n.a, "x", "proj")
+	if err := os.MkdirAll(n.proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	n.ctx = managedCtx("restricted", entryJSON(specialJSON("root"), "read"),
+		entryJSON(pathJSON(n.a), "write"), entryJSON(pathJSON(n.proj), "write"))
+	return n
+}
+
+// wantOutEmpty fails unless OUT is still empty.
+func wantOutEmpty(t *testing.T, out string) {
+	t.Helper()
+	names, err := os.ReadDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) > 0 {
+		var got []string
+		for _, n := range names {
+			got = append(got, n.Name())
+		}
+		t.Fatalf("sandboxed commands wrote into %s, outside every writable root: %q", out, got)
+	}
+}
+
+func refusalFor(root, symlink string) string {
+	return "error building bubblewrap command: Fatal error: cannot enforce sandbox writable root " + root +
+		" because it crosses writable symlink " + symlink
+}
+
+// Issue 26 finding 2, between two real launches with the same policy: the first
+// command swaps the nested project for a symlink to OUT; the second is refused with
+// the clear error instead of getting OUT bound writable.
+func TestBubblewrap_NestedRootSwappedForSymlink(t *testing.T) {
+	l := sandbox.NewLauncher(sandboxtest.Require(t, sandbox.BackendBubblewrap), nil)
+	n := newNestedRoots(t)
+	x := filepath.Dir(n.proj)
+
+	res := runSandboxed(t, l, n.ctx, n.a, baseEnv(), "sh", "-c",
+		`echo before > "$1/f" && mv "$2" "$2.old" && mkdir "$2" && ln -s "$3" "$4"`, "sh", n.proj, x, n.out, n.proj)
+	if res.code != 0 {
+		t.Fatalf("first launch (the swap): exit %d, stderr %q", res.code, res.stderr)
+	}
+	if fi, err := os.Lstat(n.proj); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the swap did not happen: %v %v", fi, err)
+	}
+
+	res = runSandboxed(t, l, n.ctx, n.a, baseEnv(), "sh", "-c",
+		`echo pwned > "$1/direct"; echo pwned > "$2/via"; true`, "sh", n.out, n.proj)
+	wantOutEmpty(t, n.out)
+	if want := refusalFor(n.proj, n.proj); res.code != 1 || strings.TrimSpace(res.stderr) != want {
+		t.Fatalf("second launch: exit %d stderr %q, want exit 1 %q", res.code, res.stderr, want)
+	}
+	if b, err := os.ReadFile(filepath.Join(x+".old", "proj", "f")); err != nil || string(b) != "before\n" {
+		t.Errorf("the real project lost its file: %q %v", b, err)
+	}
+}
+
+// A nested root without symlinks keeps working (codex workspace-write with the
+// project under a writable /tmp): the project is writable, its .git read-only.
+func TestBubblewrap_NestedRootWithoutSymlinks(t *testing.T) {
+	l := sandbox.NewLauncher(sandboxtest.Require(t, sandbox.BackendBubblewrap), nil)
+	n := newNestedRoots(t)
+	if err := os.MkdirAll(filepath.Join(n.proj, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(n.proj, ".git", "HEAD"), []byte("ref\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := runSandboxed(t, l, n.ctx, n.proj, baseEnv(), "sh", "-c",
+		`echo ok > f && echo ok > ../sibling && if echo x > .git/HEAD 2>/dev/null; then echo git-writable; fi; `+
+			`if echo x > "$1/out" 2>/dev/null; then echo out-writable; fi`, "sh", n.out)
+	if res.code != 0 || strings.TrimSpace(res.stdout) != "" {
+		t.Fatalf("got exit %d stdout %q stderr %q, want a clean run", res.code, res.stdout, res.stderr)
+	}
+	for _, f := range []string{filepath.Join(n.proj, "f"), filepath.Join(n.a, "x", "sibling")} {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("write did not land: %v", err)
+		}
+	}
+	wantOutEmpty(t, n.out)
+}
+
+// A swap racing the launch: a goroutine exchanges A/x (holding the real project) with
+// A/y (holding proj -> OUT) as fast as it can while the policy is launched N times.
+// Each launch runs with the real project bound or fails closed (the refusal, or
+// bubblewrap's descriptor check); nothing ever lands in OUT.
+func TestBubblewrap_NestedRootSwapRacingLaunch(t *testing.T) {
+	l := sandbox.NewLauncher(sandboxtest.Require(t, sandbox.BackendBubblewrap), nil)
+	n := newNestedRoots(t)
+	x, y := filepath.Dir(n.proj), filepath.Join(n.a, "y")
+	if err := os.MkdirAll(y, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(n.out, filepath.Join(y, "proj")); err != nil {
+		t.Fatal(err)
+	}
+
+	const launches = 16
+	const budget = 90 * time.Second // bounded under load
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var flips int
+	wg.Add(1)
+	go func() { // the attacker; stopped and waited for below
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if err := unix.Renameat2(unix.AT_FDCWD, x, unix.AT_FDCWD, y, unix.RENAME_EXCHANGE); err == nil {
+				flips++
+			}
+			time.Sleep(200 * time.Microsecond)
+		}
+	}()
+	outcomes := map[string]int{}
+	seen := map[string]bool{} // distinct failure messages, logged
+	deadline := time.Now().Add(budget)
+	for i := 0; i < launches && time.Now().Before(deadline); i++ {
+		res := runSandboxed(t, l, n.ctx, "/", baseEnv(), "sh", "-c",
+			`echo pwned > "$1/direct-$3"; echo pwned > "$2/via-$3"; true`, "sh", n.out, n.proj, strconv.Itoa(i))
+		stderr := strings.TrimSpace(res.stderr)
+		if res.code != 0 && !seen[stderr] {
+			seen[stderr] = true
+			t.Logf("launch %d failed closed: %s", i, stderr)
+		}
+		switch {
+		case res.code == 0:
+			outcomes["ran"]++
+		case res.code == 1 && strings.HasPrefix(stderr, "error building bubblewrap command: Fatal error: cannot enforce sandbox writable root "+n.proj):
+			outcomes["refused"]++
+		case res.code == 1 && strings.HasPrefix(stderr, "error building bubblewrap command: "):
+			outcomes["build failed closed"]++ // e.g. a protected name vanished between two checks
+		case res.code == 1 && strings.HasPrefix(stderr, "bwrap: "):
+			outcomes["bwrap failed closed"]++ // e.g. "Race condition binding dirfd", or a vanished mount point
+		default:
+			close(stop)
+			wg.Wait()
+			t.Fatalf("launch %d: exit %d stderr %q", i, res.code, res.stderr)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	t.Logf("%d flips; outcomes %v", flips, outcomes)
+	wantOutEmpty(t, n.out)
+}
