@@ -1,0 +1,96 @@
+package fs_test
+
+import (
+	"context"
+	"encoding/base64"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/execlab/executor/executor/fs"
+	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/jsonwire"
+	"github.com/execlab/executor/sandbox"
+	"github.com/execlab/executor/sandbox/policy"
+	"github.com/execlab/executor/sandbox/sandboxtest"
+)
+
+// nestedWorkspace is codex workspace-write for a project inside another writable root
+// (as for a project under a writable /tmp).
+func nestedWorkspace(t *testing.T, a, proj string) *policy.Context {
+	return sandboxContext(t, `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[
+		{"path":{"type":"special","value":{"kind":"root"}},"access":"read"},
+		{"path":{"type":"path","path":"`+string(uri(a))+`"},"access":"write"},
+		{"path":{"type":"special","value":{"kind":"project_roots"}},"access":"write"}]}},
+		"cwd":"`+string(uri(proj))+`","workspaceRoots":["`+string(uri(proj))+`"],"windowsSandboxLevel":"disabled"}`)
+}
+
+// launchSandboxed runs argv once under c through l, as process/start does, and
+// returns its exit code and combined output.
+func launchSandboxed(t *testing.T, l *sandbox.Launcher, c *policy.Context, cwd string, argv ...string) (int, string) {
+	t.Helper()
+	p, err := policy.Resolve(c, &policy.ResolveOptions{CommandCwd: cwd, RuntimeReadGrants: []string{l.Executable()}})
+	if err != nil {
+		t.Fatalf("resolving: %v", err)
+	}
+	w, err := l.Wrap(&sandbox.Request{Policy: p, Argv: argv, Cwd: cwd, Env: []string{"PATH=/usr/bin:/bin"}})
+	if err != nil {
+		t.Fatalf("wrapping: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, w.Path)
+	cmd.Args, cmd.Env, cmd.Dir = w.Args, w.Env, w.Dir
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode(), string(out)
+	} else if err != nil {
+		t.Fatalf("running %q: %v", argv, err)
+	}
+	return 0, string(out)
+}
+
+// Issue 26 finding 2 through fs/writeFile: the sandboxed helper runs under the same
+// policy, so after a sandboxed command swapped the nested project for a symlink to
+// OUT, fs/writeFile into the project fails with the clear refusal and OUT stays empty.
+// (Before the fix the helper had OUT bound writable and the write landed there.)
+func TestSandboxedHelper_NestedRootSwappedForSymlink(t *testing.T) {
+	l := sandboxtest.Launcher(t, sandbox.BackendBubblewrap)
+	s := fs.New(&fs.Options{Sandbox: l})
+	canon := func(p string) string {
+		c, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	a, out := canon(t.TempDir()), canon(t.TempDir())
+	proj := filepath.Join(a, "x", "proj")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sb := nestedWorkspace(t, a, proj)
+	data := base64.StdEncoding.EncodeToString([]byte("pwned"))
+
+	// A nested root without symlinks works through the helper.
+	if _, err := s.WriteFile(ctx, &protocol.FsWriteFileParams{Path: uri(filepath.Join(proj, "ok")), DataBase64: data, Sandbox: sb}); err != nil {
+		t.Fatalf("writeFile into the nested project: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(proj, "ok")); err != nil {
+		t.Fatalf("the write did not land in the project: %v", err)
+	}
+
+	if code, output := launchSandboxed(t, l, sb, a, "sh", "-c", `mv x x.old && mkdir x && ln -s "$1" x/proj`, "sh", out); code != 0 {
+		t.Fatalf("the swap: exit %d output %q", code, output)
+	}
+	_, err := s.WriteFile(ctx, &protocol.FsWriteFileParams{Path: uri(filepath.Join(proj, "f")), DataBase64: data, Sandbox: sb})
+	wantErr(t, "writeFile after the swap", err, jsonwire.CodeInternal,
+		"~cannot enforce sandbox writable root "+proj+" because it crosses writable symlink "+proj)
+	_, err = s.WriteFile(ctx, &protocol.FsWriteFileParams{Path: uri(filepath.Join(out, "direct")), DataBase64: data, Sandbox: sb})
+	wantErr(t, "writeFile into OUT after the swap", err, jsonwire.CodeInternal, "~cannot enforce sandbox writable root")
+	if names, err := os.ReadDir(out); err != nil || len(names) > 0 {
+		t.Fatalf("OUT %s holds %v (%v): want it empty", out, names, err)
+	}
+}
