@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/execlab/executor/sandbox"
+	"github.com/execlab/executor/sandbox/policy"
 	"github.com/execlab/executor/sandbox/sandboxtest"
 )
 
@@ -178,4 +179,27 @@ func TestBubblewrap_NestedRootSwapRacingLaunch(t *testing.T) {
 	wg.Wait()
 	t.Logf("%d flips; outcomes %v", flips, outcomes)
 	wantOutEmpty(t, n.out)
+}
+
+// The degraded Landlock backend takes its writable-root rules from the same walk:
+// after the swap the second launch is refused instead of getting a rule on OUT.
+// (Protected names are covered by write entries, so Landlock can express the policy.)
+func TestDegraded_NestedRootSwappedForSymlink(t *testing.T) {
+	l := sandboxtest.Launcher(t, sandbox.BackendLandlock)
+	n := newNestedRoots(t)
+	entries := []string{entryJSON(specialJSON("root"), "read"), entryJSON(pathJSON(n.a), "write"), entryJSON(pathJSON(n.proj), "write")}
+	for _, name := range policy.ProtectedMetadataNames {
+		entries = append(entries, entryJSON(pathJSON(filepath.Join(n.a, name)), "write"))
+	}
+	ctx := managedCtx("restricted", entries...)
+	res := runSandboxed(t, l, ctx, n.a, baseEnv(), "sh", "-c", `mv x x.old && mkdir x && ln -s "$1" x/proj`, "sh", n.out)
+	if res.cmd.Backend != sandbox.BackendLandlock || res.code != 0 {
+		t.Fatalf("first launch (the swap): backend %q exit %d stderr %q", res.cmd.Backend, res.code, res.stderr)
+	}
+	res = runSandboxed(t, l, ctx, n.a, baseEnv(), "sh", "-c", `echo pwned > "$1/direct"; echo pwned > x/proj/via; true`, "sh", n.out)
+	wantOutEmpty(t, n.out)
+	want := "Fatal error: cannot enforce sandbox writable root " + n.proj + " because it crosses writable symlink " + n.proj
+	if res.code != 1 || strings.TrimSpace(res.stderr) != want {
+		t.Fatalf("second launch: exit %d stderr %q, want exit 1 %q", res.code, res.stderr, want)
+	}
 }
