@@ -203,3 +203,31 @@ func TestDegraded_NestedRootSwappedForSymlink(t *testing.T) {
 		t.Fatalf("second launch: exit %d stderr %q, want exit 1 %q", res.code, res.stderr, want)
 	}
 }
+
+// BenchmarkSandboxedTrueNestedRoot measures a one-shot sandboxed /bin/true with a
+// writable root nested in another (codex workspace-write with the project under a
+// writable /tmp): the project is bound by descriptor, so the launch goes through the
+// launcher stage (it did before too, for the protected-name mask targets).
+func BenchmarkSandboxedTrueNestedRoot(b *testing.B) {
+	r := sandboxtest.Report("")
+	if r.Backend != sandbox.BackendBubblewrap {
+		b.Skip("bubblewrap unavailable")
+	}
+	l := sandbox.NewLauncher(r, nil)
+	a := b.TempDir()
+	proj := filepath.Join(a, "x", "proj")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	t := &testing.T{}
+	ctx := managedCtx("restricted", entryJSON(specialJSON("root"), "read"), entryJSON(pathJSON(a), "write"), entryJSON(pathJSON(proj), "write"))
+	p, err := policy.Resolve(decodeCtx(t, ctx), &policy.ResolveOptions{CommandCwd: "/"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if res := runPolicyB(b, l, p); res != 0 {
+			b.Fatalf("exit %d", res)
+		}
+	}
+}
