@@ -214,7 +214,7 @@ func (b *mountBuilder) build(registryDir string) (*mountPlan, error) {
 			unix.Close(fd)
 		}
 	}()
-	plan, err := b.buildLocked(registryDir)
+	plan, err := b.buildPlan(registryDir)
 	if err != nil {
 		for _, op := range b.ops { // descriptors meant for bwrap, which will not run
 			if op.fd >= 0 {
@@ -226,9 +226,9 @@ func (b *mountBuilder) build(registryDir string) (*mountPlan, error) {
 	return plan, nil
 }
 
-// buildLocked is build after its maps are made; on error the caller closes the
+// buildPlan is build after its maps are made; on error the caller closes the
 // descriptors opened so far.
-func (b *mountBuilder) buildLocked(registryDir string) (*mountPlan, error) {
+func (b *mountBuilder) buildPlan(registryDir string) (*mountPlan, error) {
 	extra, err := b.writableRoots()
 	if err != nil {
 		return nil, err

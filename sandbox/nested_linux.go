@@ -70,12 +70,13 @@ func withinAny(p string, regions []string) bool {
 	return false
 }
 
-// errRootMissing: a component of the writable root does not exist (or is not a
-// directory): the root is skipped, as missing writable roots are (§2.6).
+// errRootMissing: the writable root cannot be reached (a component does not exist, is
+// not a directory, is not searchable, or the symlinks loop): it is skipped, as the
+// launcher skipped every root filepath.EvalSymlinks failed on (§2.6).
 var errRootMissing = errors.New("writable root is missing")
 
 // resolveWritableRoot resolves writable root w of ents (see the file comment). A
-// symlink inside another writable root is a *buildError; a missing root is
+// symlink inside another writable root is a *buildError; an unreachable root is
 // errRootMissing.
 func resolveWritableRoot(ents []mountEntry, w string) (resolvedRoot, error) {
 	r, err := walkRoot(w, writableRegions(ents, w))
@@ -85,10 +86,8 @@ func resolveWritableRoot(ents []mountEntry, w string) (resolvedRoot, error) {
 		return r, nil
 	case errors.As(err, &sym):
 		return r, fatalf("cannot enforce sandbox writable root %s because it crosses writable symlink %s", w, sym.path)
-	case errors.Is(err, unix.ENOENT), errors.Is(err, unix.ENOTDIR):
-		return r, errRootMissing
 	}
-	return r, fatalf("opening sandbox writable root %s: %v", w, err)
+	return r, errRootMissing
 }
 
 // walkRoot opens w from "/" one component at a time without letting the kernel

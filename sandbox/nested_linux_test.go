@@ -275,3 +275,53 @@ func TestResolveWritableRoot_Landlock(t *testing.T) {
 		t.Fatalf("missing root: got %v, want errRootMissing", err)
 	}
 }
+
+// Outside every writable region walkRoot resolves exactly as filepath.EvalSymlinks
+// (absolute, relative and ".." symlinks, chains), and reports loops and missing paths
+// as errors.
+func TestWalkRoot_MatchesEvalSymlinks(t *testing.T) {
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := func(rel ...string) string { return filepath.Join(append([]string{d}, rel...)...) }
+	mkdirs(t, j("a", "b", "c"), j("z"))
+	for _, l := range [][2]string{
+		{j("a", "b", "c"), j("abs")},  // absolute
+		{"a/b", j("rel")},             // relative
+		{"../a/b/c", j("z", "up")},    // relative with ..
+		{j("rel"), j("chain")},        // symlink to a symlink
+		{"chain/c", j("chained")},     // relative through a chain
+		{j("loop2"), j("loop1")},      // loop
+		{j("loop1"), j("loop2")},      // loop
+		{j("missing"), j("dangling")}, // dangling
+	} {
+		if err := os.Symlink(l[0], l[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{j("abs"), j("rel", "c"), j("z", "up"), j("chain", "c"), j("chained"), j("a", "b", "..", "b")} {
+		want, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := walkRoot(p, nil)
+		if err != nil {
+			t.Errorf("walkRoot(%s): %v", p, err)
+			continue
+		}
+		var got, st unix.Stat_t
+		unix.Fstat(r.fd, &got)
+		unix.Stat(want, &st)
+		unix.Close(r.fd)
+		if r.target != want || r.nested || got.Ino != st.Ino {
+			t.Errorf("walkRoot(%s) = %q nested=%v ino %d, want %q ino %d", p, r.target, r.nested, got.Ino, want, st.Ino)
+		}
+	}
+	for _, p := range []string{j("loop1"), j("dangling"), j("a", "nope")} {
+		if r, err := walkRoot(p, nil); err == nil {
+			unix.Close(r.fd)
+			t.Errorf("walkRoot(%s) = %q, want an error", p, r.target)
+		}
+	}
+}
