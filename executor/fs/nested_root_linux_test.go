@@ -6,8 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/execlab/executor/executor/fs"
 	"github.com/execlab/executor/executor/protocol"
@@ -90,6 +94,71 @@ func TestSandboxedHelper_NestedRootSwappedForSymlink(t *testing.T) {
 		"~cannot enforce sandbox writable root "+proj+" because it crosses writable symlink "+proj)
 	_, err = s.WriteFile(ctx, &protocol.FsWriteFileParams{Path: uri(filepath.Join(out, "direct")), DataBase64: data, Sandbox: sb})
 	wantErr(t, "writeFile into OUT after the swap", err, jsonwire.CodeInternal, "~cannot enforce sandbox writable root")
+	if names, err := os.ReadDir(out); err != nil || len(names) > 0 {
+		t.Fatalf("OUT %s holds %v (%v): want it empty", out, names, err)
+	}
+}
+
+// fs/writeFile while a swap races the helper's launch: A/x (the real project) and A/y
+// (proj -> OUT) are exchanged continuously during N bounded writes. Each write lands
+// in the real project or fails closed; nothing ever lands in OUT.
+func TestSandboxedHelper_NestedRootSwapRacingLaunch(t *testing.T) {
+	l := sandboxtest.Launcher(t, sandbox.BackendBubblewrap)
+	s := fs.New(&fs.Options{Sandbox: l})
+	a, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, y := filepath.Join(a, "x"), filepath.Join(a, "y")
+	proj := filepath.Join(x, "proj")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(y, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(out, filepath.Join(y, "proj")); err != nil {
+		t.Fatal(err)
+	}
+	sb := nestedWorkspace(t, a, proj)
+	data := base64.StdEncoding.EncodeToString([]byte("pwned"))
+
+	const writes = 12
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // the attacker; stopped and waited for below
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			unix.Renameat2(unix.AT_FDCWD, x, unix.AT_FDCWD, y, unix.RENAME_EXCHANGE)
+			time.Sleep(200 * time.Microsecond)
+		}
+	}()
+	ok, failed := 0, 0
+	deadline := time.Now().Add(90 * time.Second)
+	for i := 0; i < writes && time.Now().Before(deadline); i++ {
+		_, err := s.WriteFile(ctx, &protocol.FsWriteFileParams{Path: uri(filepath.Join(proj, "f"+strconv.Itoa(i))), DataBase64: data, Sandbox: sb})
+		if err != nil {
+			if failed == 0 {
+				t.Logf("write %d failed closed: %v", i, err)
+			}
+			failed++
+		} else {
+			ok++
+		}
+	}
+	close(stop)
+	wg.Wait()
+	t.Logf("writes: %d ok, %d failed closed", ok, failed)
 	if names, err := os.ReadDir(out); err != nil || len(names) > 0 {
 		t.Fatalf("OUT %s holds %v (%v): want it empty", out, names, err)
 	}
