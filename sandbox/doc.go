@@ -50,14 +50,16 @@
 // root W because it crosses writable symlink S" (bwrap launcher exit 1, like the
 // carve-out refusal of §2.10; Landlock likewise); a root reached through such a
 // directory is bound by the walk's descriptor (--bind-fd; bubblewrap checks that the
-// mount is the descriptor's inode), and its carve-outs are opened from that
-// descriptor. Host mount targets are created and removed relative to a parent
-// directory opened without following symlinks. fullWrite plans resolve as before.
-// Not covered: where bwrap mounts (destinations are paths inside the new root, which
-// a concurrently running sandbox with the enclosing root writable can still swap
-// during the launch: a mount may land elsewhere inside the sandbox, never with a
-// source other than the walked inode), and writable roots of *other* policies
-// (trust is decided per launch from this policy's roots).
+// mount is the descriptor's inode), its carve-outs are opened from that descriptor,
+// and the directories between it and the enclosing root are self-bound, so a command
+// running with the same policy cannot rename them (EBUSY). Host mount targets are
+// created and removed relative to a parent directory opened without following
+// symlinks. fullWrite plans resolve as before. Not covered: a command running
+// concurrently under a *different* policy that has only the enclosing root writable
+// can still swap directories while a launch is being set up; the launch then fails
+// closed or binds the walked inode, but bwrap resolves mount destinations by path, so
+// a mount may land elsewhere inside the new sandbox (a carve-out of the nested root
+// may then miss its place); trust is decided per launch from this policy's roots.
 //
 // Limits and deviations: the protected-create monitor is not implemented (masks are used instead, which the spec
 // allows). bwrap is searched on the executor's PATH only, never the request's.

@@ -61,32 +61,56 @@ func refusalFor(root, symlink string) string {
 		" because it crosses writable symlink " + symlink
 }
 
-// Issue 26 finding 2, between two real launches with the same policy: the first
-// command swaps the nested project for a symlink to OUT; the second is refused with
-// the clear error instead of getting OUT bound writable.
+// Issue 26 finding 2, between two real launches: a first command tries to swap the
+// nested project for a symlink to OUT, then a second command with the nested policy
+// writes through the project path. With the same policy for both, the swap itself now
+// fails (the project's parent is a mount point in the sandbox: EBUSY) and the second
+// write lands in the real project. When the swap comes from a command that has only
+// the enclosing root writable (another session with a writable /tmp), the second
+// launch is refused with the clear error. Either way nothing lands in OUT; before the
+// fix both variants wrote OUT/direct and OUT/via.
 func TestBubblewrap_NestedRootSwappedForSymlink(t *testing.T) {
 	l := sandbox.NewLauncher(sandboxtest.Require(t, sandbox.BackendBubblewrap), nil)
-	n := newNestedRoots(t)
-	x := filepath.Dir(n.proj)
+	swap := `echo before > "$1/f" && mv "$2" "$2.old" && mkdir "$2" && ln -s "$3" "$4"`
+	write := `echo pwned > "$1/direct"; echo pwned > "$2/via"; true`
 
-	res := runSandboxed(t, l, n.ctx, n.a, baseEnv(), "sh", "-c",
-		`echo before > "$1/f" && mv "$2" "$2.old" && mkdir "$2" && ln -s "$3" "$4"`, "sh", n.proj, x, n.out, n.proj)
-	if res.code != 0 {
-		t.Fatalf("first launch (the swap): exit %d, stderr %q", res.code, res.stderr)
-	}
-	if fi, err := os.Lstat(n.proj); err != nil || fi.Mode()&os.ModeSymlink == 0 {
-		t.Fatalf("the swap did not happen: %v %v", fi, err)
-	}
+	t.Run("same policy", func(t *testing.T) {
+		n := newNestedRoots(t)
+		x := filepath.Dir(n.proj)
+		res := runSandboxed(t, l, n.ctx, n.a, baseEnv(), "sh", "-c", swap, "sh", n.proj, x, n.out, n.proj)
+		if res.code == 0 || !strings.Contains(res.stderr, "Device or resource busy") {
+			t.Fatalf("first launch (the swap): exit %d stderr %q, want mv to fail EBUSY", res.code, res.stderr)
+		}
+		res = runSandboxed(t, l, n.ctx, n.a, baseEnv(), "sh", "-c", write, "sh", n.out, n.proj)
+		wantOutEmpty(t, n.out)
+		if res.code != 0 {
+			t.Fatalf("second launch: exit %d stderr %q", res.code, res.stderr)
+		}
+		if b, err := os.ReadFile(filepath.Join(n.proj, "via")); err != nil || string(b) != "pwned\n" {
+			t.Errorf("the second write did not land in the real project: %q %v", b, err)
+		}
+	})
 
-	res = runSandboxed(t, l, n.ctx, n.a, baseEnv(), "sh", "-c",
-		`echo pwned > "$1/direct"; echo pwned > "$2/via"; true`, "sh", n.out, n.proj)
-	wantOutEmpty(t, n.out)
-	if want := refusalFor(n.proj, n.proj); res.code != 1 || strings.TrimSpace(res.stderr) != want {
-		t.Fatalf("second launch: exit %d stderr %q, want exit 1 %q", res.code, res.stderr, want)
-	}
-	if b, err := os.ReadFile(filepath.Join(x+".old", "proj", "f")); err != nil || string(b) != "before\n" {
-		t.Errorf("the real project lost its file: %q %v", b, err)
-	}
+	t.Run("swap from the enclosing root's policy", func(t *testing.T) {
+		n := newNestedRoots(t)
+		x := filepath.Dir(n.proj)
+		enclosing := managedCtx("restricted", entryJSON(specialJSON("root"), "read"), entryJSON(pathJSON(n.a), "write"))
+		res := runSandboxed(t, l, enclosing, n.a, baseEnv(), "sh", "-c", swap, "sh", n.proj, x, n.out, n.proj)
+		if res.code != 0 {
+			t.Fatalf("first launch (the swap): exit %d, stderr %q", res.code, res.stderr)
+		}
+		if fi, err := os.Lstat(n.proj); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Fatalf("the swap did not happen: %v %v", fi, err)
+		}
+		res = runSandboxed(t, l, n.ctx, n.a, baseEnv(), "sh", "-c", write, "sh", n.out, n.proj)
+		wantOutEmpty(t, n.out)
+		if want := refusalFor(n.proj, n.proj); res.code != 1 || strings.TrimSpace(res.stderr) != want {
+			t.Fatalf("second launch: exit %d stderr %q, want exit 1 %q", res.code, res.stderr, want)
+		}
+		if b, err := os.ReadFile(filepath.Join(x+".old", "proj", "f")); err != nil || string(b) != "before\n" {
+			t.Errorf("the real project lost its file: %q %v", b, err)
+		}
+	})
 }
 
 // A nested root without symlinks keeps working (codex workspace-write with the

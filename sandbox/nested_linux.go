@@ -19,6 +19,12 @@ package sandbox
 //     that the mount is the descriptor's inode, so a swap that races the launch fails
 //     the launch instead of redirecting the bind. Carve-outs below that root are opened
 //     by walks that start from the same descriptor (openBeneath).
+//   - the directories between the deepest other writable root above such a root and
+//     the root itself are self-bound (by descriptor) while the enclosing root shows
+//     them writable, as the ancestors of carve-outs are (§3.6 step 3): a command
+//     running with this policy, say one left in the background by an earlier
+//     process/start, cannot rename them (EBUSY), so it can neither swap the root's
+//     path for the next launch nor move where that launch's mounts land.
 // Roots outside every other writable root keep the plain --bind T T of §3.6.
 
 import (
@@ -161,6 +167,37 @@ func walkRoot(w string, regions []string) (resolvedRoot, error) {
 		}
 	}
 	return resolvedRoot{target: cur, fd: fd, nested: nested}, nil
+}
+
+// pinNestedAncestors self-binds the directories strictly between the deepest other
+// writable root target above nested root target t and t, as long as the policy shows
+// them writable (below a read-only or denied one nothing can be renamed).
+func (b *mountBuilder) pinNestedAncestors(t string) error {
+	enc := ""
+	for _, c := range b.canon {
+		if c != t && policy.IsWithin(t, c) && len(c) > len(enc) {
+			enc = c
+		}
+	}
+	if enc == "" {
+		return nil
+	}
+	segs := strings.Split(strings.Trim(strings.TrimPrefix(t, enc), "/"), "/")
+	cur := enc
+	for _, seg := range segs[:len(segs)-1] {
+		cur = path.Join(cur, seg)
+		if accessOf(b.ents, cur) != policy.AccessWrite {
+			return nil
+		}
+		if b.bound[cur] {
+			continue
+		}
+		b.bound[cur] = true
+		if err := b.bindDirFD(enc, cur, t, policy.AccessWrite); err != nil { // finish orders it before t
+			return err
+		}
+	}
+	return nil
 }
 
 // readlinkFD reads the symlink an O_PATH|O_NOFOLLOW descriptor refers to (the very

@@ -89,6 +89,18 @@ func TestBuildMounts_NestedWritableRoots(t *testing.T) {
 	if _, ok := argAfterFlag(mp.args, "--bind", f.a); !ok {
 		t.Errorf("args %q: want the enclosing root bound by path (--bind %s %s)", mp.args, f.a, f.a)
 	}
+	// The directory between the enclosing root and the project is pinned (a mount
+	// point in the sandbox, so a command there cannot rename it), by descriptor.
+	x := filepath.Dir(f.proj)
+	if xText, ok := argAfterFlag(mp.args, "--bind-fd", x); !ok {
+		t.Errorf("args %q: want --bind-fd N %s", mp.args, x)
+	} else {
+		xfd, _ := strconv.Atoi(xText)
+		var got, want unix.Stat_t
+		if unix.Fstat(xfd, &got) != nil || unix.Stat(x, &want) != nil || got.Ino != want.Ino || got.Dev != want.Dev {
+			t.Errorf("pin descriptor %d is not %s", xfd, x)
+		}
+	}
 	fd, _ := strconv.Atoi(fdText)
 	var got, want unix.Stat_t
 	if err := unix.Fstat(fd, &got); err != nil {
@@ -110,12 +122,18 @@ func TestBuildMounts_NestedWritableRoots(t *testing.T) {
 	if v, ok := argAfterFlag(dry.args, "--bind-fd", f.proj); !ok || v != "-1" {
 		t.Errorf("dry plan args %q: want --bind-fd -1 %s (so the launch goes through the stage)", dry.args, f.proj)
 	}
+	if v, ok := argAfterFlag(dry.args, "--bind-fd", x); !ok || v != "-1" {
+		t.Errorf("dry plan args %q: want --bind-fd -1 %s", dry.args, x)
+	}
 	plain, err := buildMounts(p, "", mountOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := argAfterFlag(plain.args, "--bind", f.proj); !ok {
 		t.Errorf("args without the feature %q: want --bind %s %s", plain.args, f.proj, f.proj)
+	}
+	if _, ok := argAfterFlag(plain.args, "--bind", x); !ok {
+		t.Errorf("args without the feature %q: want --bind %s %s", plain.args, x, x)
 	}
 
 	f.swap(t)

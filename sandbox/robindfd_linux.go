@@ -83,6 +83,11 @@ func (b *mountBuilder) resolveRoot(w string) (string, error) {
 // could redirect it, with a bwrap that predates --bind-fd).
 func (b *mountBuilder) bindWritable(t string) error {
 	fd, nested := b.rootFD[t]
+	if nested {
+		if err := b.pinNestedAncestors(t); err != nil {
+			return err
+		}
+	}
 	switch {
 	case !nested || !b.roBindFD:
 		b.add("--bind", t, t)
@@ -101,9 +106,10 @@ func (b *mountBuilder) bindWritable(t string) error {
 	return nil
 }
 
-// bindDirFD self-binds directory dir, an ancestor of carve-out carveOut below writable
-// root target wt (bindAncestors): by a descriptor from a symlink-refusing walk when
-// bwrap has --bind-fd.
+// bindDirFD self-binds directory dir, an ancestor of carve-out carveOut (acc read or
+// deny; bindAncestors) or of nested writable root carveOut (acc write;
+// pinNestedAncestors) below writable root target wt: by a descriptor from a
+// symlink-refusing walk when bwrap has --bind-fd.
 func (b *mountBuilder) bindDirFD(wt, dir, carveOut string, acc policy.Access) error {
 	switch {
 	case !b.roBindFD:
@@ -117,7 +123,10 @@ func (b *mountBuilder) bindDirFD(wt, dir, carveOut string, acc policy.Access) er
 	fd, err := b.openBelow(wt, dir, false)
 	if err != nil {
 		var sym *errSymlinkComponent
-		if errors.As(err, &sym) {
+		switch {
+		case errors.As(err, &sym) && acc == policy.AccessWrite:
+			return fatalf("cannot enforce sandbox writable root %s because it crosses writable symlink %s", carveOut, sym.path)
+		case errors.As(err, &sym):
 			kind := "read-only"
 			if acc == policy.AccessDeny {
 				kind = "deny-read"

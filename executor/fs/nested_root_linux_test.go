@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -56,10 +57,12 @@ func launchSandboxed(t *testing.T, l *sandbox.Launcher, c *policy.Context, cwd s
 	return 0, string(out)
 }
 
-// Issue 26 finding 2 through fs/writeFile: the sandboxed helper runs under the same
-// policy, so after a sandboxed command swapped the nested project for a symlink to
-// OUT, fs/writeFile into the project fails with the clear refusal and OUT stays empty.
-// (Before the fix the helper had OUT bound writable and the write landed there.)
+// Issue 26 finding 2 through fs/writeFile (the sandboxed helper runs under the same
+// policy). A sandboxed command with the same policy cannot swap the nested project
+// (EBUSY), and fs/writeFile into the project lands in the real project. After a swap
+// by a command with only the enclosing root writable, fs/writeFile fails with the
+// clear refusal. Nothing lands in OUT; before the fix the helper had OUT bound
+// writable and the write landed there.
 func TestSandboxedHelper_NestedRootSwappedForSymlink(t *testing.T) {
 	l := sandboxtest.Launcher(t, sandbox.BackendBubblewrap)
 	s := fs.New(&fs.Options{Sandbox: l})
@@ -76,9 +79,15 @@ func TestSandboxedHelper_NestedRootSwappedForSymlink(t *testing.T) {
 		t.Fatal(err)
 	}
 	sb := nestedWorkspace(t, a, proj)
+	enclosing := sandboxContext(t, `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[
+		{"path":{"type":"special","value":{"kind":"root"}},"access":"read"},
+		{"path":{"type":"path","path":"`+string(uri(a))+`"},"access":"write"}]}},"windowsSandboxLevel":"disabled"}`)
 	data := base64.StdEncoding.EncodeToString([]byte("pwned"))
+	const swap = `mv x x.old && mkdir x && ln -s "$1" x/proj`
 
-	// A nested root without symlinks works through the helper.
+	if code, output := launchSandboxed(t, l, sb, a, "sh", "-c", swap, "sh", out); code == 0 || !strings.Contains(output, "Device or resource busy") {
+		t.Fatalf("swap under the same policy: exit %d output %q, want mv to fail EBUSY", code, output)
+	}
 	if _, err := s.WriteFile(ctx, &protocol.FsWriteFileParams{Path: uri(filepath.Join(proj, "ok")), DataBase64: data, Sandbox: sb}); err != nil {
 		t.Fatalf("writeFile into the nested project: %v", err)
 	}
@@ -86,8 +95,8 @@ func TestSandboxedHelper_NestedRootSwappedForSymlink(t *testing.T) {
 		t.Fatalf("the write did not land in the project: %v", err)
 	}
 
-	if code, output := launchSandboxed(t, l, sb, a, "sh", "-c", `mv x x.old && mkdir x && ln -s "$1" x/proj`, "sh", out); code != 0 {
-		t.Fatalf("the swap: exit %d output %q", code, output)
+	if code, output := launchSandboxed(t, l, enclosing, a, "sh", "-c", swap, "sh", out); code != 0 {
+		t.Fatalf("swap under the enclosing root's policy: exit %d output %q", code, output)
 	}
 	_, err := s.WriteFile(ctx, &protocol.FsWriteFileParams{Path: uri(filepath.Join(proj, "f")), DataBase64: data, Sandbox: sb})
 	wantErr(t, "writeFile after the swap", err, jsonwire.CodeInternal,
