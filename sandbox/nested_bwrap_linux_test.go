@@ -255,3 +255,45 @@ func BenchmarkSandboxedTrueNestedRoot(b *testing.B) {
 		}
 	}
 }
+
+// The codex CLI's workspace-write profile for a project under /tmp (slash_tmp and
+// project_roots writable, the project's metadata read-only): /tmp and the project
+// are nested writable roots without symlinks, and keep working.
+func TestBubblewrap_CodexWorkspaceWriteUnderTmp(t *testing.T) {
+	l := sandbox.NewLauncher(sandboxtest.Require(t, sandbox.BackendBubblewrap), nil)
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(base, "/tmp/") {
+		t.Fatalf("test directory %s is not under /tmp", base)
+	}
+	proj := filepath.Join(base, "work", "proj")
+	if err := os.MkdirAll(filepath.Join(proj, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(proj, ".git", "HEAD"), []byte("ref\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	skipRead := func(sub string) string {
+		return `{"path":{"type":"special","value":{"kind":"project_roots","subpath":"` + sub + `"}},"access":"read","missing_path_behavior":"skip"}`
+	}
+	ctx := `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[` +
+		entryJSON(specialJSON("root"), "read") + `,` + entryJSON(specialJSON("project_roots"), "write") + `,` +
+		entryJSON(specialJSON("slash_tmp"), "write") + `,` + entryJSON(specialJSON("tmpdir"), "write") + `,` +
+		skipRead(".git") + `,` + skipRead(".agents") + `,` + skipRead(".codex") + `]}},"cwd":"` + fileURI(proj) +
+		`","workspaceRoots":["` + fileURI(proj) + `"],"windowsSandboxLevel":"disabled"}`
+	res := runSandboxed(t, l, ctx, proj, baseEnv(), "sh", "-c",
+		`echo ok > f && echo ok > ../sibling && if echo x > .git/HEAD 2>/dev/null; then echo git-writable; fi`)
+	if res.code != 0 || strings.TrimSpace(res.stdout) != "" {
+		t.Fatalf("got exit %d stdout %q stderr %q, want a clean run", res.code, res.stdout, res.stderr)
+	}
+	for _, f := range []string{filepath.Join(proj, "f"), filepath.Join(base, "work", "sibling")} {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("write did not land: %v", err)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(proj, ".git", "HEAD")); string(b) != "ref\n" {
+		t.Errorf(".git/HEAD changed to %q", b)
+	}
+}
