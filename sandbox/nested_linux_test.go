@@ -156,8 +156,8 @@ func TestBuildMounts_NestedWritableRoots(t *testing.T) {
 func TestBuildMounts_NestedRootSymlinkRule(t *testing.T) {
 	f := newNestedFixture(t)
 	user := t.TempDir() // outside every writable root: the user's directory
-	real := filepath.Join(f.out, "real")
-	mkdirs(t, real, filepath.Join(f.a, "y", "t"))
+	plainDir := filepath.Join(f.out, "real")
+	mkdirs(t, plainDir, filepath.Join(f.a, "y", "t"))
 	link := func(target, name string) string {
 		t.Helper()
 		if err := os.Symlink(target, name); err != nil {
@@ -165,7 +165,7 @@ func TestBuildMounts_NestedRootSymlinkRule(t *testing.T) {
 		}
 		return name
 	}
-	userLink := link(real, filepath.Join(user, "tolink"))                           // user's symlink to a plain directory
+	userLink := link(plainDir, filepath.Join(user, "tolink"))                           // user's symlink to a plain directory
 	intoA := link(filepath.Join(f.a, "y", "t"), filepath.Join(user, "intoA"))       // user's symlink into A
 	evil := link(f.out, filepath.Join(f.a, "evil"))                                 // planted inside A
 	viaEvil := link(filepath.Join(f.a, "evil", "real"), filepath.Join(user, "via")) // user's symlink through it
@@ -182,7 +182,7 @@ func TestBuildMounts_NestedRootSymlinkRule(t *testing.T) {
 		refuse  string // want this refusal ("" none)
 	}{
 		{"user's symlink outside every writable root", []policy.ResolvedEntry{e("/", r), e(f.a, w), e(userLink, w)}, false,
-			"", real, ""},
+			"", plainDir, ""},
 		{"user's symlink into another writable root", []policy.ResolvedEntry{e("/", r), e(f.a, w), e(intoA, w)}, false,
 			filepath.Join(f.a, "y", "t"), f.a, ""},
 		{"symlink planted inside another writable root", []policy.ResolvedEntry{e("/", r), e(f.a, w), e(filepath.Join(evil, "real"), w)}, false,
@@ -194,7 +194,7 @@ func TestBuildMounts_NestedRootSymlinkRule(t *testing.T) {
 		{"symlinked root itself inside another writable root", []policy.ResolvedEntry{e("/", r), e(f.a, w), e(evil, w)}, false,
 			"", "", "cannot enforce sandbox writable root " + evil + " because it crosses writable symlink " + evil},
 		{"full write resolves as the reference", []policy.ResolvedEntry{e("/", w), e(f.a, w), e(filepath.Join(evil, "real"), w)}, true,
-			"", real, ""},
+			"", plainDir, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -341,5 +341,38 @@ func TestWalkRoot_MatchesEvalSymlinks(t *testing.T) {
 			unix.Close(r.fd)
 			t.Errorf("walkRoot(%s) = %q, want an error", p, r.target)
 		}
+	}
+}
+
+// Host mount targets are created and removed only through symlink-free parents: a
+// parent swapped for a symlink fails the creation and leaves the removal undone,
+// instead of creating or deleting wherever the symlink points.
+func TestMountTargets_NoSymlinkedParent(t *testing.T) {
+	f := newNestedFixture(t)
+	target := filepath.Join(f.proj, ".codex")
+	created, id, err := createTarget(target, true)
+	if err != nil || !created {
+		t.Fatalf("createTarget: %v %v", created, err)
+	}
+	if created, _, err := createTarget(target, true); err != nil || created {
+		t.Fatalf("createTarget again: created=%v %v, want existing", created, err)
+	}
+	mkdirs(t, filepath.Join(f.out, ".codex")) // what the symlink will lead to
+	f.swap(t)
+	removeTarget(target, id, true) // resolves to OUT/.codex: must be left alone
+	if _, err := os.Stat(filepath.Join(f.out, ".codex")); err != nil {
+		t.Fatalf("removeTarget through a symlinked parent removed %s: %v", filepath.Join(f.out, ".codex"), err)
+	}
+	if _, _, err := createTarget(filepath.Join(f.proj, ".agents"), false); err == nil {
+		t.Fatal("createTarget through a symlinked parent succeeded")
+	}
+	if _, err := os.Lstat(filepath.Join(f.out, ".agents")); err == nil {
+		t.Fatal("createTarget created a file in OUT")
+	}
+	// The real target, reached without symlinks, is still removed.
+	realTarget := filepath.Join(filepath.Dir(f.proj)+".old", "proj", ".codex")
+	removeTarget(realTarget, id, true)
+	if _, err := os.Lstat(realTarget); err == nil {
+		t.Fatal("removeTarget left the synthetic target behind")
 	}
 }
