@@ -165,7 +165,7 @@ func TestBuildMounts_NestedRootSymlinkRule(t *testing.T) {
 		}
 		return name
 	}
-	userLink := link(plainDir, filepath.Join(user, "tolink"))                           // user's symlink to a plain directory
+	userLink := link(plainDir, filepath.Join(user, "tolink"))                       // user's symlink to a plain directory
 	intoA := link(filepath.Join(f.a, "y", "t"), filepath.Join(user, "intoA"))       // user's symlink into A
 	evil := link(f.out, filepath.Join(f.a, "evil"))                                 // planted inside A
 	viaEvil := link(filepath.Join(f.a, "evil", "real"), filepath.Join(user, "via")) // user's symlink through it
