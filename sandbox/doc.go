@@ -39,7 +39,27 @@
 // Read-only carve-outs below a writable root are bound by descriptor (--ro-bind-fd,
 // opened by a symlink-refusing walk from the root) when bwrap supports it, else by
 // path (bwrap without --ro-bind-fd: the /proc/self/fd + --verify-fd-mount fallback of
-// §3.6 is not implemented).
+// §3.6 is not implemented); so are the directories self-bound between the root and a
+// carve-out (--bind-fd).
+//
+// Writable roots (nested_linux.go; issue 26, deviation from the reference, which
+// resolves every root with realpath): each root is resolved by our own walk from "/".
+// A symlink in a directory outside every other writable root is the user's and is
+// followed; a symlink in a directory at or below another writable root (sandboxed
+// code could have planted it) refuses the launch, "cannot enforce sandbox writable
+// root W because it crosses writable symlink S" (bwrap launcher exit 1, like the
+// carve-out refusal of §2.10; Landlock likewise); a root reached through such a
+// directory is bound by the walk's descriptor (--bind-fd; bubblewrap checks that the
+// mount is the descriptor's inode), its carve-outs are opened from that descriptor,
+// and the directories between it and the enclosing root are self-bound, so a command
+// running with the same policy cannot rename them (EBUSY). Host mount targets are
+// created and removed relative to a parent directory opened without following
+// symlinks. fullWrite plans resolve as before. Not covered: a command running
+// concurrently under a *different* policy that has only the enclosing root writable
+// can still swap directories while a launch is being set up; the launch then fails
+// closed or binds the walked inode, but bwrap resolves mount destinations by path, so
+// a mount may land elsewhere inside the new sandbox (a carve-out of the nested root
+// may then miss its place); trust is decided per launch from this policy's roots.
 //
 // Limits and deviations: the protected-create monitor is not implemented (masks are used instead, which the spec
 // allows). bwrap is searched on the executor's PATH only, never the request's.

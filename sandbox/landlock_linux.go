@@ -67,12 +67,7 @@ func restrictLandlock(p *policy.Policy, ents []mountEntry, abi int) error {
 		return fmt.Errorf("creating landlock ruleset: %w", errno)
 	}
 	defer unix.Close(int(fd))
-	addRule := func(path string, rights uint64) error {
-		pfd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return nil // missing paths grant nothing
-		}
-		defer unix.Close(pfd)
+	addRuleFD := func(pfd int, path string, rights uint64) error {
 		var st unix.Stat_t
 		if err := unix.Fstat(pfd, &st); err != nil {
 			return fmt.Errorf("inspecting %s: %w", path, err)
@@ -88,18 +83,35 @@ func restrictLandlock(p *policy.Policy, ents []mountEntry, abi int) error {
 		}
 		return nil
 	}
+	addRule := func(path string, rights uint64) error {
+		pfd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil // missing paths grant nothing
+		}
+		defer unix.Close(pfd)
+		return addRuleFD(pfd, path, rights)
+	}
 	for _, e := range ents {
-		var rights uint64
 		switch e.access {
 		case policy.AccessRead:
-			rights = llRead
+			if err := addRule(e.path, llRead); err != nil {
+				return err
+			}
 		case policy.AccessWrite:
-			rights = all
-		default:
-			continue
-		}
-		if err := addRule(e.path, rights); err != nil {
-			return err
+			// The rule is the inode of a walk that follows no symlink inside another
+			// writable root (nested_linux.go), as bwrap's binds are.
+			r, err := resolveWritableRoot(ents, e.path)
+			if errors.Is(err, errRootMissing) {
+				continue // missing paths grant nothing
+			}
+			if err != nil {
+				return err
+			}
+			err = addRuleFD(r.fd, e.path, all)
+			unix.Close(r.fd)
+			if err != nil {
+				return err
+			}
 		}
 	}
 	if err := addRule("/proc", llRead); err != nil {

@@ -56,7 +56,7 @@ type hostTarget struct {
 
 type mountPlan struct {
 	args    []string
-	dataFDs []int // descriptors referenced by --ro-bind-data / --ro-bind-fd, left open over exec
+	dataFDs []int // descriptors referenced by --ro-bind-data / --ro-bind-fd / --bind-fd, left open over exec
 	targets []hostTarget
 }
 
@@ -73,7 +73,8 @@ type mountOptions struct {
 	// a long-lived, multithreaded process, where a descriptor without O_CLOEXEC would
 	// leak into concurrently spawned children.
 	dry bool
-	// roBindFD: bwrap supports --ro-bind-fd (spec/sandbox.md §3.6 SHOULD; robindfd_linux.go).
+	// roBindFD: bwrap supports --ro-bind-fd (spec/sandbox.md §3.6 SHOULD; robindfd_linux.go)
+	// and so --bind-fd, which bubblewrap added in the same change (nested_linux.go).
 	roBindFD bool
 }
 
@@ -171,6 +172,7 @@ type mountBuilder struct {
 	ents      []mountEntry
 	fullWrite bool
 	canon     map[string]string // write root -> canonical target
+	rootFD    map[string]int    // canonical target of a nested writable root -> its walk's O_CLOEXEC descriptor (nested_linux.go)
 	plan      mountPlan
 	ops       []mountOp // mounts in emission order; finish orders them into plan.args
 	perms     []string  // a pending "--perms N" for the next op (add)
@@ -185,7 +187,7 @@ type mountOp struct {
 	args    []string
 	dest    string
 	kind    opKind
-	fd      int  // descriptor consumed (--ro-bind-data, --ro-bind-fd; -1 in dry plans), else noFD
+	fd      int  // descriptor consumed (--ro-bind-data, --ro-bind-fd, --bind-fd; -1 in dry plans), else noFD
 	remount bool // masking tmpfs: --remount-ro dest once the mounts inside it are made
 }
 
@@ -194,7 +196,7 @@ type mountOp struct {
 type opKind int
 
 const (
-	opBind     opKind = iota // --bind: host content, writable
+	opBind     opKind = iota // --bind, --bind-fd: host content, writable
 	opReadOnly               // --ro-bind, --ro-bind-fd: host content, read-only
 	opMask                   // --tmpfs, --ro-bind-data, --dev: not host content
 )
@@ -204,8 +206,29 @@ const noFD = -2
 
 func (b *mountBuilder) build(registryDir string) (*mountPlan, error) {
 	b.canon = map[string]string{}
+	b.rootFD = map[string]int{}
 	b.usedData = map[string]bool{}
 	b.bound = map[string]bool{}
+	defer func() {
+		for _, fd := range b.rootFD {
+			unix.Close(fd)
+		}
+	}()
+	plan, err := b.buildPlan(registryDir)
+	if err != nil {
+		for _, op := range b.ops { // descriptors meant for bwrap, which will not run
+			if op.fd >= 0 {
+				unix.Close(op.fd)
+			}
+		}
+		return nil, err
+	}
+	return plan, nil
+}
+
+// buildPlan is build after its maps are made; on error the caller closes the
+// descriptors opened so far.
+func (b *mountBuilder) buildPlan(registryDir string) (*mountPlan, error) {
 	extra, err := b.writableRoots()
 	if err != nil {
 		return nil, err
@@ -228,17 +251,21 @@ func (b *mountBuilder) build(registryDir string) (*mountPlan, error) {
 	return &b.plan, nil
 }
 
-// writableRoots records each writable root's canonical target and returns the entries
-// it adds: protected metadata names (read-only) and a .git file's gitdir target.
+// writableRoots records each writable root's canonical target (and, for a root nested
+// in another, the descriptor to bind: nested_linux.go) and returns the entries it
+// adds: protected metadata names (read-only) and a .git file's gitdir target.
 func (b *mountBuilder) writableRoots() ([]mountEntry, error) {
 	var extra []mountEntry
 	for _, e := range b.ents {
 		if e.access != policy.AccessWrite || accessOf(b.ents, e.path) != policy.AccessWrite {
 			continue
 		}
-		t, err := filepath.EvalSymlinks(e.path)
-		if err != nil {
+		t, err := b.resolveRoot(e.path)
+		if errors.Is(err, errRootMissing) {
 			continue // missing writable roots are skipped
+		}
+		if err != nil {
+			return nil, err
 		}
 		b.canon[e.path] = t
 		if b.fullWrite {
@@ -351,6 +378,9 @@ func (b *mountBuilder) add(args ...string) {
 			op.kind, op.dest, n = opBind, args[2], 3
 		case "--ro-bind":
 			op.kind, op.dest, n = opReadOnly, args[2], 3
+		case "--bind-fd":
+			op.kind, op.dest, n = opBind, args[2], 3
+			op.fd, _ = strconv.Atoi(args[1])
 		case "--ro-bind-fd", "--ro-bind-data":
 			op.kind, op.dest, n = opReadOnly, args[2], 3
 			if args[0] == "--ro-bind-data" {
@@ -529,7 +559,7 @@ func (b *mountBuilder) emit(p string, acc policy.Access, protected bool, deeper 
 	switch acc {
 	case policy.AccessWrite:
 		if t, ok := b.canon[p]; ok { // a missing writable root is skipped
-			b.add("--bind", t, t)
+			return b.bindWritable(t)
 		}
 		return nil
 	case policy.AccessRead:
@@ -561,7 +591,9 @@ func (b *mountBuilder) siteOf(p string, acc policy.Access) (emitSite, error) {
 		if err := checkNoSymlink(w, p, acc); err != nil {
 			return site, err
 		}
-		b.bindAncestors(site.wt, site.target)
+		if err := b.bindAncestors(site.wt, site.target, acc); err != nil {
+			return site, err
+		}
 	}
 	return site, nil
 }
@@ -621,11 +653,13 @@ func (b *mountBuilder) emitDeny(p string, site emitSite, fi fs.FileInfo, statErr
 // root target wt and the carve-out target (spec/sandbox.md §3.6 step 3, a deviation
 // from the reference): each becomes a mount point, so the command cannot rename or
 // remove an ancestor (EBUSY) and recreate the carve-out's path writable. Each
-// ancestor is bound once.
-func (b *mountBuilder) bindAncestors(wt, target string) {
+// ancestor is bound once, by descriptor when bwrap can (bindDirFD): bound by path, an
+// ancestor swapped for a symlink between this check and bwrap's mount would bind the
+// symlink's target writable.
+func (b *mountBuilder) bindAncestors(wt, target string, acc policy.Access) error {
 	rel := strings.TrimPrefix(target, wt)
 	if rel == target || rel == "" {
-		return
+		return nil
 	}
 	segs := strings.Split(strings.TrimPrefix(rel, "/"), "/")
 	cur := wt
@@ -633,14 +667,17 @@ func (b *mountBuilder) bindAncestors(wt, target string) {
 		cur = path.Join(cur, seg)
 		fi, err := os.Lstat(cur)
 		if err != nil || !fi.IsDir() {
-			return // missing (masked at its first missing component) or not a directory
+			return nil // missing (masked at its first missing component) or not a directory
 		}
 		if b.bound[cur] {
 			continue
 		}
 		b.bound[cur] = true
-		b.add("--bind", cur, cur) // finish places it before every mount inside it
+		if err := b.bindDirFD(wt, cur, target, acc); err != nil { // finish places it before every mount inside it
+			return err
+		}
 	}
+	return nil
 }
 
 func hasAncestorEntry(ents []mountEntry, p string) bool {

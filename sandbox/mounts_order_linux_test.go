@@ -104,7 +104,7 @@ func simulateMounts(args []string) ([]simMount, error) {
 		case "--dev":
 			tab = append(tab, simMount{dest: args[i+1], kind: "dev"})
 			i++
-		case "--bind":
+		case "--bind", "--bind-fd":
 			tab = append(tab, simMount{dest: args[i+2], kind: "bind"})
 			i += 2
 		case "--ro-bind", "--ro-bind-fd":
@@ -227,7 +227,9 @@ func TestBuildMounts_MasksSurviveLaterBinds(t *testing.T) {
 		{"workspace-write (writable /tmp)", ww(j("ws")), 0, slashTmpRegistry,
 			map[string]string{daemon: "masked", daemon + "/x": "masked", "/tmp": "rw", j("ws"): "rw",
 				j("ws", ".git"): "ro", j("ws", ".codex"): "masked", "/tmp/.codex": "masked", slashTmpRegistry: "ro"}},
-		{"workspace-write, registry under a symlinked TMPDIR", ww(j("ws"), e(j("reg", "l"), w)), 0, j("reg", "l", "codex-bwrap-synthetic-mount-targets-0"),
+		// (With /tmp writable too, reg/l would be a symlink inside a writable root:
+		// refused, TestBuildMounts_NestedWritableRoots.)
+		{"workspace-write, registry under a symlinked TMPDIR", []policy.ResolvedEntry{e("/", r), e(j("ws"), w), e(j("reg", "l"), w)}, 0, j("reg", "l", "codex-bwrap-synthetic-mount-targets-0"),
 			map[string]string{daemon: "masked", j("reg", "real"): "rw", j("reg", "real", "codex-bwrap-synthetic-mount-targets-0"): "ro"}},
 		{"denied /tmp", []policy.ResolvedEntry{e("/", r), e("/tmp", d)}, 0, slashTmpRegistry,
 			map[string]string{daemon: "masked", "/tmp": "masked", slashTmpRegistry: "masked"}},

@@ -136,11 +136,7 @@ func (r *registry) claim(targets []hostTarget) error {
 			t := &targets[i]
 			kind := "existing"
 			if !t.existing {
-				created, err := createTarget(t.path, t.dir)
-				if err != nil {
-					return err
-				}
-				id, err := lstatIDs(t.path)
+				created, id, err := createTarget(t.path, t.dir)
 				if err != nil {
 					return err
 				}
@@ -169,27 +165,87 @@ func (r *registry) claim(targets []hostTarget) error {
 	})
 }
 
-// createTarget creates an empty directory or file; created is false if it existed.
-func createTarget(p string, dir bool) (bool, error) {
-	if dir {
-		err := unix.Mkdir(p, 0o755)
-		if err == unix.EEXIST {
-			return false, nil
-		}
-		if err != nil {
-			return false, fmt.Errorf("creating mount target %s: %w", p, err)
-		}
-		return true, nil
+// Host mount targets are created, inspected and deleted relative to a descriptor of
+// their parent directory opened by a walk from "/" that follows no symlink
+// (openParentNoFollow). Every legitimate target path is canonical (a writable root's
+// canonical target joined with a path checked symlink-free below it), so a symlink on
+// the way means a directory was swapped since the plan was built, by sandboxed code
+// that can write the root: the launch fails closed instead of creating (or deleting)
+// an entry wherever the symlink points (issue 26, finding 2).
+
+// openParentNoFollow opens p's parent directory (O_PATH|O_CLOEXEC) without following
+// any symlink and returns it with p's last component.
+func openParentNoFollow(p string) (int, string, error) {
+	dir, base := filepath.Split(filepath.Clean(p))
+	if !filepath.IsAbs(p) || base == "" || base == "." || base == ".." {
+		return -1, "", fmt.Errorf("mount target %s is not a canonical absolute path", p)
 	}
-	fd, err := unix.Open(p, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
-	if err == unix.EEXIST {
-		return false, nil
-	}
+	fd, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return false, fmt.Errorf("creating mount target %s: %w", p, err)
+		return -1, "", err
 	}
-	unix.Close(fd)
-	return true, nil
+	for _, seg := range strings.Split(strings.Trim(dir, "/"), "/") {
+		if seg == "" {
+			continue
+		}
+		next, err := unix.Openat(fd, seg, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		unix.Close(fd)
+		if err != nil {
+			return -1, "", fmt.Errorf("opening the parent of mount target %s without following symlinks: %w", p, err)
+		}
+		fd = next
+	}
+	return fd, base, nil
+}
+
+// createTarget creates an empty directory or file; created is false if it existed. id
+// is the target's inode (never followed through a symlink).
+func createTarget(p string, dir bool) (created bool, id inodeID, err error) {
+	pfd, base, err := openParentNoFollow(p)
+	if err != nil {
+		return false, id, fmt.Errorf("creating mount target %s: %w", p, err)
+	}
+	defer unix.Close(pfd)
+	if dir {
+		err = unix.Mkdirat(pfd, base, 0o755)
+	} else {
+		var fd int
+		fd, err = unix.Openat(pfd, base, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+		if err == nil {
+			unix.Close(fd)
+		}
+	}
+	switch {
+	case err == nil:
+		created = true
+	case err != unix.EEXIST:
+		return false, id, fmt.Errorf("creating mount target %s: %w", p, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstatat(pfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return created, id, fmt.Errorf("inspecting %s: %w", p, err)
+	}
+	return created, inodeID{dev: uint64(st.Dev), ino: st.Ino}, nil
+}
+
+// removeTarget deletes the synthetic target p if it is still inode id and empty.
+func removeTarget(p string, id inodeID, dir bool) {
+	pfd, base, err := openParentNoFollow(p)
+	if err != nil {
+		return
+	}
+	defer unix.Close(pfd)
+	var st unix.Stat_t
+	if unix.Fstatat(pfd, base, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || (inodeID{uint64(st.Dev), st.Ino}) != id {
+		return
+	}
+	if dir {
+		unix.Unlinkat(pfd, base, unix.AT_REMOVEDIR) // fails unless empty
+		return
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFREG && st.Size == 0 {
+		unix.Unlinkat(pfd, base, 0)
+	}
 }
 
 // release drops this launcher's markers and deletes synthetic targets nobody else
@@ -213,15 +269,7 @@ func (r *registry) release(targets []hostTarget) {
 			if t.existing || others {
 				continue
 			}
-			id, err := lstatIDs(t.path)
-			if err != nil || id != (inodeID{t.dev, t.ino}) || !isEmpty(t.path) {
-				continue
-			}
-			if t.dir {
-				unix.Rmdir(t.path)
-			} else {
-				unix.Unlink(t.path)
-			}
+			removeTarget(t.path, inodeID{t.dev, t.ino}, t.dir)
 		}
 		return nil
 	})

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -34,7 +35,7 @@ func (b *mountBuilder) roBindCarveOut(wt, target string, acc policy.Access) erro
 		b.add("--ro-bind-fd", "-1", target)
 		return nil
 	}
-	fd, err := openBeneath(wt, target, false)
+	fd, err := b.openBelow(wt, target, false)
 	if err != nil {
 		var sym *errSymlinkComponent
 		if errors.As(err, &sym) {
@@ -51,15 +52,126 @@ func (b *mountBuilder) roBindCarveOut(wt, target string, acc policy.Access) erro
 	return nil
 }
 
+// resolveRoot returns writable root w's canonical target. Outside fullWrite it walks
+// the path (nested_linux.go) and keeps the descriptor of a root nested in another.
+func (b *mountBuilder) resolveRoot(w string) (string, error) {
+	if b.fullWrite { // everything is writable anyway: resolved as the reference does
+		t, err := filepath.EvalSymlinks(w)
+		if err != nil {
+			return "", errRootMissing
+		}
+		return t, nil
+	}
+	r, err := resolveWritableRoot(b.ents, w)
+	if err != nil {
+		return "", err
+	}
+	if !r.nested {
+		unix.Close(r.fd)
+		return r.target, nil
+	}
+	if old, ok := b.rootFD[r.target]; ok {
+		unix.Close(old)
+	}
+	b.rootFD[r.target] = r.fd
+	return r.target, nil
+}
+
+// bindWritable binds writable root target t: by the descriptor of its walk when t is
+// nested in another writable root and bwrap has --bind-fd, else by path (a nested
+// root bound by path was checked symlink-free just now; only a swap racing the launch
+// could redirect it, with a bwrap that predates --bind-fd).
+func (b *mountBuilder) bindWritable(t string) error {
+	fd, nested := b.rootFD[t]
+	if nested {
+		if err := b.pinNestedAncestors(t); err != nil {
+			return err
+		}
+	}
+	switch {
+	case !nested || !b.roBindFD:
+		b.add("--bind", t, t)
+		return nil
+	case b.dry:
+		b.plan.dataFDs = append(b.plan.dataFDs, -1)
+		b.add("--bind-fd", "-1", t)
+		return nil
+	}
+	dup, err := dupForBwrap(fd)
+	if err != nil {
+		return fatalf("opening sandbox writable root %s: %v", t, err)
+	}
+	b.plan.dataFDs = append(b.plan.dataFDs, dup)
+	b.add("--bind-fd", strconv.Itoa(dup), t)
+	return nil
+}
+
+// bindDirFD self-binds directory dir, an ancestor of carve-out carveOut (acc read or
+// deny; bindAncestors) or of nested writable root carveOut (acc write;
+// pinNestedAncestors) below writable root target wt: by a descriptor from a
+// symlink-refusing walk when bwrap has --bind-fd.
+func (b *mountBuilder) bindDirFD(wt, dir, carveOut string, acc policy.Access) error {
+	switch {
+	case !b.roBindFD:
+		b.add("--bind", dir, dir)
+		return nil
+	case b.dry:
+		b.plan.dataFDs = append(b.plan.dataFDs, -1)
+		b.add("--bind-fd", "-1", dir)
+		return nil
+	}
+	fd, err := b.openBelow(wt, dir, false)
+	if err != nil {
+		var sym *errSymlinkComponent
+		switch {
+		case errors.As(err, &sym) && acc == policy.AccessWrite:
+			return fatalf("cannot enforce sandbox writable root %s because it crosses writable symlink %s", carveOut, sym.path)
+		case errors.As(err, &sym):
+			kind := "read-only"
+			if acc == policy.AccessDeny {
+				kind = "deny-read"
+			}
+			return fatalf("cannot enforce sandbox %s path %s because it crosses writable symlink %s", kind, carveOut, sym.path)
+		}
+		return fatalf("opening sandbox directory %s: %v", dir, err)
+	}
+	b.plan.dataFDs = append(b.plan.dataFDs, fd)
+	b.add("--bind-fd", strconv.Itoa(fd), dir)
+	return nil
+}
+
+// openBelow is openBeneath from writable root target dir, starting from the
+// descriptor of its walk when it is a nested root (so a swap of its path after the
+// walk cannot redirect the carve-out).
+func (b *mountBuilder) openBelow(dir, target string, cloexec bool) (int, error) {
+	start := -1
+	if fd, ok := b.rootFD[dir]; ok {
+		start = fd
+	}
+	return openBeneathFrom(start, dir, target, cloexec)
+}
+
 // openBeneath opens target, which must lie at or below dir, by walking from dir one
 // component at a time with O_PATH|O_NOFOLLOW; a symlink component fails with
 // *errSymlinkComponent. The returned descriptor has O_CLOEXEC only if cloexec.
 func openBeneath(dir, target string, cloexec bool) (int, error) {
+	return openBeneathFrom(-1, dir, target, cloexec)
+}
+
+// openBeneathFrom is openBeneath starting from descriptor start of dir instead of
+// opening dir by path (start < 0: by path).
+func openBeneathFrom(start int, dir, target string, cloexec bool) (int, error) {
 	rel := strings.TrimPrefix(target, dir)
 	if rel == target && target != dir {
 		return -1, fmt.Errorf("%s is not below %s", target, dir)
 	}
-	cur, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	var cur int
+	var err error
+	if start >= 0 {
+		cur, err = unix.FcntlInt(uintptr(start), unix.F_DUPFD_CLOEXEC, 0)
+	} else {
+		cur, err = unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	}
 	if err != nil {
 		return -1, err
 	}
@@ -94,9 +206,9 @@ func openBeneath(dir, target string, cloexec bool) (int, error) {
 		}
 		cur = next
 	}
-	if !cloexec && rel == "" {
-		// dir itself: reopen without O_CLOEXEC for bwrap.
-		fd, err := unix.Openat(cur, ".", unix.O_PATH|unix.O_DIRECTORY, 0)
+	if !cloexec && strings.Trim(rel, "/") == "" {
+		// dir itself: a copy without O_CLOEXEC for bwrap.
+		fd, err := dupForBwrap(cur)
 		unix.Close(cur)
 		return fd, err
 	}

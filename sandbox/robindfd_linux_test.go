@@ -62,20 +62,42 @@ func TestBuildMounts_CarveOutByDescriptor(t *testing.T) {
 	if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil || flags&unix.FD_CLOEXEC != 0 {
 		t.Errorf("descriptor flags %#x, %v: want it inherited by bwrap (no FD_CLOEXEC)", flags, err)
 	}
+	// The directory between the root and the carve-out is self-bound by descriptor
+	// too: bound by path, a swap for a symlink racing the launch would bind the
+	// symlink's target writable.
+	anc := filepath.Join(w, "a")
+	ancText, ok := argAfter(mp.args, "--bind-fd", anc)
+	if !ok {
+		t.Fatalf("args %q: want --bind-fd N %s", mp.args, anc)
+	}
+	ancFD, _ := strconv.Atoi(ancText)
+	if err := unix.Fstat(ancFD, &got); err != nil {
+		t.Fatalf("fstat of the ancestor descriptor %d: %v", ancFD, err)
+	}
+	if err := unix.Stat(anc, &want); err != nil {
+		t.Fatal(err)
+	}
+	if got.Dev != want.Dev || got.Ino != want.Ino {
+		t.Errorf("ancestor descriptor %d is inode %d:%d, want %d:%d", ancFD, got.Dev, got.Ino, want.Dev, want.Ino)
+	}
 
 	dry, err := buildMounts(p, "", mountOptions{roBindFD: true, dry: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, ok := argAfter(dry.args, "--ro-bind-fd", ro); !ok || v != "-1" || len(dry.dataFDs) != 1 {
-		t.Errorf("dry plan args %q fds %v: want --ro-bind-fd -1 %s and one placeholder", dry.args, dry.dataFDs, ro)
+	v, ok := argAfter(dry.args, "--ro-bind-fd", ro)
+	va, oka := argAfter(dry.args, "--bind-fd", anc)
+	if !ok || v != "-1" || !oka || va != "-1" || len(dry.dataFDs) != 2 {
+		t.Errorf("dry plan args %q fds %v: want --bind-fd -1 %s, --ro-bind-fd -1 %s and two placeholders", dry.args, dry.dataFDs, anc, ro)
 	}
 	plain, err := buildMounts(p, "", mountOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := argAfter(plain.args, "--ro-bind", ro); !ok || len(plain.dataFDs) != 0 {
-		t.Errorf("args without the feature %q: want --ro-bind %s %s", plain.args, ro, ro)
+	_, ok = argAfter(plain.args, "--ro-bind", ro)
+	_, oka = argAfter(plain.args, "--bind", anc)
+	if !ok || !oka || len(plain.dataFDs) != 0 {
+		t.Errorf("args without the feature %q: want --bind %s %s and --ro-bind %s %s", plain.args, anc, anc, ro, ro)
 	}
 }
 
