@@ -18,6 +18,12 @@
 //     one (streamResponse with a requestId) returns status and headers with an empty
 //     body, then bodyDelta notifications with seq from 1, contiguous, the last one done
 //     (with error on a failed read); a requestId may have one active stream per client.
+//   - A followed redirect that leaves the request's origin (scheme, host or port changes, at
+//     any hop) drops Authorization, Proxy-Authorization, Cookie, Cookie2 and
+//     WWW-Authenticate, including values built from valueEnvVar, for the rest of the chain;
+//     a same-origin redirect keeps them. The reference (reqwest) does the same, observed
+//     for port and host changes (conformance scenario http_redirect_credentials); net/http
+//     alone would keep them across ports, schemes and into subdomains.
 //
 // Documented deviations from codex 0.169.0: loopback targets (127/8, ::1, localhost) bypass
 // proxies (the reference proxies them); request headers go out in net/http's order (sorted

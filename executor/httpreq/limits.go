@@ -16,6 +16,12 @@ var deniedEnvVars = []string{
 	"OPENAI_FEDERATION_RULE_ID", "AZURE_FEDERATED_TOKEN_FILE", "GOOGLE_APPLICATION_CREDENTIALS",
 }
 
+// sensitiveHeaders are dropped from a followed redirect once the chain has left the
+// request's origin (scheme, host or port changed), whether given directly or built from
+// valueEnvVar: observed from codex 0.171.0 and 0.169.0 (reqwest's redirect handling;
+// conformance scenario http_redirect_credentials). A same-origin redirect keeps them.
+var sensitiveHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "Cookie2", "WWW-Authenticate"}
+
 // Implementation limits.
 const (
 	// deltaReadBytes is the most one body read (one bodyDelta) carries, in bytes: a

@@ -164,6 +164,8 @@ func (c *Client) envValue(header, name string) (string, error) {
 	return v, nil
 }
 
+// checkRedirect applies redirectPolicy and, for a followed redirect, drops the credential
+// headers (sensitiveHeaders) once the chain has left the request's origin.
 func checkRedirect(policy protocol.HTTPRedirectPolicy) func(*http.Request, []*http.Request) error {
 	return func(req *http.Request, via []*http.Request) error {
 		if policy == protocol.HTTPRedirectStop {
@@ -175,8 +177,46 @@ func checkRedirect(policy protocol.HTTPRedirectPolicy) func(*http.Request, []*ht
 		if len(via) > MaxRedirects {
 			return &redirectError{msg: "too many redirects"}
 		}
+		if leftOrigin(req, via) {
+			for _, h := range sensitiveHeaders {
+				req.Header.Del(h)
+			}
+		}
 		return nil
 	}
+}
+
+// leftOrigin reports whether any hop of the redirect chain (via, then req) changed scheme,
+// host or port. net/http copies the first request's headers into every hop, so the whole
+// chain is checked each time: credentials dropped on the way out stay dropped on the way
+// back, as the reference's (reqwest's) per-hop removal leaves them. net/http alone would
+// keep them on a change of port or scheme, and on a move to a subdomain.
+func leftOrigin(req *http.Request, via []*http.Request) bool {
+	prev := via[0].URL
+	for _, r := range append(via[1:len(via):len(via)], req) {
+		if !sameOrigin(prev, r.URL) {
+			return true
+		}
+		prev = r.URL
+	}
+	return false
+}
+
+// sameOrigin compares scheme, host (case-insensitively) and port, a missing port being
+// the scheme's default.
+func sameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) &&
+		portOrDefault(a) == portOrDefault(b)
+}
+
+func portOrDefault(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if strings.EqualFold(u.Scheme, "https") {
+		return "443"
+	}
+	return "80"
 }
 
 // transportText extracts the detail of a net/http client error.

@@ -81,14 +81,14 @@ func measureIdle(b *testing.B, envs, sockets int) {
 	srv := newLoopbackServer(b, hub)
 	defer func() { srv.close(); hub.Close() }()
 	var lines strings.Builder
-	exp := time.Now().Add(time.Hour)
+	exp, hexp := time.Now().Add(time.Hour), time.Now().Add(rendezvous.HarnessURLTTL) // within each role's lifetime
 	for i := range envs {
 		env := "env-" + strconv.Itoa(i)
 		lines.WriteString(signer.URL(srv.base, rendezvous.Claims{Role: rendezvous.RoleEnvironment, EnvironmentID: env, Generation: 1, Expires: exp}) + "\n")
 	}
 	for i := range envs {
 		env := "env-" + strconv.Itoa(i)
-		lines.WriteString(signer.URL(srv.base, rendezvous.Claims{Role: rendezvous.RoleHarness, EnvironmentID: env, Generation: 1, Expires: exp}) + " stream-" + strconv.Itoa(i) + "\n")
+		lines.WriteString(signer.URL(srv.base, rendezvous.Claims{Role: rendezvous.RoleHarness, EnvironmentID: env, Generation: 1, Expires: hexp}) + " stream-" + strconv.Itoa(i) + "\n")
 	}
 	file := filepath.Join(b.TempDir(), "urls")
 	if err := os.WriteFile(file, []byte(lines.String()), 0o600); err != nil {
@@ -180,7 +180,7 @@ func newForwardFixture(tb testing.TB) *forwardFixture {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	if f.h, err = wsconn.Dial(ctx, signer.URL(srv.base, rendezvous.Claims{Role: rendezvous.RoleHarness, EnvironmentID: "env", Generation: 1, Expires: exp}), nil); err != nil {
+	if f.h, err = wsconn.Dial(ctx, signer.URL(srv.base, rendezvous.Claims{Role: rendezvous.RoleHarness, EnvironmentID: "env", Generation: 1, Expires: time.Now().Add(rendezvous.HarnessURLTTL)}), nil); err != nil {
 		f.close()
 		tb.Fatal(err)
 	}

@@ -17,7 +17,10 @@
 // and a nonce, with one key of a ring (k= names it; registry/server rotates the ring and
 // shares it between nodes through its store). The host is not signed, so a URL verifies on
 // every node holding the ring. The upgrade of a URL with a bad or expired signature is answered HTTP 401
-// before any websocket is accepted; the executor then re-registers (spec §11). An executor URL
+// before any websocket is accepted; the executor then re-registers (spec §11). So is a URL
+// that expires later than its role's lifetime (ExecutorURLTTL, HarnessURLTTL) plus
+// MaxClockSkew from now: the registry never signs one, so whoever obtained a key cannot
+// mint a URL that outlives key rotation. The 401 body is fixed text, never the URL. An executor URL
 // whose generation is no longer the environment's current one (a newer registration fenced
 // it) is also refused with 401.
 //

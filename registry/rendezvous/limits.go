@@ -43,6 +43,13 @@ const (
 	// URL's nonce is remembered (single use), so it bounds that memory's age.
 	HarnessURLTTL = 2 * time.Minute
 
+	// MaxClockSkew is how much later than now plus its role's lifetime (ExecutorURLTTL,
+	// HarnessURLTTL) a URL's expiry may be and still verify: the clock difference allowed
+	// between the node that signed it and the node that verifies it. A later expiry was
+	// not minted by a registry (it never signs for longer) and is refused
+	// (ErrLifetimeExceeded), so a leaked key cannot mint a URL that outlives a rotation.
+	MaxClockSkew = 30 * time.Second
+
 	// PingInterval and PongTimeout are the rendezvous's own keepalive on every socket
 	// (websocket Ping; the released peers answer any Ping, spec/relay-noise.md §10, and
 	// keep their own 30 s / 60 s schedule towards us). A link that goes silent without a

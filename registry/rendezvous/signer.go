@@ -40,7 +40,23 @@ var (
 	ErrBadSignature = errors.New("rendezvous: bad url signature")
 	ErrExpired      = errors.New("rendezvous: url expired")
 	ErrMalformedURL = errors.New("rendezvous: malformed rendezvous url")
+	// ErrLifetimeExceeded: the URL expires later than now plus its role's lifetime plus
+	// MaxClockSkew, so no registry issued it as it stands (see MaxLifetime).
+	ErrLifetimeExceeded = errors.New("rendezvous: url expiry beyond its role's lifetime")
 )
+
+// MaxLifetime is the longest a URL of role r may still be valid when it is verified: the
+// lifetime a registry signs it with (ExecutorURLTTL, HarnessURLTTL) plus MaxClockSkew.
+// Other roles get none.
+func MaxLifetime(r Role) time.Duration {
+	switch r {
+	case RoleEnvironment:
+		return ExecutorURLTTL + MaxClockSkew
+	case RoleHarness:
+		return HarnessURLTTL + MaxClockSkew
+	}
+	return 0
+}
 
 // Signer mints and checks rendezvous URLs with HMAC-SHA256. It holds a keyring: one current
 // key that signs, and older keys that still verify (rotation: registry/server keeps the ring
@@ -147,7 +163,11 @@ func (s *Signer) URL(base string, c Claims) string {
 }
 
 // Verify checks the path and query of an upgrade request against the signature and now.
-// path is the request path (BasePath + role + "/" + environment id).
+// path is the request path (BasePath + role + "/" + environment id). A URL is refused when
+// its signature does not check (ErrBadSignature), once it has expired (ErrExpired), and
+// when it expires more than MaxLifetime(role) after now (ErrLifetimeExceeded): whoever
+// holds a key still cannot mint a URL that lives longer than the registry's own. Errors
+// never carry the query.
 func (s *Signer) Verify(path string, query url.Values, now time.Time) (Claims, error) {
 	rest, ok := strings.CutPrefix(path, BasePath)
 	if !ok {
@@ -179,6 +199,9 @@ func (s *Signer) Verify(path string, query url.Values, now time.Time) (Claims, e
 	}
 	if !now.Before(c.Expires) {
 		return Claims{}, ErrExpired
+	}
+	if c.Expires.Sub(now) > MaxLifetime(c.Role) {
+		return Claims{}, ErrLifetimeExceeded
 	}
 	return c, nil
 }

@@ -70,3 +70,45 @@ func TestSigner_KeyRing(t *testing.T) {
 		t.Errorf("SetKeys with a short key: got nil, want an error")
 	}
 }
+
+// TestSigner_LifetimeBound: a correctly signed URL whose expiry lies further ahead than its
+// role's lifetime plus MaxClockSkew is refused with ErrLifetimeExceeded, whose text does not
+// carry the query; at the bound it verifies. A 100-year executor URL is the case of a
+// leaked key (issue 26 finding 4).
+func TestSigner_LifetimeBound(t *testing.T) {
+	s := rendezvous.NewRandomSigner()
+	now := time.Unix(1_800_000_000, 0)
+	tests := []struct {
+		role rendezvous.Role
+		life time.Duration
+		want error
+	}{
+		{rendezvous.RoleEnvironment, rendezvous.ExecutorURLTTL, nil},
+		{rendezvous.RoleEnvironment, rendezvous.ExecutorURLTTL + rendezvous.MaxClockSkew, nil},
+		{rendezvous.RoleEnvironment, rendezvous.ExecutorURLTTL + rendezvous.MaxClockSkew + time.Second, rendezvous.ErrLifetimeExceeded},
+		{rendezvous.RoleEnvironment, 100 * 365 * 24 * time.Hour, rendezvous.ErrLifetimeExceeded},
+		{rendezvous.RoleHarness, rendezvous.HarnessURLTTL, nil},
+		{rendezvous.RoleHarness, rendezvous.HarnessURLTTL + rendezvous.MaxClockSkew, nil},
+		{rendezvous.RoleHarness, rendezvous.HarnessURLTTL + rendezvous.MaxClockSkew + time.Second, rendezvous.ErrLifetimeExceeded},
+		{rendezvous.RoleHarness, rendezvous.ExecutorURLTTL, rendezvous.ErrLifetimeExceeded},
+	}
+	for _, tt := range tests {
+		u := s.URL("ws://h:1", rendezvous.Claims{Role: tt.role, EnvironmentID: "env-1", Generation: 1, Expires: now.Add(tt.life)})
+		path, query, _ := strings.Cut(strings.TrimPrefix(u, "ws://h:1"), "?")
+		q := parseQuery(t, query)
+		_, err := s.Verify(path, q, now)
+		if !errors.Is(err, tt.want) {
+			t.Errorf("%s url living %v: got %v, want %v", tt.role, tt.life, err, tt.want)
+		}
+		if err != nil && strings.Contains(err.Error(), q.Get("sig")) {
+			t.Errorf("%s url living %v: error %q echoes the signature", tt.role, tt.life, err)
+		}
+	}
+	// A signed expiry near the end of int64 seconds must not wrap into acceptance
+	// (time.Time.Sub saturates).
+	u := s.URL("ws://h:1", rendezvous.Claims{Role: rendezvous.RoleEnvironment, EnvironmentID: "env-1", Generation: 1, Expires: time.Unix(1<<62, 0)})
+	path, query, _ := strings.Cut(strings.TrimPrefix(u, "ws://h:1"), "?")
+	if _, err := s.Verify(path, parseQuery(t, query), now); !errors.Is(err, rendezvous.ErrLifetimeExceeded) {
+		t.Errorf("expiry 2^62 s: got %v, want ErrLifetimeExceeded", err)
+	}
+}

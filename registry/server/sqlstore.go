@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 	"time"
 
@@ -46,6 +48,9 @@ func OpenStore(ctx context.Context, dsn string) (Store, error) {
 		}
 	} else {
 		s.dialect = dialectSQLite
+		if err := createPrivate(dsn); err != nil {
+			return nil, err
+		}
 		// One connection: SQLite serialises writers anyway, and a single connection keeps
 		// ":memory:" one database. busy_timeout covers other processes on the same file.
 		s.db, err = sql.Open("sqlite", "file:"+dsn+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)")
@@ -61,6 +66,39 @@ func OpenStore(ctx context.Context, dsn string) (Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// StoreFileMode is the mode of a SQLite store file, and of its -wal and -shm files: they
+// hold the URL signing keys (signing_keys), with which anyone can mint rendezvous URLs, so
+// only the registry's user may read them.
+const StoreFileMode = 0o600
+
+// createPrivate creates the SQLite file at path with StoreFileMode unless it exists (an
+// existing file keeps its mode; registry start-up warns when it is group- or
+// other-readable). The mode is set explicitly, whatever the umask. SQLite then gives the
+// -wal and -shm files it creates the main file's mode (its unix VFS does so explicitly,
+// umask aside; TestOpenStore_FileModes checks it), so they are private too.
+// ":memory:" is left alone.
+func createPrivate(path string) error {
+	if path == ":memory:" {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, StoreFileMode)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("creating registry store: %w", err)
+	}
+	err = f.Chmod(StoreFileMode)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return fmt.Errorf("creating registry store: %w", err)
+	}
+	return nil
 }
 
 // q rewrites the shared statements' $N placeholders for SQLite (?NNN).

@@ -52,7 +52,7 @@ func measureRendezvousIdleMemory(ctx context.Context, e *Env, side *Side) (float
 	}()
 
 	base := "ws://" + ln.Addr().String()
-	exp := time.Now().Add(time.Hour)
+	exp, hexp := time.Now().Add(time.Hour), time.Now().Add(rendezvous.HarnessURLTTL) // within each role's lifetime
 	spec := helperSpec{Kind: helperSockets, Sockets: make([]helperSocket, 0, 2*envs)}
 	for i := range envs {
 		spec.Sockets = append(spec.Sockets, helperSocket{URL: signer.URL(base, rendezvous.Claims{
@@ -60,7 +60,7 @@ func measureRendezvousIdleMemory(ctx context.Context, e *Env, side *Side) (float
 	}
 	for i := range envs {
 		spec.Sockets = append(spec.Sockets, helperSocket{URL: signer.URL(base, rendezvous.Claims{
-			Role: rendezvous.RoleHarness, EnvironmentID: "env-" + strconv.Itoa(i), Generation: 1, Expires: exp}),
+			Role: rendezvous.RoleHarness, EnvironmentID: "env-" + strconv.Itoa(i), Generation: 1, Expires: hexp}),
 			Stream: fmt.Sprintf("%036d", i)})
 	}
 	before := heapInUse()

@@ -18,7 +18,9 @@
 //     certificate and a key file, or neither.
 //   - Start-up warnings are logged, never fatal: a non-loopback listener without TLS
 //     (bearer tokens and rendezvous URLs would cross the network in clear), a token file
-//     readable by group or others (CheckTokenFile), tokens that grant every role or every
+//     readable by group or others (CheckTokenFile), an existing SQLite database (or its
+//     -wal/-shm) accessible to group or others (CheckStoreFile: it holds the URL signing
+//     keys; a new one is created 0600), tokens that grant every role or every
 //     environment. Token values are never logged; a warning names a token by its line and
 //     id.
 //   - Errors are wrapped with gerund context ("loading TLS certificate: …", "listening on

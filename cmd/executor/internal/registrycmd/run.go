@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/execlab/executor/internal/telemetry"
@@ -81,6 +82,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 		}
 		tlsConf = &tls.Config{Certificates: []tls.Certificate{cert}}
 	}
+	CheckStoreFile(cfg.DB, log)
 	st, err := server.OpenStore(ctx, cfg.DB)
 	if err != nil {
 		return nil, err
@@ -228,6 +230,27 @@ func CheckTokenFile(path string, log *slog.Logger) {
 	if perm := fi.Mode().Perm(); perm&0o044 != 0 {
 		log.Warn("token file is readable by group or others; chmod 600 it", "path", path,
 			"mode", fmt.Sprintf("%#o", perm))
+	}
+}
+
+// CheckStoreFile warns when the SQLite store at dsn, or its -wal or -shm file, exists with
+// any permission for group or others: it holds the URL signing keys, with which a reader
+// can mint rendezvous URLs (and a writer plant its own key). A new store is created 0600
+// (server.OpenStore); an existing one keeps its mode, hence the warning. PostgreSQL DSNs
+// and ":memory:" are not files.
+func CheckStoreFile(dsn string, log *slog.Logger) {
+	if dsn == "" || dsn == ":memory:" || strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		return
+	}
+	for _, p := range []string{dsn, dsn + "-wal", dsn + "-shm"} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			continue // absent (OpenStore creates or reports it)
+		}
+		if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+			log.Warn("registry database is accessible to group or others and holds the URL signing keys; chmod 600 it",
+				"path", p, "mode", fmt.Sprintf("%#o", perm))
+		}
 	}
 }
 
