@@ -1,0 +1,144 @@
+package envconfig
+
+// Project trust (READ: codex-config project_trust_context; PROBED on 0.171.0): a
+// project directory's layer loads only when the first trust entry found for it, in
+// this order, says "trusted":
+//
+//  1. the directory itself ([projects."<dir>"], canonical path first, then as given);
+//  2. the project root (the nearest ancestor of cwd holding a root marker, else cwd);
+//  3. the repository root for trust (a linked worktree's main checkout).
+//
+// So an "untrusted" subdirectory stays out under a trusted root, and a trusted
+// subdirectory loads under an untrusted root.
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+type trustContext struct {
+	projectRoot string
+	levels      map[string]string // [projects."<key>"] trust_level
+	rootKeys    []string
+	repoKeys    []string
+}
+
+func newTrustContext(discovery *Table, cwd string, markers []string) (*trustContext, error) {
+	tc := &trustContext{levels: map[string]string{}}
+	if v := discovery.Get("projects"); v != nil {
+		if v.Kind != TableKind {
+			return nil, loadErrorf("invalid type: expected a map for `projects`")
+		}
+		for _, k := range v.Tab.Keys() {
+			p := v.Tab.Get(k)
+			if p.Kind != TableKind {
+				return nil, loadErrorf("invalid type: expected struct ProjectConfig for `projects.%s`", k)
+			}
+			lv := p.Tab.Get("trust_level")
+			if lv == nil {
+				continue
+			}
+			if lv.Kind != String || (lv.Str != TrustedLevel && lv.Str != UntrustedLevel) {
+				return nil, loadErrorf("unknown trust_level for `projects.%s`", k)
+			}
+			tc.levels[k] = lv.Str
+		}
+	}
+	tc.projectRoot = findProjectRoot(cwd, markers)
+	tc.rootKeys = trustKeys(tc.projectRoot)
+	if repo := repoRootForTrust(cwd); repo != "" {
+		tc.repoKeys = trustKeys(repo)
+	}
+	return tc, nil
+}
+
+// trustKeys are the lookup keys of a path: canonical first, then as given.
+func trustKeys(p string) []string {
+	c := canonical(p)
+	if c == p {
+		return []string{p}
+	}
+	return []string{c, p}
+}
+
+func (tc *trustContext) trusted(dir string) bool {
+	for _, keys := range [][]string{trustKeys(dir), tc.rootKeys, tc.repoKeys} {
+		for _, k := range keys {
+			if lv, ok := tc.levels[k]; ok {
+				return lv == TrustedLevel
+			}
+		}
+	}
+	return false
+}
+
+// findProjectRoot returns the nearest ancestor of cwd (cwd included; cwd need not exist)
+// holding one of markers, else cwd. No markers: cwd.
+func findProjectRoot(cwd string, markers []string) string {
+	if len(markers) == 0 {
+		return cwd
+	}
+	for d := cwd; ; d = filepath.Dir(d) {
+		for _, m := range markers {
+			if isMarker(filepath.Join(d, m), m) {
+				return d
+			}
+		}
+		if d == filepath.Dir(d) {
+			return cwd
+		}
+	}
+}
+
+// isMarker reports whether p marks a project root. ".git" must be a non-directory or a
+// directory with HEAD (PROBED: an empty .git directory does not count, an empty .git
+// file does); any other marker counts when it exists.
+func isMarker(p, marker string) bool {
+	st, err := os.Stat(p)
+	if err != nil {
+		return false
+	}
+	if marker == ".git" && st.IsDir() {
+		_, err := os.Stat(filepath.Join(p, "HEAD"))
+		return err == nil
+	}
+	return true
+}
+
+// repoRootForTrust returns the main checkout of the git repository holding cwd: for a
+// linked worktree (a .git file naming .../.git/worktrees/<name>) the directory above
+// that .git, else the checkout root itself; "" outside a repository.
+func repoRootForTrust(cwd string) string {
+	base := cwd
+	if st, err := os.Stat(cwd); err != nil || !st.IsDir() {
+		base = filepath.Dir(cwd)
+	}
+	for d := base; ; d = filepath.Dir(d) {
+		dotGit := filepath.Join(d, ".git")
+		if st, err := os.Stat(dotGit); err == nil {
+			if st.IsDir() {
+				return d
+			}
+			data, err := os.ReadFile(dotGit)
+			if err != nil {
+				return d
+			}
+			gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
+			if !ok {
+				return d
+			}
+			gitdir = strings.TrimSpace(gitdir)
+			if !filepath.IsAbs(gitdir) {
+				gitdir = filepath.Join(d, gitdir)
+			}
+			if main, _, ok := strings.Cut(filepath.ToSlash(gitdir), "/.git/worktrees/"); ok {
+				return filepath.FromSlash(main)
+			}
+			return d
+		}
+		if d == filepath.Dir(d) {
+			return ""
+		}
+	}
+}
