@@ -53,7 +53,9 @@ type LoadError struct{ Msg string }
 
 func (e *LoadError) Error() string { return e.Msg }
 
-func loadErrorf(format string, args ...any) error { return &LoadError{Msg: fmt.Sprintf(format, args...)} }
+func loadErrorf(format string, args ...any) error {
+	return &LoadError{Msg: fmt.Sprintf(format, args...)}
+}
 
 // readTOMLFile reads and parses path. A missing file is (nil, nil).
 func readTOMLFile(path string) (*Table, []byte, error) {
