@@ -9,6 +9,7 @@ package envconfig
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -50,7 +51,7 @@ func toParseError(data []byte, err error) error {
 	var de *toml.DecodeError
 	if errors.As(err, &de) {
 		row, col := de.Position()
-		return &ParseError{Line: row, Column: col, Msg: de.Error(), lineText: lineAt(data, row)}
+		return &ParseError{Line: row, Column: col, Msg: referenceMessage(de.Error()), lineText: lineAt(data, row)}
 	}
 	return &ParseError{Line: 1, Column: 1, Msg: err.Error(), lineText: lineAt(data, 1)}
 }
@@ -240,13 +241,13 @@ func parseInteger(raw string) (int64, error) {
 
 func parseFloat(raw string) (float64, error) {
 	s := strings.ReplaceAll(raw, "_", "")
-	switch strings.TrimLeft(s, "+-") {
-	case "inf", "nan":
-		f, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return 0, fmt.Errorf("float %q: %w", raw, err)
-		}
-		return f, nil
+	switch s {
+	case "nan", "+nan", "-nan":
+		return math.NaN(), nil
+	case "inf", "+inf":
+		return math.Inf(1), nil
+	case "-inf":
+		return math.Inf(-1), nil
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil {
@@ -262,4 +263,17 @@ func parseFloat(raw string) (float64, error) {
 // isParsedAOT reports whether v was created by [[header]]s.
 func isParsedAOT(v *Value) bool {
 	return v.Kind == Array && len(v.Arr) > 0 && v.Arr[0].Kind == TableKind && v.Arr[0].Tab.fromAOT
+}
+
+// referenceMessage rewords the library's messages that have a known counterpart in the
+// reference's toml crate (PROBED); others keep the library's text (doc.go, limits).
+func referenceMessage(msg string) string {
+	msg = strings.TrimPrefix(msg, "toml: ")
+	if strings.HasPrefix(msg, "unexpected character") && strings.HasSuffix(msg, "at start of value") {
+		return "string values must be quoted, expected literal string"
+	}
+	if strings.HasPrefix(msg, "key ") && strings.HasSuffix(msg, " is already defined") {
+		return "duplicate key"
+	}
+	return msg
 }
