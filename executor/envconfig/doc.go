@@ -1,0 +1,71 @@
+// Package envconfig serves environmentConfig/read (spec/capabilities-0.171.0.md §6): it
+// discovers and loads the executor-local config and requirements layers exactly as
+// codex 0.171.0's codex-config load_local_config_layers does, projects them to the
+// requested TOML paths, and re-serializes each surviving layer as the reference's toml
+// crate prints it. It is what the codex client reads, with
+// configPaths [["mcp_servers"]], to find MCP servers configured on the executor.
+//
+// # Layers
+//
+// Above: package executor registers the method (envconfig_methods.go) and advertises
+// environmentConfigRead. Below: the host filesystem (plain reads with the executor's
+// privileges: the method has no sandbox member, PROBED), executor/protocol (params,
+// result, PathURI), executor/oserr (OS error texts), jsonwire (error codes) and
+// github.com/pelletier/go-toml/v2. It knows no session, connection or sandbox.
+//
+// # Contract
+//
+//   - Params checks in the reference's order: decoding (serde texts through
+//     jsonwire.UnmarshalParams: null → "invalid type: null, expected struct
+//     EnvironmentConfigReadParams", missing cwd/configPaths/requirementsPaths, the
+//     3-element sequence form); both lists empty; an empty path; a cwd URI that names no
+//     host path. A cwd that does not exist is fine.
+//   - Layers (load.go): system (<SystemDir>/config.toml), user ($CODEX_HOME/config.toml),
+//     project (<dir>/.codex/config.toml from the project root down to cwd, trusted only;
+//     trust.go), legacy managed (<SystemDir>/managed_config.toml). Requirements: the
+//     system requirements.toml, then those derived from managed_config.toml. Every read
+//     loads the files afresh.
+//   - Projection and serialization: project.go, encode.go, strings.go, datetime.go.
+//   - Errors: -32602 for params; -32603 "failed to load executor-local config: …" for
+//     a file that cannot be read or parsed, with the reference's framing
+//     ("<path>:<line>:<col>: <msg>" for system/user/managed files, "Error parsing
+//     project config file <path>: TOML parse error at line L, column C" plus the
+//     snippet for project files).
+//
+// # TOML library and where its output is adjusted
+//
+// github.com/pelletier/go-toml/v2 (v2.4.3, MIT, maintained): its decoder validates a
+// document and gives the error position; its unstable AST parser keeps document order,
+// which a Go map would lose and which the reference keeps (toml's preserve_order). The
+// library's own encoder is not used: the reference's layout and quoting rules are
+// implemented here, each checked against the binary:
+//
+//   - strings and keys choose basic, literal, multi-line basic or multi-line literal
+//     quoting as toml_writer does (strings.go), with \uXXXX in upper-case hex;
+//   - floats print Rust's shortest decimal without exponent (1e10 → 10000000000.0),
+//     nan without sign, -0.0 kept; integers in decimal (0x10 → 16);
+//   - datetimes are rebuilt from the raw text (datetime.go), never through time.Time;
+//   - tables print pairs first, then sub-tables depth first; implicit tables print no
+//     header; arrays whose elements are all tables become [[arrays of tables]]; inline
+//     tables in arrays print "{ k = v }";
+//   - two parse messages are reworded to the toml crate's ("string values must be
+//     quoted, expected literal string", "duplicate key"); the line and column are the
+//     library's and matched the reference in every probe.
+//
+// # Limits and known differences
+//
+// MaxConfigFileBytes (limits.go) bounds each file; the reference has no bound. Other
+// parse messages keep go-toml's wording (the position and framing match). Documents
+// that go-toml and the toml crate judge differently (TOML 1.1 syntax the crate may
+// accept) are not reconciled. A linked worktree's hooks folder override
+// (READ, newer sources) and macOS MDM layers are not implemented. CODEX_HOME must exist
+// (it is canonicalized, as the reference does); the failure text "failed to find codex
+// home: …" is from the source, not probed. userHomeDir is $HOME (else os.UserHomeDir);
+// the legacy managed config accepts the approval_policy, approvals_reviewer and
+// sandbox_mode spellings listed in load.go, with an error text of our own for others.
+//
+// # Concurrency
+//
+// Reader has no mutable state; Read is safe for concurrent use. The package starts no
+// goroutines.
+package envconfig
