@@ -15,52 +15,72 @@ import (
 
 func canonicalDatetime(raw string) (string, error) {
 	var b strings.Builder
-	s := raw
-	if len(s) >= 10 && s[4] == '-' && s[7] == '-' {
-		b.WriteString(s[:10])
-		s = s[10:]
-		if s == "" {
-			return b.String(), nil
-		}
-		if s[0] != 'T' && s[0] != 't' && s[0] != ' ' {
-			return "", fmt.Errorf("datetime %q: bad separator", raw)
-		}
-		b.WriteByte('T')
-		s = s[1:]
+	s, err := writeDate(&b, raw)
+	if err != nil || s == "" {
+		return b.String(), err
 	}
 	if len(s) < 8 || s[2] != ':' || s[5] != ':' {
 		return "", fmt.Errorf("datetime %q: bad time", raw)
 	}
 	b.WriteString(s[:8])
-	s = s[8:]
-	if len(s) > 0 && s[0] == '.' {
-		i := 1
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		frac := s[1:i]
-		if len(frac) > 9 {
-			frac = frac[:9]
-		}
-		frac = strings.TrimRight(frac, "0")
-		if frac != "" {
-			b.WriteByte('.')
-			b.WriteString(frac)
-		}
-		s = s[i:]
+	s = writeFraction(&b, s[8:])
+	if err := writeOffset(&b, s); err != nil {
+		return "", fmt.Errorf("datetime %q: %w", raw, err)
 	}
+	return b.String(), nil
+}
+
+// writeDate writes the date part of raw, if any, and the 'T' before a time; it returns
+// the rest ("" for a bare date).
+func writeDate(b *strings.Builder, raw string) (string, error) {
+	if len(raw) < 10 || raw[4] != '-' || raw[7] != '-' {
+		return raw, nil // a local time
+	}
+	b.WriteString(raw[:10])
+	s := raw[10:]
+	if s == "" {
+		return "", nil
+	}
+	if s[0] != 'T' && s[0] != 't' && s[0] != ' ' {
+		return "", fmt.Errorf("datetime %q: bad separator", raw)
+	}
+	b.WriteByte('T')
+	return s[1:], nil
+}
+
+// writeFraction writes a non-zero fraction of seconds (≤ 9 digits, trailing zeros
+// trimmed) and returns what follows it.
+func writeFraction(b *strings.Builder, s string) string {
+	if s == "" || s[0] != '.' {
+		return s
+	}
+	i := 1
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	frac := s[1:i]
+	if len(frac) > 9 {
+		frac = frac[:9]
+	}
+	if frac = strings.TrimRight(frac, "0"); frac != "" {
+		b.WriteByte('.')
+		b.WriteString(frac)
+	}
+	return s[i:]
+}
+
+func writeOffset(b *strings.Builder, s string) error {
 	switch {
 	case s == "":
 	case s == "Z" || s == "z":
 		b.WriteByte('Z')
 	case len(s) == 6 && (s[0] == '+' || s[0] == '-') && s[3] == ':':
 		if s[1:] == "00:00" {
-			b.WriteString("+00:00")
-		} else {
-			b.WriteString(s)
+			s = "+00:00"
 		}
+		b.WriteString(s)
 	default:
-		return "", fmt.Errorf("datetime %q: bad offset", raw)
+		return fmt.Errorf("bad offset %q", s)
 	}
-	return b.String(), nil
+	return nil
 }
