@@ -130,7 +130,7 @@ func (r *Reader) load(codexHome, cwd string) (*Layers, error) {
 
 	out := &Layers{}
 	// Requirements: the system file, then what the legacy managed config implies.
-	if t, err := loadOptional(sysReq); err != nil {
+	if t, err := loadRequirements(sysReq); err != nil {
 		return nil, err
 	} else if t != nil {
 		out.Requirements.Layers = append(out.Requirements.Layers, Layer{Source: sysReq, BaseDir: r.cfg.SystemDir, TOML: t})
@@ -181,6 +181,20 @@ func loadOptional(path string) (*Table, error) {
 	return t, nil
 }
 
+// loadRequirements loads the system requirements file, which may be absent. A parse
+// error reads "failed to parse requirements layer <path>: <snippet>" (PROBED).
+func loadRequirements(path string) (*Table, error) {
+	t, _, err := readTOMLFile(path)
+	var pe *ParseError
+	switch {
+	case errors.As(err, &pe):
+		return nil, loadErrorf("failed to parse requirements layer %s: %s", path, snippet(pe))
+	case err != nil:
+		return nil, loadErrorf("Failed to read requirements file %s: %s", path, oserr.Text(err))
+	}
+	return t, nil
+}
+
 // rootMarkers returns project_root_markers from the discovery config, or the default.
 func rootMarkers(t *Table) ([]string, error) {
 	v := t.Get(ProjectRootMarkersKey)
@@ -201,58 +215,122 @@ func rootMarkers(t *Table) ([]string, error) {
 }
 
 // legacyRequirements derives requirements from the legacy managed config
-// (READ: legacy_requirements_to_toml_value; PROBED for approval_policy and
-// sandbox_mode): allowed_approval_policies = [approval_policy],
-// allowed_approvals_reviewers = [approvals_reviewer] (+ "user" after "auto_review"),
-// allowed_sandbox_modes = ["read-only"] (+ sandbox_mode unless it is read-only).
+// (READ: legacy_requirements_to_toml_value; PROBED on 0.171.0 for every case below):
+// allowed_approval_policies = [approval_policy] ("on-failure" reads as "on-request"; a
+// {granular = {…}} table becomes an array of tables), allowed_approvals_reviewers =
+// [approvals_reviewer] (+ "user" after "auto_review"; "guardian_subagent" is an alias
+// of "auto_review"), allowed_sandbox_modes = ["read-only"] (+ sandbox_mode unless it
+// is read-only). Other keys are ignored; a bad value fails with serde's text.
 func legacyRequirements(managed *Table) (*Table, error) {
 	out := NewTable()
-	str := func(key string, allowed ...string) (string, bool, error) {
-		v := managed.Get(key)
-		if v == nil {
-			return "", false, nil
+	if v := managed.Get("approval_policy"); v != nil {
+		p, err := legacyApprovalPolicy(v)
+		if err != nil {
+			return nil, err
 		}
-		if v.Kind != String {
-			return "", false, loadErrorf("Failed to parse config requirements as TOML: invalid type for `%s`", key)
-		}
-		for _, a := range allowed {
-			if v.Str == a {
-				return v.Str, true, nil
-			}
-		}
-		return "", false, loadErrorf("Failed to parse config requirements as TOML: unknown variant `%s` for `%s`", v.Str, key)
+		out.Set("allowed_approval_policies", &Value{Kind: Array, Arr: []*Value{p}})
 	}
-	strs := func(ss ...string) *Value {
-		v := &Value{Kind: Array, Arr: []*Value{}}
-		for _, s := range ss {
-			v.Arr = append(v.Arr, &Value{Kind: String, Str: s})
+	if v := managed.Get("approvals_reviewer"); v != nil {
+		r, err := legacyEnum("approvals_reviewer", v, "user", "auto_review", "guardian_subagent")
+		if err != nil {
+			return nil, err
 		}
-		return v
-	}
-	if p, ok, err := str("approval_policy", "untrusted", "on-failure", "on-request", "never"); err != nil {
-		return nil, err
-	} else if ok {
-		out.Set("allowed_approval_policies", strs(p))
-	}
-	if r, ok, err := str("approvals_reviewer", "user", "auto_review"); err != nil {
-		return nil, err
-	} else if ok {
-		if r == "auto_review" {
-			out.Set("allowed_approvals_reviewers", strs(r, "user"))
-		} else {
-			out.Set("allowed_approvals_reviewers", strs(r))
+		switch r {
+		case "user":
+			out.Set("allowed_approvals_reviewers", strArray("user"))
+		default:
+			out.Set("allowed_approvals_reviewers", strArray("auto_review", "user"))
 		}
 	}
-	if m, ok, err := str("sandbox_mode", "read-only", "workspace-write", "danger-full-access"); err != nil {
-		return nil, err
-	} else if ok {
+	if v := managed.Get("sandbox_mode"); v != nil {
+		m, err := legacyEnum("sandbox_mode", v, "read-only", "workspace-write", "danger-full-access")
+		if err != nil {
+			return nil, err
+		}
 		if m == "read-only" {
-			out.Set("allowed_sandbox_modes", strs(m))
+			out.Set("allowed_sandbox_modes", strArray(m))
 		} else {
-			out.Set("allowed_sandbox_modes", strs("read-only", m))
+			out.Set("allowed_sandbox_modes", strArray("read-only", m))
 		}
 	}
 	return out, nil
+}
+
+func strArray(ss ...string) *Value {
+	v := &Value{Kind: Array, Arr: []*Value{}}
+	for _, s := range ss {
+		v.Arr = append(v.Arr, &Value{Kind: String, Str: s})
+	}
+	return v
+}
+
+func legacyErr(key, msg string) error {
+	return loadErrorf("Failed to parse config requirements as TOML: %s\nin `%s`\n", msg, key)
+}
+
+// legacyEnum decodes a unit-variant enum as serde does, with its texts.
+func legacyEnum(key string, v *Value, variants ...string) (string, error) {
+	if v.Kind != String {
+		return "", legacyErr(key, "invalid type: unit variant, expected string only")
+	}
+	for _, a := range variants {
+		if v.Str == a {
+			return a, nil
+		}
+	}
+	return "", legacyErr(key, "unknown variant `"+v.Str+"`, expected one of `"+strings.Join(variants, "`, `")+"`")
+}
+
+// approvalPolicies are AskForApproval's variants in serde's order; "granular" is a
+// newtype variant (a table).
+var approvalPolicies = []string{"untrusted", "on-failure", "on-request", "granular", "never"}
+
+// granularFields are GranularApprovalConfig's fields in serialization order; the ones
+// marked true default to false when absent (READ; the output order is PROBED).
+var granularFields = []struct {
+	name     string
+	optional bool
+}{{"sandbox_approval", false}, {"rules", false}, {"skill_approval", true}, {"request_permissions", true}, {"mcp_elicitations", false}}
+
+func legacyApprovalPolicy(v *Value) (*Value, error) {
+	const key = "approval_policy"
+	if v.Kind == TableKind && v.Tab.Len() == 1 && v.Tab.Get("granular") != nil {
+		g := v.Tab.Get("granular")
+		if g.Kind != TableKind {
+			return nil, legacyErr(key, "invalid type: expected struct GranularApprovalConfig")
+		}
+		out := NewTable()
+		for _, f := range granularFields {
+			fv := g.Tab.Get(f.name)
+			switch {
+			case fv == nil && f.optional:
+				fv = &Value{Kind: Boolean}
+			case fv == nil:
+				return nil, legacyErr(key, "missing field `"+f.name+"`")
+			case fv.Kind != Boolean:
+				return nil, legacyErr(key, "invalid type: expected a boolean for `"+f.name+"`")
+			}
+			out.Set(f.name, &Value{Kind: Boolean, Bool: fv.Bool})
+		}
+		wrap := NewTable()
+		wrap.Set("granular", tableValue(out))
+		return tableValue(wrap), nil
+	}
+	if v.Kind != String {
+		return nil, legacyErr(key, "invalid type: unit variant, expected string only")
+	}
+	switch v.Str {
+	case "granular":
+		return nil, legacyErr(key, "invalid type: unit variant, expected newtype variant")
+	case "on-failure":
+		return &Value{Kind: String, Str: "on-request"}, nil
+	}
+	for _, a := range approvalPolicies {
+		if v.Str == a {
+			return &Value{Kind: String, Str: a}, nil
+		}
+	}
+	return nil, legacyErr(key, "unknown variant `"+v.Str+"`, expected one of `"+strings.Join(approvalPolicies, "`, `")+"`")
 }
 
 // sanitizeProject removes the keys a project layer may not set.
