@@ -58,11 +58,10 @@
 // parse messages keep go-toml's wording (the position and framing match). Documents
 // that go-toml and the toml crate judge differently (TOML 1.1 syntax the crate may
 // accept) are not reconciled. A linked worktree's hooks folder override
-// (READ, newer sources) and macOS MDM layers are not implemented. CODEX_HOME must exist
-// (it is canonicalized, as the reference does); the failure text "failed to find codex
-// home: …" is from the source, not probed. userHomeDir is $HOME (else os.UserHomeDir);
-// the legacy managed config accepts the approval_policy, approvals_reviewer and
-// sandbox_mode spellings listed in load.go, with an error text of our own for others.
+// (READ, newer sources) and macOS MDM layers are not implemented. CODEX_HOME must be an
+// existing directory (it is canonicalized, as the reference does). userHomeDir is $HOME (else os.UserHomeDir);
+// serde's texts are reproduced for the shapes probed (load.go, trust.go); Rust's
+// Debug escaping of odd characters inside such texts follows Go's strconv.Quote.
 //
 // # Concurrency
 //

@@ -3,10 +3,10 @@ package envconfig
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 
-	"github.com/execlab/executor/executor/oserr"
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/jsonwire"
 )
@@ -82,7 +82,7 @@ func (r *Reader) Read(_ context.Context, p *protocol.EnvironmentConfigReadParams
 	}
 	codexHome, err := r.codexHome()
 	if err != nil {
-		return nil, jsonwire.Internal("failed to find codex home: %s", oserr.Text(err))
+		return nil, jsonwire.Internal("failed to find Codex home: %s", err.Error())
 	}
 	layers, err := r.load(codexHome, cwd)
 	if err != nil {
@@ -104,22 +104,22 @@ func (r *Reader) Read(_ context.Context, p *protocol.EnvironmentConfigReadParams
 }
 
 // codexHome resolves CODEX_HOME as the reference's find_codex_home does: the variable,
-// canonicalized (so it must exist), else ~/.codex as is.
+// which must name an existing directory, canonicalized; else ~/.codex as is. The error
+// texts are the reference's (PROBED).
 func (r *Reader) codexHome() (string, error) {
-	if r.cfg.CodexHome != "" {
-		p, err := filepath.Abs(r.cfg.CodexHome)
+	if v := r.cfg.CodexHome; v != "" {
+		st, err := os.Stat(v)
+		switch {
+		case err != nil:
+			return "", fmt.Errorf("CODEX_HOME points to %q, but that path does not exist", v)
+		case !st.IsDir():
+			return "", fmt.Errorf("CODEX_HOME points to %q, but that path is not a directory", v)
+		}
+		p, err := filepath.Abs(v)
 		if err != nil {
 			return "", err
 		}
-		c, err := filepath.EvalSymlinks(p)
-		if err != nil {
-			var pe *os.PathError
-			if errors.As(err, &pe) {
-				return "", pe.Err
-			}
-			return "", err
-		}
-		return c, nil
+		return filepath.EvalSymlinks(p)
 	}
 	if r.cfg.Home == "" {
 		return "", errors.New("could not find home directory")

@@ -14,6 +14,7 @@ package envconfig
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -26,24 +27,8 @@ type trustContext struct {
 
 func newTrustContext(discovery *Table, cwd string, markers []string) (*trustContext, error) {
 	tc := &trustContext{levels: map[string]string{}}
-	if v := discovery.Get("projects"); v != nil {
-		if v.Kind != TableKind {
-			return nil, loadErrorf("invalid type: expected a map for `projects`")
-		}
-		for _, k := range v.Tab.Keys() {
-			p := v.Tab.Get(k)
-			if p.Kind != TableKind {
-				return nil, loadErrorf("invalid type: expected struct ProjectConfig for `projects.%s`", k)
-			}
-			lv := p.Tab.Get("trust_level")
-			if lv == nil {
-				continue
-			}
-			if lv.Kind != String || (lv.Str != TrustedLevel && lv.Str != UntrustedLevel) {
-				return nil, loadErrorf("unknown trust_level for `projects.%s`", k)
-			}
-			tc.levels[k] = lv.Str
-		}
+	if err := tc.readLevels(discovery); err != nil {
+		return nil, err
 	}
 	tc.projectRoot = findProjectRoot(cwd, markers)
 	tc.rootKeys = trustKeys(tc.projectRoot)
@@ -51,6 +36,54 @@ func newTrustContext(discovery *Table, cwd string, markers []string) (*trustCont
 		tc.repoKeys = trustKeys(repo)
 	}
 	return tc, nil
+}
+
+// readLevels reads [projects."<key>"] trust_level with serde's texts for bad shapes
+// (PROBED: "invalid type: integer `2`, expected struct ProjectConfig\nin
+// `projects./y`\n", "unknown variant `Trusted`, expected `trusted` or `untrusted`\nin
+// `projects./x.trust_level`\n").
+func (tc *trustContext) readLevels(discovery *Table) error {
+	v := discovery.Get("projects")
+	if v == nil {
+		return nil
+	}
+	if v.Kind != TableKind {
+		return loadErrorf("invalid type: %s, expected a map\nin `projects`\n", unexpected(v))
+	}
+	for _, k := range v.Tab.Keys() {
+		p := v.Tab.Get(k)
+		if p.Kind != TableKind {
+			return loadErrorf("invalid type: %s, expected struct ProjectConfig\nin `projects.%s`\n", unexpected(p), k)
+		}
+		lv := p.Tab.Get("trust_level")
+		switch {
+		case lv == nil:
+			continue
+		case lv.Kind != String:
+			return loadErrorf("invalid type: unit variant, expected string only\nin `projects.%s.trust_level`\n", k)
+		case lv.Str != TrustedLevel && lv.Str != UntrustedLevel:
+			return loadErrorf("unknown variant `%s`, expected `%s` or `%s`\nin `projects.%s.trust_level`\n", lv.Str, TrustedLevel, UntrustedLevel, k)
+		}
+		tc.levels[k] = lv.Str
+	}
+	return nil
+}
+
+// unexpected names v as serde's Unexpected does in "invalid type: …" texts.
+func unexpected(v *Value) string {
+	switch v.Kind {
+	case String:
+		return "string " + strconv.Quote(v.Str)
+	case Integer:
+		return "integer `" + strconv.FormatInt(v.Int, 10) + "`"
+	case Float:
+		return "floating point `" + formatFloat(v.Num) + "`"
+	case Boolean:
+		return "boolean `" + strconv.FormatBool(v.Bool) + "`"
+	case Array:
+		return "sequence"
+	}
+	return "map"
 }
 
 // trustKeys are the lookup keys of a path: canonical first, then as given.
