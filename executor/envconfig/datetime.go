@@ -6,7 +6,7 @@ package envconfig
 // digits (more are truncated), and 'Z' or ±HH:MM (a '-00:00' offset prints '+00:00').
 // PROBED on 0.171.0: `1979-05-27 07:32:00z` → `1979-05-27T07:32:00Z`,
 // `.100+05:30` → `.1+05:30`, `07:32:00.000` → `07:32:00`,
-// `.123456789123Z` → `.123456789Z`, `-00:00` → `+00:00`.
+// `.123456789123Z` → `.123456789Z`, `-00:00` → `+00:00`, `07:32` → `07:32:00`.
 
 import (
 	"fmt"
@@ -19,11 +19,18 @@ func canonicalDatetime(raw string) (string, error) {
 	if err != nil || s == "" {
 		return b.String(), err
 	}
-	if len(s) < 8 || s[2] != ':' || s[5] != ':' {
+	if len(s) < 5 || s[2] != ':' {
 		return "", fmt.Errorf("datetime %q: bad time", raw)
 	}
-	b.WriteString(s[:8])
-	s = writeFraction(&b, s[8:])
+	b.WriteString(s[:5])
+	s = s[5:]
+	if len(s) >= 3 && s[0] == ':' {
+		b.WriteString(s[:3])
+		s = s[3:]
+	} else {
+		b.WriteString(":00") // TOML 1.1 lets seconds be omitted; the reference prints them
+	}
+	s = writeFraction(&b, s)
 	if err := writeOffset(&b, s); err != nil {
 		return "", fmt.Errorf("datetime %q: %w", raw, err)
 	}

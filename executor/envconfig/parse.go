@@ -51,7 +51,20 @@ func toParseError(data []byte, err error) error {
 	var de *toml.DecodeError
 	if errors.As(err, &de) {
 		row, col := de.Position()
-		return &ParseError{Line: row, Column: col, Msg: referenceMessage(de.Error()), lineText: lineAt(data, row)}
+		line := lineAt(data, row)
+		msg := referenceMessage(de.Error())
+		if strings.HasSuffix(msg, "too large to fit in a 64-bit signed integer") {
+			// PROBED: "invalid type: integer `99999999999999999999` as i128, expected any
+			// valid TOML value" at the number's position.
+			// A positive number that fits in a u64 reads "u64 value was too large".
+			n := numberAt(line, col)
+			if _, err := strconv.ParseUint(n, 10, 64); err == nil {
+				msg = "u64 value was too large"
+			} else {
+				msg = "invalid type: integer `" + n + "` as i128, expected any valid TOML value"
+			}
+		}
+		return &ParseError{Line: row, Column: col, Msg: msg, lineText: line}
 	}
 	return &ParseError{Line: 1, Column: 1, Msg: err.Error(), lineText: lineAt(data, 1)}
 }
@@ -276,4 +289,17 @@ func referenceMessage(msg string) string {
 		return "duplicate key"
 	}
 	return msg
+}
+
+// numberAt returns the decimal integer starting at 1-based column col of line, without
+// underscores or a plus sign.
+func numberAt(line string, col int) string {
+	if col < 1 || col > len(line) {
+		return ""
+	}
+	end := col - 1
+	for end < len(line) && strings.IndexByte("+-0123456789_", line[end]) >= 0 {
+		end++
+	}
+	return strings.TrimPrefix(strings.ReplaceAll(line[col-1:end], "_", ""), "+")
 }
