@@ -114,3 +114,40 @@ func writeFile(t *testing.T, p, s string) {
 		t.Fatal(err)
 	}
 }
+
+// The reference's texts and positions for the same documents (codex 0.171.0).
+func TestParse_ErrorsInReferenceWords(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"a = \"x\n", "1:7: invalid basic string, expected `\"`"},
+		{"a 1\n", "1:3: key with no value, expected `=`"},
+		{"[a\n", "1:3: unclosed table, expected `]`"},
+		{"[[a]]\n[a]\n", "2:2: duplicate key"},
+		{"= 1\n", "1:1: unquoted keys cannot be empty, expected letters, numbers, `-`, `_`"},
+		{"ü = 1\n", "1:1: invalid unquoted key, expected letters, numbers, `-`, `_`"},
+		{"a = [1\n", "1:7: unclosed array, expected `]`"},
+		{"a = {b = 1\n", "1:11: unclosed inline table, expected `}`"},
+		{"a = tru\n", "1:5: invalid boolean, expected `true`"},
+		{"a = 01\n", "1:5: unexpected leading zero, expected nothing"},
+		{"a = 1.\n", "1:7: invalid fraction, expected digits"},
+		{"a = 1\n[a]\n", "2:2: duplicate key"},
+		{"a = 25:00:00\n", "1:5: invalid time, expected hour between 00 and 23"},
+		{"big = 99999999999999999999\n", "1:7: invalid type: integer `99999999999999999999` as i128, expected any valid TOML value"},
+		{"big = 9_999_999_999_999_999_999\n", "1:7: u64 value was too large"},
+	}
+	for _, c := range cases {
+		_, err := Parse([]byte(c.in))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("Parse(%q) = %v, want %s", c.in, err, c.want)
+		}
+	}
+}
+
+func TestMarshal_TimeWithoutSeconds(t *testing.T) {
+	tab, err := Parse([]byte("t = 07:32\nd = 1979-05-27 07:32Z\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := Marshal(tab), "t = 07:32:00\nd = 1979-05-27T07:32:00Z\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
