@@ -395,8 +395,9 @@ func projectLayers(cwd, codexHome string, trust *trustContext) ([]Layer, error) 
 func snippet(pe *ParseError) string {
 	num := fmt.Sprint(pe.Line)
 	pad := strings.Repeat(" ", len(num))
-	return fmt.Sprintf("TOML parse error at line %d, column %d\n%s |\n%s | %s\n%s | %s^\n%s\n",
-		pe.Line, pe.Column, pad, num, pe.lineText, pad, strings.Repeat(" ", max(pe.Column-1, 0)), pe.Msg)
+	return fmt.Sprintf("TOML parse error at line %d, column %d\n%s |\n%s | %s\n%s | %s%s\n%s\n",
+		pe.Line, pe.Column, pad, num, pe.lineText, pad, strings.Repeat(" ", max(pe.Column-1, 0)),
+		strings.Repeat("^", max(pe.span, 1)), pe.Msg)
 }
 
 // canonical resolves symlinks in p, or returns p when it cannot.

@@ -20,8 +20,9 @@ import (
 // ParseError is a TOML syntax or structure error with its 1-based position.
 type ParseError struct {
 	Line, Column int
-	Msg          string // the library's message (not the reference's wording)
+	Msg          string // the reference's message where known (referenceMessage), else the library's
 	lineText     string // the offending line, for the reference's snippet form
+	span         int    // carets under the error in the snippet (≥ 1)
 }
 
 func (e *ParseError) Error() string { return fmt.Sprintf("%d:%d: %s", e.Line, e.Column, e.Msg) }
@@ -64,7 +65,7 @@ func toParseError(data []byte, err error) error {
 				msg = "invalid type: integer `" + n + "` as i128, expected any valid TOML value"
 			}
 		}
-		return &ParseError{Line: row, Column: col, Msg: msg, lineText: line}
+		return &ParseError{Line: row, Column: col, Msg: msg, lineText: line, span: spanOf(msg, line, col)}
 	}
 	return &ParseError{Line: 1, Column: 1, Msg: err.Error(), lineText: lineAt(data, 1)}
 }
@@ -311,6 +312,30 @@ var messageTable = []struct{ prefix, suffix, reference string }{
 	{"integers cannot have leading zeroes", "", "unexpected leading zero, expected nothing"},
 	{"decimal point must be followed by a digit", "", "invalid fraction, expected digits"},
 	{"hour cannot be greater", "", "invalid time, expected hour between 00 and 23"},
+}
+
+// tokenSpanMessages are the errors the reference underlines over the whole value token
+// rather than one character (PROBED: "tru", "25:00:00", "gpt", a 20-digit integer).
+var tokenSpanMessages = []string{
+	"string values must be quoted",
+	"invalid boolean",
+	"invalid time",
+	"invalid type: integer",
+	"u64 value was too large",
+}
+
+// spanOf is the number of carets the reference draws for msg at col of line.
+func spanOf(msg, line string, col int) int {
+	for _, m := range tokenSpanMessages {
+		if strings.HasPrefix(msg, m) && col >= 1 && col <= len(line) {
+			end := col - 1
+			for end < len(line) && strings.IndexByte(" \t\r,]}#", line[end]) < 0 {
+				end++
+			}
+			return max(end-(col-1), 1)
+		}
+	}
+	return 1
 }
 
 // numberAt returns the decimal integer starting at 1-based column col of line, without
