@@ -48,16 +48,26 @@
 //   - tables print pairs first, then sub-tables depth first; implicit tables print no
 //     header; arrays whose elements are all tables become [[arrays of tables]]; inline
 //     tables in arrays print "{ k = v }";
-//   - two parse messages are reworded to the toml crate's ("string values must be
-//     quoted, expected literal string", "duplicate key"); the line and column are the
-//     library's and matched the reference in every probe.
+//   - parse messages: the library's line and column are kept; where they agree with
+//     the reference's, the message is reworded to the toml crate's (parse.go,
+//     messageTable: 18 probed cases, e.g. "string values must be quoted, expected
+//     literal string", "duplicate key", "unclosed array, expected `]`") and the
+//     snippet's carets span the value token where the reference's do; integer
+//     overflow reads "u64 value was too large" or "invalid type: integer `N` as
+//     i128, expected any valid TOML value".
 //
 // # Limits and known differences
 //
-// MaxConfigFileBytes (limits.go) bounds each file; the reference has no bound. Other
-// parse messages keep go-toml's wording (the position and framing match). Documents
-// that go-toml and the toml crate judge differently (TOML 1.1 syntax the crate may
-// accept) are not reconciled. A linked worktree's hooks folder override
+// MaxConfigFileBytes (limits.go) bounds each file; the reference has no bound. Parse
+// errors not in messageTable keep go-toml's wording, and some positions differ (PROBED):
+// a bad escape ("\q": the reference says 1:7 "missing escaped value, expected `b`, …",
+// go-toml 1:6), trailing garbage after a value ("a = 1 2"), an unterminated """
+// string, an impossible date (the reference points at the value start with "invalid
+// date, expected day between 01 and 28"), a [table] redefining a dotted key. Documents
+// the two parsers judge differently are not reconciled: the only one found is a leap
+// second (":60"), which the reference accepts and go-toml rejects. TOML 1.1 syntax
+// (multi-line inline tables, trailing commas in them, "\e", "\xHH", times without
+// seconds) is accepted by both and prints identically. A linked worktree's hooks folder override
 // (READ, newer sources) and macOS MDM layers are not implemented. CODEX_HOME must be an
 // existing directory (it is canonicalized, as the reference does). userHomeDir is $HOME (else os.UserHomeDir);
 // serde's texts are reproduced for the shapes probed (load.go, trust.go); Rust's
