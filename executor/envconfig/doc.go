@@ -22,7 +22,8 @@
 //     host path. A cwd that does not exist is fine.
 //   - Layers (load.go): system (<SystemDir>/config.toml), user ($CODEX_HOME/config.toml),
 //     project (<dir>/.codex/config.toml from the project root down to cwd, trusted only;
-//     trust.go), legacy managed (<SystemDir>/managed_config.toml). Requirements: the
+//     trust.go; in a linked worktree each layer's [hooks] come from the main
+//     checkout's matching .codex/config.toml, as a layer of their own), legacy managed (<SystemDir>/managed_config.toml). Requirements: the
 //     system requirements.toml, then those derived from managed_config.toml. Every read
 //     loads the files afresh.
 //   - Projection and serialization: project.go, encode.go, strings.go, datetime.go.
@@ -67,8 +68,7 @@
 // the two parsers judge differently are not reconciled: the only one found is a leap
 // second (":60"), which the reference accepts and go-toml rejects. TOML 1.1 syntax
 // (multi-line inline tables, trailing commas in them, "\e", "\xHH", times without
-// seconds) is accepted by both and prints identically. A linked worktree's hooks folder override
-// (READ, newer sources) and macOS MDM layers are not implemented. CODEX_HOME must be an
+// seconds) is accepted by both and prints identically. macOS MDM layers (READ) are not implemented. CODEX_HOME must be an
 // existing directory (it is canonicalized, as the reference does). userHomeDir is $HOME (else os.UserHomeDir);
 // serde's texts are reproduced for the shapes probed (load.go, trust.go); Rust's
 // Debug escaping of odd characters inside such texts follows Go's strconv.Quote.

@@ -380,7 +380,29 @@ func projectLayers(cwd, codexHome string, trust *trustContext) ([]Layer, error) 
 			t = NewTable() // no config.toml: an empty layer, dropped by projection
 		}
 		sanitizeProject(t)
+		hooks := trust.hooksFolder(dir)
+		if hooks != "" {
+			t.Delete("hooks")
+		}
 		out = append(out, Layer{Source: "project (" + file + ")", BaseDir: dotCodex, TOML: t})
+		if hooks == "" {
+			continue
+		}
+		// A linked worktree takes its hooks from the main checkout's matching folder.
+		hooksFile := filepath.Join(hooks, ConfigFile)
+		root, _, err := readTOMLFile(hooksFile)
+		switch {
+		case errors.As(err, &pe):
+			return nil, loadErrorf("Error parsing project hooks config file %s: %s", hooksFile, snippet(pe))
+		case err != nil:
+			return nil, loadErrorf("Failed to read project hooks config file %s: %s", hooksFile, oserr.Text(err))
+		}
+		if root == nil || root.Get("hooks") == nil {
+			continue
+		}
+		ht := NewTable()
+		ht.Set("hooks", root.Get("hooks"))
+		out = append(out, Layer{Source: "project (" + hooksFile + ")", BaseDir: hooks, TOML: ht})
 	}
 	return out, nil
 }

@@ -20,9 +20,13 @@ import (
 
 type trustContext struct {
 	projectRoot string
-	levels      map[string]string // [projects."<key>"] trust_level
-	rootKeys    []string
-	repoKeys    []string
+	// checkoutRoot is the nearest ancestor of cwd with a .git; repoRoot the main
+	// checkout for trust (differs from checkoutRoot in a linked worktree). "" outside a
+	// repository.
+	checkoutRoot, repoRoot string
+	levels                 map[string]string // [projects."<key>"] trust_level
+	rootKeys               []string
+	repoKeys               []string
 }
 
 func newTrustContext(discovery *Table, cwd string, markers []string) (*trustContext, error) {
@@ -32,8 +36,9 @@ func newTrustContext(discovery *Table, cwd string, markers []string) (*trustCont
 	}
 	tc.projectRoot = findProjectRoot(cwd, markers)
 	tc.rootKeys = trustKeys(tc.projectRoot)
-	if repo := repoRootForTrust(cwd); repo != "" {
-		tc.repoKeys = trustKeys(repo)
+	tc.checkoutRoot, tc.repoRoot = gitRoots(cwd)
+	if tc.repoRoot != "" {
+		tc.repoKeys = trustKeys(tc.repoRoot)
 	}
 	return tc, nil
 }
@@ -139,10 +144,11 @@ func isMarker(p, marker string) bool {
 	return true
 }
 
-// repoRootForTrust returns the main checkout of the git repository holding cwd: for a
-// linked worktree (a .git file naming .../.git/worktrees/<name>) the directory above
-// that .git, else the checkout root itself; "" outside a repository.
-func repoRootForTrust(cwd string) string {
+// gitRoots returns the checkout root holding cwd (the nearest ancestor of cwd, or of
+// its parent when cwd is not a directory, with a .git entry) and the repository root
+// for trust: for a linked worktree (a .git file naming <main>/.git/worktrees/<name>)
+// the main checkout, else the checkout root itself. Both "" outside a repository.
+func gitRoots(cwd string) (checkout, repo string) {
 	base := cwd
 	if st, err := os.Stat(cwd); err != nil || !st.IsDir() {
 		base = filepath.Dir(cwd)
@@ -151,27 +157,46 @@ func repoRootForTrust(cwd string) string {
 		dotGit := filepath.Join(d, ".git")
 		if st, err := os.Stat(dotGit); err == nil {
 			if st.IsDir() {
-				return d
+				return d, d
 			}
-			data, err := os.ReadFile(dotGit)
-			if err != nil {
-				return d
-			}
-			gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
-			if !ok {
-				return d
-			}
-			gitdir = strings.TrimSpace(gitdir)
-			if !filepath.IsAbs(gitdir) {
-				gitdir = filepath.Join(d, gitdir)
-			}
-			if main, _, ok := strings.Cut(filepath.ToSlash(gitdir), "/.git/worktrees/"); ok {
-				return filepath.FromSlash(main)
-			}
-			return d
+			return d, worktreeMain(d, dotGit)
 		}
 		if d == filepath.Dir(d) {
-			return ""
+			return "", ""
 		}
 	}
+}
+
+// worktreeMain reads a gitfile; a linked worktree's names <main>/.git/worktrees/<name>.
+func worktreeMain(checkout, dotGit string) string {
+	data, err := os.ReadFile(dotGit)
+	if err != nil {
+		return checkout
+	}
+	gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
+	if !ok {
+		return checkout
+	}
+	gitdir = strings.TrimSpace(gitdir)
+	if !filepath.IsAbs(gitdir) {
+		gitdir = filepath.Join(checkout, gitdir)
+	}
+	if main, _, ok := strings.Cut(filepath.ToSlash(gitdir), "/.git/worktrees/"); ok {
+		return filepath.FromSlash(main)
+	}
+	return checkout
+}
+
+// hooksFolder returns, for a project directory of a linked worktree, the matching
+// .codex folder of the main checkout, whose [hooks] replace the worktree's (READ:
+// root_checkout_hooks_folder_for_dir; PROBED on 0.171.0); "" otherwise.
+func (tc *trustContext) hooksFolder(dir string) string {
+	if tc.checkoutRoot == "" || tc.repoRoot == "" || tc.checkoutRoot == tc.repoRoot {
+		return ""
+	}
+	rel, err := filepath.Rel(tc.checkoutRoot, dir)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return ""
+	}
+	return filepath.Join(tc.repoRoot, rel, ProjectConfigDir)
 }
