@@ -176,3 +176,29 @@ func TestRead_ParseErrorTexts(t *testing.T) {
 		t.Errorf("got %v, want -32603 %q", err, want)
 	}
 }
+
+func TestGitRoots_LinkedWorktree(t *testing.T) {
+	root := t.TempDir()
+	admin := filepath.Join(root, "main/.git/worktrees/wt")
+	writeFile(t, filepath.Join(root, "main/.git/HEAD"), "ref: x\n")
+	writeFile(t, filepath.Join(root, "wt/.git"), "gitdir: "+admin+"\n")
+	writeFile(t, filepath.Join(root, "wt/d/.keep"), "")
+	check := func(what, wantRepo string) {
+		t.Helper()
+		checkout, repo := gitRoots(filepath.Join(root, "wt/d"))
+		if checkout != filepath.Join(root, "wt") || repo != wantRepo {
+			t.Errorf("%s: gitRoots = %q, %q; want %q, %q", what, checkout, repo, filepath.Join(root, "wt"), wantRepo)
+		}
+	}
+	writeFile(t, filepath.Join(admin, "commondir"), "../..\n")
+	check("no back-pointer", "")
+	writeFile(t, filepath.Join(admin, "gitdir"), "../../../../wt/.git\n")
+	check("valid worktree", filepath.Join(root, "main"))
+	writeFile(t, filepath.Join(admin, "commondir"), "/elsewhere\n")
+	check("commondir elsewhere", "")
+	writeFile(t, filepath.Join(root, "wt/.git"), "gitdir: ../x/modules/y\n")
+	check("not a worktree", "")
+	if c, r := gitRoots(filepath.Join(root, "main/sub")); c != filepath.Join(root, "main") || r != c {
+		t.Errorf("regular checkout: %q, %q", c, r)
+	}
+}

@@ -146,8 +146,8 @@ func isMarker(p, marker string) bool {
 
 // gitRoots returns the checkout root holding cwd (the nearest ancestor of cwd, or of
 // its parent when cwd is not a directory, with a .git entry) and the repository root
-// for trust: for a linked worktree (a .git file naming <main>/.git/worktrees/<name>)
-// the main checkout, else the checkout root itself. Both "" outside a repository.
+// for trust: the checkout root when .git is a directory, the main checkout of a valid
+// linked worktree (worktreeMain), else "".
 func gitRoots(cwd string) (checkout, repo string) {
 	base := cwd
 	if st, err := os.Stat(cwd); err != nil || !st.IsDir() {
@@ -167,24 +167,47 @@ func gitRoots(cwd string) (checkout, repo string) {
 	}
 }
 
-// worktreeMain reads a gitfile; a linked worktree's names <main>/.git/worktrees/<name>.
+// worktreeMain returns the main checkout of the linked worktree whose gitfile is
+// dotGit, or "" when the gitfile is not a valid linked-worktree pointer (PROBED on
+// 0.171.0: the admin directory <main>/.git/worktrees/<name> must hold a commondir that
+// resolves to <main>/.git and a gitdir that points back at dotGit; a gitfile naming any
+// other directory gives no repository root at all).
 func worktreeMain(checkout, dotGit string) string {
 	data, err := os.ReadFile(dotGit)
 	if err != nil {
-		return checkout
+		return ""
 	}
-	gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
-	if !ok {
-		return checkout
+	admin, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
+	if admin = strings.TrimSpace(admin); !ok || admin == "" {
+		return ""
 	}
-	gitdir = strings.TrimSpace(gitdir)
-	if !filepath.IsAbs(gitdir) {
-		gitdir = filepath.Join(checkout, gitdir)
+	admin = resolveAgainst(checkout, admin)
+	if filepath.Base(filepath.Dir(admin)) != "worktrees" {
+		return ""
 	}
-	if main, _, ok := strings.Cut(filepath.ToSlash(gitdir), "/.git/worktrees/"); ok {
-		return filepath.FromSlash(main)
+	common := filepath.Dir(filepath.Dir(admin))
+	main := filepath.Dir(common)
+	same := func(a, b string) bool { return canonical(a) == canonical(b) }
+	cd, err := os.ReadFile(filepath.Join(admin, "commondir"))
+	if err != nil || !same(resolveAgainst(admin, strings.TrimSpace(string(cd))), common) {
+		return ""
 	}
-	return checkout
+	back, err := os.ReadFile(filepath.Join(admin, "gitdir"))
+	if err != nil || !same(resolveAgainst(admin, strings.TrimSpace(string(back))), dotGit) {
+		return ""
+	}
+	if !same(filepath.Join(main, ".git"), common) {
+		return ""
+	}
+	return main
+}
+
+// resolveAgainst makes p absolute against base and cleans it.
+func resolveAgainst(base, p string) string {
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(base, p)
+	}
+	return filepath.Clean(p)
 }
 
 // hooksFolder returns, for a project directory of a linked worktree, the matching
