@@ -24,7 +24,7 @@ type Config struct {
 	// Default DefaultSystemDir; tests point it elsewhere.
 	SystemDir string
 	// Hostname reports the host name (hostname member; requirements may match on it).
-	// Nil means os.Hostname.
+	// Nil means the reference's rule (hostname.go), computed once per process.
 	Hostname func() (string, error)
 }
 
@@ -47,19 +47,19 @@ func NewReader(cfg *Config) *Reader {
 		c.SystemDir = DefaultSystemDir
 	}
 	if c.Hostname == nil {
-		c.Hostname = os.Hostname
+		c.Hostname = processHostName
 	}
 	return &Reader{cfg: c}
 }
 
 // DefaultConfig is the reference's environment: $CODEX_HOME and $HOME (or the passwd
-// entry of the current user), /etc/codex, the kernel host name.
+// entry of the current user), /etc/codex, the normalized host name (hostname.go).
 func DefaultConfig() Config {
 	return Config{
 		CodexHome: os.Getenv("CODEX_HOME"),
 		Home:      homeDir(),
 		SystemDir: DefaultSystemDir,
-		Hostname:  os.Hostname,
+		Hostname:  processHostName,
 	}
 }
 
