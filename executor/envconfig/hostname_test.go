@@ -30,3 +30,14 @@ func TestHostName_NormalizedAndCanonical(t *testing.T) {
 		t.Errorf("qualified(short) = %q, want none", got)
 	}
 }
+
+func TestPasswdHome(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "passwd")
+	writeFile(t, p, "root:x:0:0:root:/root:/bin/bash\nu:x:1000:1000::/home/u:/bin/sh\nbad line\n")
+	if got := passwdHome(p, 1000); got != "/home/u" {
+		t.Errorf("passwdHome(1000) = %q", got)
+	}
+	if got := passwdHome(p, 5); got != "" {
+		t.Errorf("passwdHome(5) = %q, want none", got)
+	}
+}

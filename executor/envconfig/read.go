@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/jsonwire"
@@ -147,13 +149,29 @@ func wireStack(s Stack, paths [][]string) protocol.EnvironmentConfigLayerStack {
 	return out
 }
 
-// homeDir is $HOME when set and non-empty, else the passwd entry's home.
+// homeDir is $HOME when set and non-empty, else the home of the current user's passwd
+// entry (PROBED: HOME unset or empty reports the passwd home).
 func homeDir() string {
 	if h := os.Getenv("HOME"); h != "" {
 		return h
 	}
-	if h, err := os.UserHomeDir(); err == nil {
-		return h
+	return passwdHome(passwdFile, os.Getuid())
+}
+
+// passwdFile is read directly (no cgo, no NSS), as package executor does.
+const passwdFile = "/etc/passwd"
+
+func passwdHome(path string, uid int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	want := strconv.Itoa(uid)
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Split(line, ":")
+		if len(f) >= 7 && f[2] == want {
+			return f[5]
+		}
 	}
 	return ""
 }
