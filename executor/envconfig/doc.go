@@ -23,15 +23,19 @@
 //   - Layers (load.go): system (<SystemDir>/config.toml), user ($CODEX_HOME/config.toml),
 //     project (<dir>/.codex/config.toml from the project root down to cwd, trusted only;
 //     trust.go; in a linked worktree each layer's [hooks] come from the main
-//     checkout's matching .codex/config.toml, as a layer of their own), legacy managed (<SystemDir>/managed_config.toml). Requirements: the
-//     system requirements.toml, then those derived from managed_config.toml. Every read
-//     loads the files afresh.
+//     checkout's matching .codex/config.toml, as a layer of their own), legacy
+//     managed (<SystemDir>/managed_config.toml). Requirements: the system
+//     requirements.toml, then those derived from managed_config.toml. Every read loads
+//     the files afresh.
 //   - Projection and serialization: project.go, encode.go, strings.go, datetime.go.
 //   - Errors: -32602 for params; -32603 "failed to load executor-local config: …" for
 //     a file that cannot be read or parsed, with the reference's framing
-//     ("<path>:<line>:<col>: <msg>" for system/user/managed files, "Error parsing
+//     ("<path>:<line>:<col>: <msg>" for system/user/managed files; "Error parsing
 //     project config file <path>: TOML parse error at line L, column C" plus the
-//     snippet for project files).
+//     snippet for project files, "Error parsing project hooks config file …" for a
+//     main checkout's hooks file, "failed to parse requirements layer <path>: …" for
+//     requirements.toml; serde's texts for bad legacy-managed values and bad
+//     [projects] entries).
 //
 // # TOML library and where its output is adjusted
 //
@@ -68,10 +72,9 @@
 // the two parsers judge differently are not reconciled: the only one found is a leap
 // second (":60"), which the reference accepts and go-toml rejects. TOML 1.1 syntax
 // (multi-line inline tables, trailing commas in them, "\e", "\xHH", times without
-// seconds) is accepted by both and prints identically. macOS MDM layers (READ) are not implemented. CODEX_HOME must be an
-// existing directory (it is canonicalized, as the reference does). userHomeDir is $HOME (else os.UserHomeDir);
-// serde's texts are reproduced for the shapes probed (load.go, trust.go); Rust's
-// Debug escaping of odd characters inside such texts follows Go's strconv.Quote.
+// seconds) is accepted by both and prints identically. macOS MDM layers (READ) are not
+// implemented. serde's texts are reproduced for the shapes probed (load.go, trust.go);
+// Rust's Debug escaping of odd characters inside them follows Go's strconv.Quote.
 //
 // Differential check (by hand, 2026-12-05): the 584 inputs of the FuzzParseMarshal
 // corpus written as $CODEX_HOME/config.toml and read back with every top-level key

@@ -14,12 +14,7 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"time"
 )
-
-// hostLookupTimeout bounds the one DNS lookup of the canonical host name (our choice;
-// the reference blocks in getaddrinfo).
-const hostLookupTimeout = 5 * time.Second
 
 // hostsFile is the static host table consulted before DNS.
 const hostsFile = "/etc/hosts"

@@ -1,5 +1,7 @@
 package envconfig
 
+import "time"
+
 // Wire constants: fixed by the reference (spec/capabilities-0.171.0.md §6, PROBED on
 // codex 0.171.0 and 0.169.0 unless marked READ).
 const (
@@ -58,4 +60,7 @@ const (
 	// size (PROBED: a 1.1 MB result was returned); a larger file fails the request
 	// with -32603 rather than exhausting memory.
 	MaxConfigFileBytes = 16 << 20
+	// hostLookupTimeout bounds the one DNS lookup of the canonical host name per
+	// process (hostname.go); the reference blocks in getaddrinfo without a bound.
+	hostLookupTimeout = 5 * time.Second
 )
