@@ -312,6 +312,21 @@ var messageTable = []struct{ prefix, suffix, reference string }{
 	{"integers cannot have leading zeroes", "", "unexpected leading zero, expected nothing"},
 	{"decimal point must be followed by a digit", "", "invalid fraction, expected digits"},
 	{"hour cannot be greater", "", "invalid time, expected hour between 00 and 23"},
+	// From the differential run over the fuzz corpus (doc.go), same positions:
+	{`multiline basic string not terminated by """`, "", "invalid multi-line basic string, expected `\"`"},
+	{"multiline literal string not terminated by '''", "", "invalid multi-line literal string, expected `'`"},
+	{`expected "inf"`, "", "invalid float, expected `inf`"},
+	{`expected keyword "inf"`, "", "invalid float, expected `inf`"},
+	{`expected "nan"`, "", "invalid float, expected `nan`"},
+	{`expected keyword "nan"`, "", "invalid float, expected `nan`"},
+	{"unable to parse float:", "value out of range", "floating-point number overflowed"},
+	{"control characters are not allowed in comments", "", "invalid comment character, expected printable characters"},
+	{"key ", " but should be an array table", "duplicate key"},
+	{"exponent must contain at least one digit", "", "invalid exponent, expected digits"},
+	{"unexpected comma in inline table", "", "extra comma in inline table, expected key"},
+	{"expected ',' or '}' after inline table key-value", "", "missing comma between key-value pairs, expected `,`"},
+	{"number must have at least one digit between underscores", "", "`_` may only go between digits, expected nothing"},
+	{"expected newline but got", "", "unexpected key or value, expected newline, `#`"},
 }
 
 // tokenSpanMessages are the errors the reference underlines over the whole value token
