@@ -62,6 +62,9 @@ var retrySafe = map[string]bool{
 	"fs/readDirectory":               true,
 	"fs/canonicalize":                true,
 	"fs/walk":                        true,
+
+	// environmentConfig/read only reads files.
+	protocol.MethodEnvironmentConfigRead: true,
 }
 
 type inflightReq struct {

@@ -55,12 +55,21 @@ func serverArgs(sc *Scenario) []string {
 
 func runReference(t *testing.T, sc *Scenario, r refbin.Release) *transcript {
 	t.Helper()
-	return run(t, sc, startServer(t, r.Path, append([]string{"exec-server"}, serverArgs(sc)...), refbin.CodexHome(t)))
+	return run(t, sc, startServer(t, r.Path, append([]string{"exec-server"}, serverArgs(sc)...), codexHome(t, sc)))
 }
 
 func runOurs(t *testing.T, sc *Scenario) *transcript {
 	t.Helper()
-	return run(t, sc, startServer(t, ourBin, append([]string{"serve"}, serverArgs(sc)...), refbin.CodexHome(t)))
+	return run(t, sc, startServer(t, ourBin, append([]string{"serve"}, serverArgs(sc)...), codexHome(t, sc)))
+}
+
+// codexHome is the CODEX_HOME for a server of sc: "" (startServer then uses
+// ${TMP}/codex-home) when sc.CodexHomeInTmp, else a fresh directory of its own.
+func codexHome(t *testing.T, sc *Scenario) string {
+	if sc.CodexHomeInTmp {
+		return ""
+	}
+	return refbin.CodexHome(t)
 }
 
 // TestScenarios_MatchReference replays every scenario against each reference release and

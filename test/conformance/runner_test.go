@@ -31,6 +31,8 @@ type server struct {
 // recvTimeout bounds every receive; the reference tests wait at most 5 s per event.
 const recvTimeout = 5 * time.Second
 
+// startServer starts bin in a fresh ${TMP} with CODEX_HOME=codexHome, or
+// ${TMP}/codex-home when codexHome is "".
 func startServer(t *testing.T, bin string, args []string, codexHome string) *server {
 	t.Helper()
 	tmp, err := os.MkdirTemp("/var/tmp/executor-tests", "scenario-")
@@ -38,6 +40,12 @@ func startServer(t *testing.T, bin string, args []string, codexHome string) *ser
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(tmp) })
+	if codexHome == "" { // Scenario.CodexHomeInTmp
+		codexHome = filepath.Join(tmp, "codex-home")
+		if err := os.Mkdir(codexHome, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "CODEX_HOME="+codexHome, "TMPDIR="+tmp, "RUST_LOG=off",
 		"CONFORMANCE_HDR=from-env", "CONFORMANCE_EMPTY=")

@@ -14,6 +14,10 @@ import (
 //
 //	{"description": "...",
 //	 "files": {"rel/path": "content"},          // created under ${TMP} before the run
+//	 "codexHomeInTmp": true,                    // CODEX_HOME=${TMP}/codex-home (created empty
+//	                                            // before the server starts) instead of a
+//	                                            // directory outside ${TMP}, so "files" can
+//	                                            // write codex-home/config.toml
 //	 "setup": "ln -s a b; mkfifo f",            // sh script run in ${TMP} after files
 //	 "steps": [
 //	   {"send": {...}},                         // a JSON message (Text frame); ${TMP}, ${TMPURI}, ${SESSION},
@@ -45,6 +49,10 @@ type Scenario struct {
 	Steps       []Step            `json:"steps"`
 	Mask        []string          `json:"mask"`
 	Concurrent  int               `json:"concurrentRequests"`
+	// CodexHomeInTmp starts the servers with CODEX_HOME=${TMP}/codex-home, so that
+	// files and setup can prepare its config.toml (environmentConfig/read scenarios)
+	// and its path is scrubbed like every ${TMP} path.
+	CodexHomeInTmp bool `json:"codexHomeInTmp"`
 	// MergeOutput folds the process/output chunks of each stream within a recvUntil batch
 	// into one message and masks event seqs (after checking they are contiguous), for
 	// scenarios whose read boundaries depend on scheduling (PTY echo, for one).
