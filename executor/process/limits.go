@@ -47,6 +47,14 @@ const (
 	// DefaultMaxUnackedBytes is the output, in bytes, retained per outputAck process
 	// until acknowledged; at the bound the reader stops reading (the child blocks).
 	DefaultMaxUnackedBytes = 64 << 20
+	// DefaultMaxUnackedTotalBytes is the Budget of unacknowledged output, in bytes, shared
+	// by every outputAck process of an executor (every session): 64 MiB, one process's
+	// DefaultMaxUnackedBytes, so one busy process may still run ahead by its whole bound
+	// and several share it. Overflow policy: block (back-pressure), never drop; a reader
+	// over it waits before its next read, exactly as one at its own bound, until
+	// acknowledgements or a closed session release bytes (budget.go: fairness, release,
+	// the overshoot of at most one readBufferSize per output stream).
+	DefaultMaxUnackedTotalBytes = DefaultMaxUnackedBytes
 	// DefaultOutputWindow is the output, in decoded bytes, pushed and not yet
 	// acknowledged per outputAck process: 2 MiB, about 2.7 MiB as base64 JSON, under
 	// the rendezvous's 4 MiB per-socket queue (registry/rendezvous QueueBytes) that
