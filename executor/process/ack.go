@@ -39,7 +39,12 @@ func (m *Manager) waitRoom(p *proc, t *budgetTicket) bool {
 		coupled := m.attached.Load() != nil && !p.drainReq
 		var budgetWait <-chan struct{} // the budget's grant, when only the budget holds the reader
 		if p.ack.readAllowed(&p.out, coupled) {
-			ok, wait := p.budget.admit(t)
+			ok, wait := true, (<-chan struct{})(nil)
+			if p.ack.needsBudget() {
+				ok, wait = p.budget.admit(t)
+			} else {
+				p.budget.cancel(t) // under its free allowance: no place in the queue needed
+			}
 			if ok {
 				p.mu.Unlock()
 				if !boundSince.IsZero() {
@@ -182,9 +187,9 @@ func (m *Manager) Ack(params *protocol.ProcessAckParams) {
 		p.mu.Unlock()
 		return
 	}
-	before := p.ack.unackedBytes
+	before := p.ack.budgeted()
 	closeAcked := p.ack.ack(&p.out, params.Seq, p.nextSeq)
-	p.budget.release(before - p.ack.unackedBytes)
+	p.budget.release(before - p.ack.budgeted())
 	p.wakeRoomLocked()
 	p.wakeSenderLocked()
 	p.mu.Unlock()

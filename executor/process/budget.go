@@ -10,28 +10,33 @@ import (
 // every session's Manager), so the output an executor holds for clients that have not
 // acknowledged it is bounded in total, not per process (issue 26: 8 detached processes at
 // their 64 MiB bound each took `serve` to 599 MiB). Released-mode processes are not
-// counted: their 1 MiB ring already bounds them.
+// counted: their 1 MiB ring already bounds them. Each outputAck process holds its first
+// budgetFreeBytes (1 MiB, a released ring's worth) outside the Budget, which keeps acks
+// coming (limits.go); only what it holds above that is charged.
 //
-// Overflow policy: block, never drop. A reader of a lossless process checks the budget
-// before each read of the child's output (Manager.waitRoom), as it checks the process's
-// own MaxUnackedBytes; while the budget's used bytes are at or above its total the reader
-// waits, the pipe fills and the child blocks in write(2). The chunk read is charged once
-// read (the size of a read is known only then), so the total can be exceeded by at most
-// one read (readBufferSize, 256 KiB) per output stream admitted below it.
+// Memory bound: unacknowledged output ≤ Total + 1 MiB per outputAck process + one read
+// (readBufferSize, 256 KiB) per output stream admitted while under Total (a read's size
+// is known only once it is done, so it is charged then).
 //
-// Release: bytes return to the budget when the client acknowledges them (Manager.Ack),
-// and all of a process's unacknowledged bytes return when its Manager closes (session
-// expiry, executor shutdown). An exited or terminated process keeps its share until then:
-// its output is still owed to the client (lossless), and its readers hold no place in the
-// queue once they have ended. So a client that never acknowledges holds at most the
-// budget, until its session ends, and other processes wait meanwhile.
+// Overflow policy: block, never drop. A reader of a lossless process over its free
+// allowance asks the Budget before each read of the child's output (Manager.waitRoom), as
+// it checks the process's own MaxUnackedBytes; while the Budget's used bytes are at or
+// above its total the reader waits, the pipe fills and the child blocks in write(2).
 //
-// Fairness: readers that find the budget exhausted queue in arrival order. Whenever
+// Release: bytes return to the Budget when the client acknowledges them (Manager.Ack),
+// and all of a process's charged bytes return when its Manager closes (session expiry,
+// executor shutdown). An exited or terminated process keeps its share until then: its
+// output is still owed to the client (lossless); its readers leave the queue as they
+// end. So a client that never acknowledges holds at most the Budget (plus its processes'
+// free allowances) until its session ends, and other outputAck processes wait meanwhile.
+//
+// Fairness: readers that find the Budget exhausted queue in arrival order. Whenever
 // released bytes bring the used bytes under the total, every queued reader is granted one
-// read at once, and a granted reader reads even if others filled the budget again before
-// it ran. So no reader starves while the budget is being released: each release gives
-// every waiting process one more read, whatever the others do; a newcomer never overtakes
-// a queued reader (it queues behind it while the budget is exhausted).
+// read at once, and a granted reader reads even if others filled the Budget again before
+// it ran. So no reader starves while the Budget is being released: each release gives
+// every waiting process one more read, whatever the others do, and a newcomer cannot
+// overtake them (the queue is only non-empty while the Budget is exhausted, and then a
+// newcomer queues behind).
 //
 // All methods are safe for concurrent use. mu is a leaf: it is taken under proc.mu and
 // never the other way round.
@@ -117,7 +122,7 @@ func (b *Budget) cancel(t *budgetTicket) {
 	b.changedLocked()
 }
 
-// charge adds n bytes read and retained unacknowledged.
+// charge adds n bytes read and retained unacknowledged beyond a process's free allowance.
 func (b *Budget) charge(n int) {
 	if b == nil || n == 0 {
 		return

@@ -103,3 +103,7 @@ func (b *Budget) Queued() int {
 // ReadBufferSize is the largest single read: the most a reader admitted under the budget
 // can take it over by.
 const ReadBufferSize = readBufferSize
+
+// BudgetFreeBytes is the unacknowledged output each outputAck process holds outside the
+// Budget.
+const BudgetFreeBytes = budgetFreeBytes

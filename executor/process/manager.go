@@ -246,7 +246,7 @@ func (m *Manager) releaseBudget() {
 	for _, p := range procs {
 		p.mu.Lock()
 		if p.budget != nil {
-			p.budget.release(p.ack.unackedBytes)
+			p.budget.release(p.ack.budgeted())
 			p.budget = nil
 		}
 		p.mu.Unlock()

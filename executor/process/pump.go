@@ -155,8 +155,9 @@ func (m *Manager) emitOutput(p *proc, stream protocol.ExecOutputStream, data []b
 	p.out.push(retainedChunk{seq: seq, stream: stream, data: data, buf: rb})
 	p.wakeLocked()
 	if p.ack != nil {
+		before := p.ack.budgeted()
 		p.ack.pushed(len(data))
-		p.budget.charge(len(data))
+		p.budget.charge(p.ack.budgeted() - before)
 		p.wakeSenderLocked() // the sender pushes it (ack.go)
 		rb.release()         // routineSend takes its own reference
 		p.mu.Unlock()
