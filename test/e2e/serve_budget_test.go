@@ -29,10 +29,12 @@ const (
 	budgetProcBytes = 100_000_000
 	// budgetTotal is `serve`'s default --max-unacked-total-bytes (process.DefaultMaxUnackedTotalBytes).
 	budgetTotal = 64 << 20
-	// budgetRSSMargin is what `serve` may use besides the retained output: about 18 MiB of
-	// RSS idle (binary, runtime), the read buffers of 16 pumps (at most 256 KiB each) and the
-	// collector's headroom under the soft memory limit (budget + 40 MiB). Measured after the
-	// budget: 80–100 MiB peak; before it: 532–599 MiB.
+	// budgetRSSMargin is what `serve` may use besides the budget: about 18 MiB of RSS idle
+	// (binary, runtime), the 1 MiB each outputAck process holds outside the budget (8 MiB
+	// here), the read buffers of 16 pumps (at most 256 KiB each) and the collector's
+	// headroom under the soft memory limit (budget + 40 MiB). Measured on the shared
+	// 2-core machine: 86–94 MiB peak with the budget; 534–535 MiB before it (8 × the 64 MiB
+	// per-process bound).
 	budgetRSSMargin = 80 << 20
 	// budgetSamples bounds the sampling: at most this many samples, budgetSampleEvery apart.
 	budgetSamples     = 80
