@@ -68,7 +68,7 @@ Flags (each also settable by the environment variable named in brackets):
 	concurrent := fs.Int("concurrent-requests", 1, "requests handled at once per stream; 1 = strictly serial")
 	ttl := fs.Duration("session-ttl", defaultRemoteSessionTTL, "how long a disconnected session keeps its processes before they are killed; longer than exec's --reconnect-timeout (10m), so a harness still trying finds its session (docs/reliability.md)")
 	maxUnacked := fs.Int("max-unacked-bytes", envInt("EXECUTOR_MAX_UNACKED_BYTES", process.DefaultMaxUnackedBytes), "output bytes kept per process until a harness that acknowledges output (ours) has received them; past it the process blocks on its output (docs/reliability.md) [EXECUTOR_MAX_UNACKED_BYTES]")
-	maxUnackedTotal := fs.Int("max-unacked-total-bytes", envInt("EXECUTOR_MAX_UNACKED_TOTAL_BYTES", 0), "the same, for all processes of all sessions together: past it every such process blocks on its output until acknowledgements free room; also sets the soft memory limit (budget + 40 MiB) unless GOMEMLIMIT is set (default 64 MiB, or --max-unacked-bytes when larger) [EXECUTOR_MAX_UNACKED_TOTAL_BYTES]")
+	maxUnackedTotal := fs.Int("max-unacked-total-bytes", envInt("EXECUTOR_MAX_UNACKED_TOTAL_BYTES", 0), "the same for all processes of all sessions together, beyond 1 MiB each: past it every such process blocks on its output until acknowledgements free room; also sets the soft memory limit (this + 40 MiB) unless GOMEMLIMIT is set (default 64 MiB, or --max-unacked-bytes when larger) [EXECUTOR_MAX_UNACKED_TOTAL_BYTES]")
 	logLevel := fs.String("log-level", envOr("EXECUTOR_LOG_LEVEL", "warn"), "log level on stderr: debug, info, warn, error [EXECUTOR_LOG_LEVEL]")
 	logFormat := logFormatFlag(fs)
 	metricsAddr := metricsFlag(fs)

@@ -25,7 +25,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	maxBytes := fs.Int("max-retained-bytes", 0, "output bytes kept per process for process/read (default 1 MiB)")
 	maxChunks := fs.Int("max-retained-chunks", 0, "output chunks kept per process for process/read (default 50000)")
 	maxUnackedTotal := fs.Int("max-unacked-total-bytes", envInt("EXECUTOR_MAX_UNACKED_TOTAL_BYTES", 0),
-		"output bytes kept until acknowledged, for all processes started with outputAck (by our harness) together; past it they block on their output until acknowledgements free room; also sets the soft memory limit (budget + 40 MiB) unless GOMEMLIMIT is set (default 64 MiB) (env EXECUTOR_MAX_UNACKED_TOTAL_BYTES)")
+		"output bytes kept until acknowledged by all processes started with outputAck (by our harness) of all sessions together, beyond 1 MiB each; past it they block on their output until acknowledgements free room; also sets the soft memory limit (this + 40 MiB) unless GOMEMLIMIT is set (default 64 MiB) (env EXECUTOR_MAX_UNACKED_TOTAL_BYTES)")
 	logLevel := fs.String("log-level", envOr("EXECUTOR_LOG_LEVEL", "warn"), "log level on stderr: debug, info, warn, error (env EXECUTOR_LOG_LEVEL)")
 	logFormat := logFormatFlag(fs)
 	metricsAddr := metricsFlag(fs)

@@ -153,6 +153,10 @@ func NewManager(opts *Options) *Manager {
 	}
 }
 
+// UnackedBudget returns the Budget the Manager's outputAck processes draw on:
+// Options.UnackedBudget, or the Manager's own.
+func (m *Manager) UnackedBudget() *Budget { return m.opts.UnackedBudget }
+
 // Attach sets where notifications go; nil detaches. While detached, events are retained
 // (process/read recovers them) but not pushed, and they are never replayed as
 // notifications later (except a lossless process's unacknowledged ones, docs/reliability.md
