@@ -42,7 +42,8 @@ func TestSetMemoryLimit_FromBudget(t *testing.T) {
 }
 
 // TestUnackedTotalFlag_Usage: a negative --max-unacked-total-bytes is a usage error (exit
-// 2) for serve and remote, as are their other bounds.
+// 2) for serve and remote, as are their other bounds; so is one from its environment
+// variable, EXECUTOR_MAX_UNACKED_TOTAL_BYTES.
 func TestUnackedTotalFlag_Usage(t *testing.T) {
 	for _, args := range [][]string{
 		{"serve", "--max-unacked-total-bytes", "-1"},
@@ -51,6 +52,16 @@ func TestUnackedTotalFlag_Usage(t *testing.T) {
 		var stderr bytes.Buffer
 		if code := run(args, strings.NewReader(""), io.Discard, &stderr); code != 2 || !strings.Contains(stderr.String(), "--max-unacked-total-bytes") {
 			t.Errorf("%q: exit %d, stderr %q; want 2 naming the flag", args, code, stderr.String())
+		}
+	}
+	t.Setenv("EXECUTOR_MAX_UNACKED_TOTAL_BYTES", "-1")
+	for _, args := range [][]string{
+		{"serve"},
+		{"remote", "--registry", "http://127.0.0.1:1", "--environment-id", "e"},
+	} {
+		var stderr bytes.Buffer
+		if code := run(args, strings.NewReader(""), io.Discard, &stderr); code != 2 || !strings.Contains(stderr.String(), "--max-unacked-total-bytes") {
+			t.Errorf("%q with EXECUTOR_MAX_UNACKED_TOTAL_BYTES=-1: exit %d, stderr %q; want 2 naming the flag", args, code, stderr.String())
 		}
 	}
 }
