@@ -63,8 +63,8 @@ func (m *Manager) waitRoom(p *proc, t *budgetTicket) bool {
 			}
 		}
 		if p.stopping {
-			p.mu.Unlock()
 			p.budget.cancel(t)
+			p.mu.Unlock()
 			return false
 		}
 		if p.room == nil {
