@@ -32,6 +32,11 @@ type Options struct {
 	MaxUnackedBytes            int
 	OutputWindow               int
 	FlowControlledOutputWindow int
+	// MaxUnackedTotalBytes bounds the unacknowledged output of all outputAck processes of
+	// all sessions together (one process.Budget per Server): over it every such process
+	// blocks on its output as at its own bound, until acknowledgements or a closed
+	// session release bytes. Default process.DefaultMaxUnackedTotalBytes (64 MiB).
+	MaxUnackedTotalBytes int
 	// Logger receives structured logs; nil discards them.
 	Logger *slog.Logger
 	// Sandbox enforces sandbox intent (process/start and fs/* `sandbox`,
@@ -120,6 +125,8 @@ type Server struct {
 	sessions *session.Registry[*sessionState]
 	info     *protocol.EnvironmentInfo // computed once: resume results must be identical
 	fs       *fs.Service
+	// budget bounds the unacknowledged output of every session's Manager together.
+	budget *process.Budget
 	// runtimeGrants are extra files sandboxed stages need readable (sandboxRuntimeGrants).
 	runtimeGrants []string
 
@@ -145,6 +152,7 @@ func NewServer(opts *Options) *Server {
 		sessions:      session.NewRegistry[*sessionState](o.SessionTTL),
 		info:          withSessionTTL(detectEnvironment(o.Sandbox), o.SessionTTL),
 		fs:            fs.New(&fs.Options{Sandbox: o.Sandbox, RuntimeReadGrants: grants}),
+		budget:        process.NewBudget(o.MaxUnackedTotalBytes),
 		runtimeGrants: grants,
 	}
 }

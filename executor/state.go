@@ -23,6 +23,7 @@ func newSessionState(s *Server) *sessionState {
 		MaxRetainedBytes:           s.opts.MaxRetainedBytes,
 		MaxRetainedChunks:          s.opts.MaxRetainedChunks,
 		MaxUnackedBytes:            s.opts.MaxUnackedBytes,
+		UnackedBudget:              s.budget,
 		OutputWindow:               s.opts.OutputWindow,
 		FlowControlledOutputWindow: s.opts.FlowControlledOutputWindow,
 		Logger:                     s.opts.Logger,

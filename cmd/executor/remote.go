@@ -67,7 +67,8 @@ Flags (each also settable by the environment variable named in brackets):
 	maxStreams := fs.Int("max-streams", envInt("EXECUTOR_MAX_STREAMS", remote.DefaultMaxStreams), "most harness streams served at once; the reference allows 128 [EXECUTOR_MAX_STREAMS]")
 	concurrent := fs.Int("concurrent-requests", 1, "requests handled at once per stream; 1 = strictly serial")
 	ttl := fs.Duration("session-ttl", defaultRemoteSessionTTL, "how long a disconnected session keeps its processes before they are killed; longer than exec's --reconnect-timeout (10m), so a harness still trying finds its session (docs/reliability.md)")
-	maxUnacked := fs.Int("max-unacked-bytes", process.DefaultMaxUnackedBytes, "output bytes kept per process until a harness that acknowledges output (ours) has received them; past it the process blocks on its output (docs/reliability.md)")
+	maxUnacked := fs.Int("max-unacked-bytes", envInt("EXECUTOR_MAX_UNACKED_BYTES", process.DefaultMaxUnackedBytes), "output bytes kept per process until a harness that acknowledges output (ours) has received them; past it the process blocks on its output (docs/reliability.md) [EXECUTOR_MAX_UNACKED_BYTES]")
+	maxUnackedTotal := fs.Int("max-unacked-total-bytes", envInt("EXECUTOR_MAX_UNACKED_TOTAL_BYTES", 0), "the same for all processes of all sessions together, beyond 1 MiB each: past it every such process blocks on its output until acknowledgements free room; also sets the soft memory limit (this + 40 MiB) unless GOMEMLIMIT is set (default 64 MiB, or --max-unacked-bytes when larger) [EXECUTOR_MAX_UNACKED_TOTAL_BYTES]")
 	logLevel := fs.String("log-level", envOr("EXECUTOR_LOG_LEVEL", "warn"), "log level on stderr: debug, info, warn, error [EXECUTOR_LOG_LEVEL]")
 	logFormat := logFormatFlag(fs)
 	metricsAddr := metricsFlag(fs)
@@ -98,8 +99,11 @@ Flags (each also settable by the environment variable named in brackets):
 	if *concurrent < 1 || *maxStreams < 1 {
 		return fmt.Errorf("%w: --concurrent-requests and --max-streams must be at least 1", errUsage)
 	}
-	if *maxUnacked < 1 || *ttl <= 0 {
-		return fmt.Errorf("%w: --max-unacked-bytes and --session-ttl must be positive", errUsage)
+	if *maxUnacked < 1 || *maxUnackedTotal < 0 || *ttl <= 0 {
+		return fmt.Errorf("%w: --max-unacked-bytes, --max-unacked-total-bytes and --session-ttl must be positive", errUsage)
+	}
+	if *maxUnackedTotal == 0 {
+		*maxUnackedTotal = max(process.DefaultMaxUnackedTotalBytes, *maxUnacked)
 	}
 	if err := checkSandboxBackend(*sandboxBackend); err != nil {
 		return err
@@ -110,7 +114,7 @@ Flags (each also settable by the environment variable named in brackets):
 	}
 	defer rt.close() // after RunCommand closed the server (and killed its sessions' groups)
 	log, guard, tm, tr := rt.log, rt.guard, rt.tm, rt.tr
-	setRemoteMemoryLimit(*maxUnacked, log)
+	setMemoryLimit(*maxUnackedTotal, log)
 	return remote.RunCommand(ctx, &remote.Command{
 		RegistryURL:   *registry,
 		EnvironmentID: *envID,
@@ -120,7 +124,8 @@ Flags (each also settable by the environment variable named in brackets):
 		},
 		ExitOnStdinClose: exitOnClose,
 		MaxStreams:       *maxStreams,
-		Server: executor.Options{ConcurrentRequests: *concurrent, SessionTTL: *ttl, MaxUnackedBytes: *maxUnacked, ProcessGuard: guard,
+		Server: executor.Options{ConcurrentRequests: *concurrent, SessionTTL: *ttl, MaxUnackedBytes: *maxUnacked,
+			MaxUnackedTotalBytes: *maxUnackedTotal, ProcessGuard: guard,
 			Observer: telemetry.WithTracing(executorObserver(tm), tr)},
 		Observer:        remoteObserver(tm),
 		Tracer:          handshakeTracer(tr),

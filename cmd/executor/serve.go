@@ -9,6 +9,7 @@ import (
 
 	"github.com/execlab/executor/cmd/executor/internal/serve"
 	"github.com/execlab/executor/executor"
+	"github.com/execlab/executor/executor/process"
 	"github.com/execlab/executor/internal/telemetry"
 	"github.com/execlab/executor/internal/wsauth"
 )
@@ -23,6 +24,8 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	ttl := fs.Duration("session-ttl", 0, "how long a disconnected session keeps its processes before they are killed (default 30s)")
 	maxBytes := fs.Int("max-retained-bytes", 0, "output bytes kept per process for process/read (default 1 MiB)")
 	maxChunks := fs.Int("max-retained-chunks", 0, "output chunks kept per process for process/read (default 50000)")
+	maxUnackedTotal := fs.Int("max-unacked-total-bytes", envInt("EXECUTOR_MAX_UNACKED_TOTAL_BYTES", 0),
+		"output bytes kept until acknowledged by all processes started with outputAck (by our harness) of all sessions together, beyond 1 MiB each; past it they block on their output until acknowledgements free room; also sets the soft memory limit (this + 40 MiB) unless GOMEMLIMIT is set (default 64 MiB) (env EXECUTOR_MAX_UNACKED_TOTAL_BYTES)")
 	logLevel := fs.String("log-level", envOr("EXECUTOR_LOG_LEVEL", "warn"), "log level on stderr: debug, info, warn, error (env EXECUTOR_LOG_LEVEL)")
 	logFormat := logFormatFlag(fs)
 	metricsAddr := metricsFlag(fs)
@@ -58,6 +61,12 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if *concurrent < 1 {
 		return fmt.Errorf("%w: --concurrent-requests must be at least 1", errUsage)
 	}
+	if *maxUnackedTotal < 0 {
+		return fmt.Errorf("%w: --max-unacked-total-bytes must be positive", errUsage)
+	}
+	if *maxUnackedTotal == 0 {
+		*maxUnackedTotal = process.DefaultMaxUnackedTotalBytes
+	}
 	if err := checkSandboxBackend(*sandboxBackend); err != nil {
 		return err
 	}
@@ -67,17 +76,19 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	defer rt.close() // after Run closed the server (and killed its sessions' groups)
 	log, guard, tm, tr := rt.log, rt.guard, rt.tm, rt.tr
+	setMemoryLimit(*maxUnackedTotal, log)
 	return serve.Run(ctx, serve.Config{
 		Listen: l,
 		Server: executor.Options{
-			ProcessGuard:       guard,
-			ConcurrentRequests: *concurrent,
-			SessionTTL:         *ttl,
-			MaxRetainedBytes:   *maxBytes,
-			MaxRetainedChunks:  *maxChunks,
-			Sandbox:            startSandbox(ctx, *sandboxBackend, log),
-			TCPUpstreamProxy:   proxy.upstream.String(),
-			Observer:           telemetry.WithTracing(executorObserver(tm), tr),
+			ProcessGuard:         guard,
+			ConcurrentRequests:   *concurrent,
+			SessionTTL:           *ttl,
+			MaxRetainedBytes:     *maxBytes,
+			MaxRetainedChunks:    *maxChunks,
+			MaxUnackedTotalBytes: *maxUnackedTotal,
+			Sandbox:              startSandbox(ctx, *sandboxBackend, log),
+			TCPUpstreamProxy:     proxy.upstream.String(),
+			Observer:             telemetry.WithTracing(executorObserver(tm), tr),
 		},
 		Stdin:    stdin,
 		Stdout:   stdout,

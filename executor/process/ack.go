@@ -21,37 +21,61 @@ import (
 // Attach resets every such process's send position to its acknowledged one.
 
 // waitRoom blocks a reader of a lossless process while its log is full or, attached, while
-// the sender has not taken what was read (ackState.readAllowed). It reports false when the
-// pumps are stopping (terminate, Close): the reader then ends its stream.
+// the sender has not taken what was read (ackState.readAllowed), and then while the
+// executor's Budget is exhausted (t is the reader's place in it). It reports false when
+// the pumps are stopping (terminate, Close): the reader then ends its stream.
 //
-// A wait that began at the unacknowledged bound is reported as QueueOutputBound
-// back-pressure once it ends; the coupled waits of an attached reader (the ordinary
-// rhythm of every chunk) are not.
-func (m *Manager) waitRoom(p *proc) bool {
-	var boundSince time.Time // set when a wait at the bound begins
+// A wait that began at the unacknowledged bound or at the budget is reported as
+// QueueOutputBound back-pressure once it ends; the coupled waits of an attached reader
+// (the ordinary rhythm of every chunk) are not.
+func (m *Manager) waitRoom(p *proc, t *budgetTicket) bool {
+	var boundSince time.Time // set when a wait at the bound or the budget begins
 	for {
 		p.mu.Lock()
-		coupled := m.attached.Load() != nil && !p.drainReq
-		if p.ack == nil || p.ack.readAllowed(&p.out, coupled) {
+		if p.ack == nil {
 			p.mu.Unlock()
-			if !boundSince.IsZero() {
-				m.opts.Observer.Backpressure(QueueOutputBound, time.Since(boundSince))
-			}
 			return true
 		}
+		coupled := m.attached.Load() != nil && !p.drainReq
+		var budgetWait <-chan struct{} // the budget's grant, when only the budget holds the reader
+		if p.ack.readAllowed(&p.out, coupled) {
+			ok, wait := true, (<-chan struct{})(nil)
+			if p.ack.needsBudget() {
+				ok, wait = p.budget.admit(t)
+			} else {
+				p.budget.cancel(t) // under its free allowance: no place in the queue needed
+			}
+			if ok {
+				p.mu.Unlock()
+				if !boundSince.IsZero() {
+					m.opts.Observer.Backpressure(QueueOutputBound, time.Since(boundSince))
+				}
+				return true
+			}
+			budgetWait = wait
+			if boundSince.IsZero() {
+				boundSince = time.Now()
+			}
+		} else {
+			p.budget.cancel(t) // the process's own state holds the reader: no place in the queue
+			if boundSince.IsZero() && p.ack.atBound(&p.out) {
+				boundSince = time.Now()
+			}
+		}
 		if p.stopping {
+			p.budget.cancel(t)
 			p.mu.Unlock()
 			return false
-		}
-		if boundSince.IsZero() && p.ack.atBound(&p.out) {
-			boundSince = time.Now()
 		}
 		if p.room == nil {
 			p.room = make(chan struct{})
 		}
 		ch := p.room
 		p.mu.Unlock()
-		<-ch
+		select {
+		case <-ch:
+		case <-budgetWait: // nil unless queued: blocks forever
+		}
 	}
 }
 
@@ -163,7 +187,9 @@ func (m *Manager) Ack(params *protocol.ProcessAckParams) {
 		p.mu.Unlock()
 		return
 	}
+	before := p.ack.budgeted()
 	closeAcked := p.ack.ack(&p.out, params.Seq, p.nextSeq)
+	p.budget.release(before - p.ack.budgeted())
 	p.wakeRoomLocked()
 	p.wakeSenderLocked()
 	p.mu.Unlock()

@@ -26,6 +26,7 @@ type ackLimits struct {
 	maxUnackedBytes  int // retained bytes at which the reader stops reading
 	maxUnackedChunks int // retained chunks at which the reader stops reading
 	windowEvents     int // events pushed and not yet acknowledged
+	budgetFree       int // unacknowledged bytes held outside the executor's Budget (budgetFreeBytes)
 }
 
 // ackState is the lossless-mode state of one process.
@@ -82,6 +83,14 @@ func (a *ackState) readAllowed(log *outputLog, coupled bool) bool {
 func (a *ackState) atBound(log *outputLog) bool {
 	return a.unackedBytes >= a.lim.maxUnackedBytes || log.countAfter(a.acked) >= a.lim.maxUnackedChunks
 }
+
+// budgeted returns the unacknowledged bytes the process holds against the executor's
+// Budget: those above its free allowance.
+func (a *ackState) budgeted() int { return max(0, a.unackedBytes-a.lim.budgetFree) }
+
+// needsBudget reports whether the next read must be admitted by the Budget: the
+// process's unacknowledged output has reached its free allowance.
+func (a *ackState) needsBudget() bool { return a.unackedBytes >= a.lim.budgetFree }
 
 // pending reports whether an assigned event (seq < nextSeq) has not been pushed yet.
 func (a *ackState) pending(nextSeq uint64) bool { return a.sent+1 < nextSeq }

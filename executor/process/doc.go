@@ -20,7 +20,9 @@
 //
 // Lossless output (ack_state.go, ack.go; docs/reliability.md): a process started with
 // outputAck keeps every event its client has not acknowledged with process/ack (up to
-// Options.MaxUnackedBytes, 64 MiB, then the reader stops and the child blocks), pushes them
+// Options.MaxUnackedBytes, 64 MiB, then the reader stops and the child blocks; and, for all
+// such processes of all Managers sharing it, under one Budget, Options.UnackedBudget,
+// 64 MiB beyond 1 MiB per process, budget.go), pushes them
 // from one sender goroutine in seq order inside a window (the attachment's: Options.
 // OutputWindow, 2 MiB, or FlowControlledOutputWindow, 6 MiB, after AttachFlowControlled;
 // 1,024 events), and after every Attach resends from the last ack. Acknowledged output
@@ -44,7 +46,8 @@
 //   - Process lifetime is the Manager's, never a request ctx's.
 //
 // Concurrency: all Manager methods are safe for concurrent use. Lock order:
-// Manager.attachMu → proc.emitMu → Manager.mu → proc.mu; stdinQueue.mu is a leaf.
+// Manager.attachMu → proc.emitMu → Manager.mu → proc.mu → Budget.mu; stdinQueue.mu and
+// Budget.mu are leaves.
 //
 // Linux only for now: spawn_other.go fails every start.
 package process

@@ -1,6 +1,8 @@
 package process
 
 import (
+	"context"
+
 	"github.com/execlab/executor/executor/protocol"
 )
 
@@ -67,3 +69,41 @@ func (m *Manager) RetainedFootprint(id string) (data, backing int, ok bool) {
 
 // ReadBufReusesForTest reports how many pooled read buffers were put back for reuse.
 func ReadBufReusesForTest() int64 { return readBufReuses.Load() }
+
+// WaitForTest blocks until cond holds for the budget's used bytes and the number of
+// readers queued for it, or ctx ends; it reports whether cond held. Event-driven: it
+// re-checks at every change of the budget, never on a timer.
+func (b *Budget) WaitForTest(ctx context.Context, cond func(used, queued int) bool) bool {
+	for {
+		b.mu.Lock()
+		if cond(b.used, len(b.queue)) {
+			b.mu.Unlock()
+			return true
+		}
+		if b.watch == nil {
+			b.watch = make(chan struct{})
+		}
+		ch := b.watch
+		b.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// Queued returns the number of readers queued for the budget.
+func (b *Budget) Queued() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.queue)
+}
+
+// ReadBufferSize is the largest single read: the most a reader admitted under the budget
+// can take it over by.
+const ReadBufferSize = readBufferSize
+
+// BudgetFreeBytes is the unacknowledged output each outputAck process holds outside the
+// Budget.
+const BudgetFreeBytes = budgetFreeBytes

@@ -47,6 +47,15 @@ const (
 	// DefaultMaxUnackedBytes is the output, in bytes, retained per outputAck process
 	// until acknowledged; at the bound the reader stops reading (the child blocks).
 	DefaultMaxUnackedBytes = 64 << 20
+	// DefaultMaxUnackedTotalBytes is the Budget of unacknowledged output, in bytes, shared
+	// by every outputAck process of an executor (every session), beyond each process's
+	// budgetFreeBytes: 64 MiB, one process's DefaultMaxUnackedBytes, so one busy process may
+	// still run ahead by its whole bound and several share it. Overflow policy: block
+	// (back-pressure), never drop; a reader over it waits before its next read, exactly as
+	// one at its own bound, until acknowledgements or a closed session release bytes.
+	// Bound: Total + budgetFreeBytes per outputAck process + one readBufferSize per output
+	// stream (budget.go: fairness, release).
+	DefaultMaxUnackedTotalBytes = DefaultMaxUnackedBytes
 	// DefaultOutputWindow is the output, in decoded bytes, pushed and not yet
 	// acknowledged per outputAck process: 2 MiB, about 2.7 MiB as base64 JSON, under
 	// the rendezvous's 4 MiB per-socket queue (registry/rendezvous QueueBytes) that
@@ -64,6 +73,20 @@ const (
 	// load 25–50 ms); 16 MiB never waited but took the exec client of the 1 GB
 	// slow-reader soak to 64 MiB RSS (6 MiB: 47 MiB). docs/reliability.md §4.
 	DefaultFlowControlledOutputWindow = 6 << 20
+	// budgetFreeBytes is the unacknowledged output, in bytes, each outputAck process holds
+	// outside the executor's Budget: a reader under it reads without asking the Budget, and
+	// only bytes above it are charged. It is the liveness condition of the shared budget:
+	// our harness acknowledges a process's output only once its consumption since the last
+	// ack crosses a threshold (at most 1 MiB of notifications, harness
+	// ackEveryBytesFlowControlled, i.e. under 0.8 MiB of output; or 256 events), so a
+	// process blocked by the Budget must have at least that much unacknowledged output or
+	// no ack might ever come (every process of an exhausted budget just below its
+	// threshold; TestBudget_LivenessWithThresholdAcks). With 1 MiB free, a blocked process
+	// has ≥ 1 MiB unacknowledged; its sender pushes it (the windows are larger) and
+	// consuming it crosses the threshold. 1 MiB is also what a released-mode process's ring
+	// holds (DefaultMaxRetainedBytes), so an outputAck process costs at most that plus its
+	// share of the Budget.
+	budgetFreeBytes = DefaultMaxRetainedBytes
 	// outputWindowEvents bounds the events pushed and not yet acknowledged per outputAck
 	// process, so tiny chunks cannot flood a slow client either.
 	outputWindowEvents = 1024

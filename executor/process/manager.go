@@ -28,6 +28,10 @@ type Options struct {
 	// (docs/reliability.md), in bytes: at the bound the reader stops reading the child's
 	// output until the client acknowledges. Default DefaultMaxUnackedBytes (64 MiB).
 	MaxUnackedBytes int
+	// UnackedBudget bounds the unacknowledged output of every outputAck process of every
+	// Manager given the same Budget (budget.go): one per executor. Nil: the Manager gets
+	// a Budget of its own of DefaultMaxUnackedTotalBytes (64 MiB).
+	UnackedBudget *Budget
 	// OutputWindow bounds the output bytes pushed and not yet acknowledged per process
 	// started with outputAck while attached with Attach. Default DefaultOutputWindow
 	// (2 MiB).
@@ -75,6 +79,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if c.MaxUnackedBytes <= 0 {
 		c.MaxUnackedBytes = DefaultMaxUnackedBytes
+	}
+	if c.UnackedBudget == nil {
+		c.UnackedBudget = NewBudget(DefaultMaxUnackedTotalBytes)
 	}
 	if c.OutputWindow <= 0 {
 		c.OutputWindow = DefaultOutputWindow
@@ -146,6 +153,10 @@ func NewManager(opts *Options) *Manager {
 	}
 }
 
+// UnackedBudget returns the Budget the Manager's outputAck processes draw on:
+// Options.UnackedBudget, or the Manager's own.
+func (m *Manager) UnackedBudget() *Budget { return m.opts.UnackedBudget }
+
 // Attach sets where notifications go; nil detaches. While detached, events are retained
 // (process/read recovers them) but not pushed, and they are never replayed as
 // notifications later (except a lossless process's unacknowledged ones, docs/reliability.md
@@ -193,7 +204,8 @@ func (m *Manager) notify(method string, params any) {
 }
 
 // Close kills every process group (SIGKILL), stops every pump and waits for every
-// goroutine the Manager started. Later Starts fail. Close is idempotent.
+// goroutine the Manager started, then returns the unacknowledged output of its processes
+// to the Budget. Later Starts fail. Close is idempotent.
 func (m *Manager) Close() {
 	m.mu.Lock()
 	already := m.closing
@@ -222,6 +234,27 @@ func (m *Manager) Close() {
 		m.resetAcks(true)
 	}
 	m.wg.Wait()
+	m.releaseBudget()
+}
+
+// releaseBudget returns to the Budget every byte the Manager's processes still hold
+// unacknowledged: Close drops them with the session. Called once every pump has ended,
+// so nothing charges it again; a late Ack finds p.budget nil and releases nothing twice.
+func (m *Manager) releaseBudget() {
+	m.mu.Lock()
+	procs := make([]*proc, 0, len(m.procs))
+	for _, p := range m.procs {
+		procs = append(procs, p)
+	}
+	m.mu.Unlock()
+	for _, p := range procs {
+		p.mu.Lock()
+		if p.budget != nil {
+			p.budget.release(p.ack.budgeted())
+			p.budget = nil
+		}
+		p.mu.Unlock()
+	}
 }
 
 // lookup returns the live entry for id, evicting it first if its retention has expired.

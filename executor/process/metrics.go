@@ -28,7 +28,8 @@ const (
 	// for the client to acknowledge (its OutputWindow was full).
 	QueueOutputWindow = "output_window"
 	// QueueOutputBound: the reader of an outputAck process waited at MaxUnackedBytes
-	// (or the chunk bound) for acknowledgements; the child was blocked meanwhile.
+	// (or the chunk bound, or the executor's exhausted Budget) for acknowledgements; the
+	// child was blocked meanwhile.
 	QueueOutputBound = "output_bound"
 )
 

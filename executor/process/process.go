@@ -9,7 +9,7 @@ import (
 
 // proc is one entry of the process table, from Starting to eviction.
 //
-// Lock order: emitMu → Manager.mu → mu. stdinQueue.mu is a leaf.
+// Lock order: emitMu → Manager.mu → mu → Budget.mu. stdinQueue.mu is a leaf.
 type proc struct {
 	id        string
 	tty       bool
@@ -54,6 +54,7 @@ type proc struct {
 
 	// Lossless mode (outputAck, ack.go); ack is nil for released-mode processes.
 	ack        *ackState
+	budget     *Budget       // charged with ack.budgeted(); nil in released mode and once the Manager closed
 	room       chan struct{} // closed when the lossless log frees room or stopping; nil until a reader waits
 	sendWake   chan struct{} // closed when the sender may have work; nil until the sender waits
 	senderStop bool          // the sender must return (Manager.Close)
@@ -69,11 +70,13 @@ func newProc(id string, tty, pipeStdin, outputAck bool, opts *Options) *proc {
 		out:       newOutputLog(opts.MaxRetainedBytes, opts.MaxRetainedChunks),
 	}
 	if outputAck {
+		p.budget = opts.UnackedBudget
 		p.out.protect = true
 		p.ack = newAckState(ackLimits{
 			maxUnackedBytes:  opts.MaxUnackedBytes,
 			maxUnackedChunks: opts.MaxRetainedChunks,
 			windowEvents:     outputWindowEvents,
+			budgetFree:       budgetFreeBytes,
 		})
 	}
 	return p

@@ -25,8 +25,10 @@ func (m *Manager) routineRead(p *proc, f *os.File, stream protocol.ExecOutputStr
 	size := initialReadSize
 	rb := getReadBuf(size) // the buffer the next read fills; not referenced by anyone yet
 	defer func() { rb.putUnused() }()
+	var ticket budgetTicket        // this reader's place in the Budget (lossless mode)
+	defer p.budget.cancel(&ticket) // nil-safe; p.budget is set before the reader starts
 	for {
-		if !m.waitRoom(p) {
+		if !m.waitRoom(p, &ticket) {
 			break // stopping while the lossless log was full
 		}
 		n, err := f.Read(rb.b)
@@ -153,7 +155,9 @@ func (m *Manager) emitOutput(p *proc, stream protocol.ExecOutputStream, data []b
 	p.out.push(retainedChunk{seq: seq, stream: stream, data: data, buf: rb})
 	p.wakeLocked()
 	if p.ack != nil {
+		before := p.ack.budgeted()
 		p.ack.pushed(len(data))
+		p.budget.charge(p.ack.budgeted() - before)
 		p.wakeSenderLocked() // the sender pushes it (ack.go)
 		rb.release()         // routineSend takes its own reference
 		p.mu.Unlock()
