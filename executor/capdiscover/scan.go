@@ -69,7 +69,11 @@ func scanRoot(ctx context.Context, walker *fs.Service, uri protocol.PathURI, den
 	} else if m, ok := s.ancestorManifest(); ok {
 		out.NamespaceManifests = append(out.NamespaceManifests, m)
 	}
-	out.NamespaceManifests = append(out.NamespaceManifests, s.walkedManifests()...)
+	skip := ""
+	if hasManifest {
+		skip = s.rootURI
+	}
+	out.NamespaceManifests = append(out.NamespaceManifests, s.walkedManifests(skip)...)
 	if hasManifest {
 		out.Plugin = s.plugin(manifest)
 	}
@@ -161,25 +165,27 @@ func (s *scan) manifestIn(dir, dirURI string) (protocol.CapabilityFile, bool) {
 	return protocol.CapabilityFile{}, false
 }
 
-// ancestorManifest returns the manifest of the nearest directory, the root itself first
-// and then up to "/", that has one.
+// ancestorManifest returns the manifest of the nearest ancestor of the root, up to "/",
+// that has one. (The root's own candidates were read already; a walked manifest of the
+// root is read again by walkedManifests, observed from codex 0.171.0: a non-UTF-8 root
+// manifest warns twice, an inaccessible root's candidates once.)
 func (s *scan) ancestorManifest() (protocol.CapabilityFile, bool) {
 	for dir := s.root; ; {
-		if f, ok := s.manifestIn(dir, string(protocol.FromNative(dir))); ok {
-			return f, true
-		}
 		parent := path.Dir(dir)
 		if parent == dir {
 			return protocol.CapabilityFile{}, false
 		}
 		dir = parent
+		if f, ok := s.manifestIn(dir, string(protocol.FromNative(dir))); ok {
+			return f, true
+		}
 	}
 }
 
 // walkedManifests returns, per plugin root found by the walk (the manifest's
-// grandparent) other than the capability root, the first readable manifest in priority
-// order, ordered by plugin root URI.
-func (s *scan) walkedManifests() []protocol.CapabilityFile {
+// grandparent) other than skip (the capability root when it has its own manifest), the
+// first readable manifest in priority order, ordered by plugin root URI.
+func (s *scan) walkedManifests(skip string) []protocol.CapabilityFile {
 	type candidate struct {
 		pluginRoot string
 		prio       int
@@ -189,7 +195,7 @@ func (s *scan) walkedManifests() []protocol.CapabilityFile {
 	for _, u := range s.manifestURIs {
 		dir := uriDir(u) // …/.codex-plugin
 		pr := uriDir(dir)
-		if pr == s.rootURI || pr+"/" == s.rootURI {
+		if skip != "" && (pr == skip || pr+"/" == skip) {
 			continue
 		}
 		prio := 0

@@ -3,13 +3,12 @@ package fs
 // Helper operations of packages above fs (spec/capabilities-0.171.0.md §4.3): a package
 // whose whole operation must run inside a request's sandbox (capability discovery)
 // registers it here from init(), so that the helper, this same binary re-entered, can
-// run it; RunSandboxed resolves the sandbox exactly as the fs/* methods do and runs the
-// operation in one helper.
+// run it; ResolveSandbox resolves the sandbox exactly as the fs/* methods do and RunHelper
+// runs the operation in one helper.
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"path/filepath"
 	"sync"
 
@@ -18,14 +17,14 @@ import (
 )
 
 // HelperMethod is a helper operation registered by a package above fs. It runs inside the
-// sandbox with params as sent to RunSandboxed; denyGlobs are the policy's deny patterns,
+// sandbox with params as sent to RunHelper; denyGlobs are the policy's deny patterns,
 // which the operation must re-check on every file it reads (DeniedByGlobs), because the
 // sandbox masks matching files only as they existed when it was built. Errors should be
 // *jsonwire.Error; others become -32603.
 type HelperMethod func(ctx context.Context, params json.RawMessage, denyGlobs []string) (any, error)
 
 // helperMethodsMu guards helperMethods: registration happens in init() functions, lookups
-// in the helper and in RunSandboxed.
+// in the helper and in RunHelper.
 var (
 	helperMethodsMu sync.RWMutex
 	helperMethods   = map[string]HelperMethod{}
@@ -48,26 +47,20 @@ func registeredHelperMethod(name string) HelperMethod {
 	return helperMethods[name]
 }
 
-// ErrNotSandboxed is returned by RunSandboxed when c needs no helper: the caller runs the
-// operation in-process.
-var ErrNotSandboxed = errors.New("fs: operation runs in-process")
+// ResolveSandbox resolves the sandbox context c as fs/* does (readOnly as for
+// fs/readFile, fs/getMetadata and fs/open) and returns the policy the helper must enforce,
+// or nil when the operation runs in-process (c nil, or a profile that needs no helper).
+// Errors are *jsonwire.Error with the fs/* codes and texts.
+func (s *Service) ResolveSandbox(c *policy.Context, readOnly bool) (*policy.Policy, error) {
+	return s.sandboxFor(c, readOnly)
+}
 
-// RunSandboxed resolves the sandbox context c as fs/* does (readOnly as for fs/readFile,
-// fs/getMetadata and fs/open) and, when the profile needs the helper, runs the registered
-// method with params in one fresh helper and returns its raw result. It returns
-// ErrNotSandboxed when c is nil or needs no helper, and the wire error of a failed
-// resolution, launch or operation otherwise (as helperCall does). ctx cancellation kills
-// the helper.
-func (s *Service) RunSandboxed(ctx context.Context, c *policy.Context, readOnly bool, method string, params any) (json.RawMessage, error) {
+// RunHelper runs the registered method with params in one fresh helper enforcing pol
+// (from ResolveSandbox, non-nil) and returns its raw result. Errors are *jsonwire.Error,
+// as for fs/* in the helper. ctx cancellation kills the helper.
+func (s *Service) RunHelper(ctx context.Context, pol *policy.Policy, method string, params any) (json.RawMessage, error) {
 	if registeredHelperMethod(method) == nil {
 		return nil, jsonwire.Internal("fs: helper method %q is not registered", method)
-	}
-	pol, err := s.sandboxFor(c, readOnly)
-	if err != nil {
-		return nil, err
-	}
-	if pol == nil {
-		return nil, ErrNotSandboxed
 	}
 	return s.runHelper(ctx, pol, method, params)
 }
