@@ -143,8 +143,9 @@ func passwdEntry(uid int) (passwd, bool) {
 // capabilities advertises only what this executor implements (spec/jsonrpc.md §3.8):
 // sandboxedFileStreaming only when a sandbox backend can run the fs helper (a sandboxed
 // fs/open is served from a snapshot the helper reads; without a backend it fails
-// closed). networkProxyLaunch, capabilityDiscoverySandbox, environmentConfigRead and
-// shellSnapshotV2 are not implemented. The process extensions
+// closed); capabilityDiscoverySandbox likewise, since capabilityRoots/discoverV1 scans a
+// sandboxed root in that helper (executor/capdiscover). networkProxyLaunch,
+// environmentConfigRead and shellSnapshotV2 are not implemented. The process extensions
 // (docs/protocol-extensions.md) are always advertised: only this executor sends them, and
 // released clients ignore flags they do not know (the conformance runner removes
 // capabilities before comparing).
@@ -160,6 +161,7 @@ func capabilities(l *sandbox.Launcher) protocol.Capabilities {
 	}
 	if l != nil && l.Report().Backend != sandbox.BackendNone {
 		c.SandboxedFileStreaming = true
+		c.CapabilityDiscoverySandbox = true
 	}
 	return c
 }

@@ -60,6 +60,7 @@ var retrySafe = map[string]bool{
 	"fs/readDirectory":               true,
 	"fs/canonicalize":                true,
 	"fs/walk":                        true,
+	"capabilityRoots/discoverV1":     true, // read-only scan
 }
 
 type inflightReq struct {
