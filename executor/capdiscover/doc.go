@@ -27,11 +27,19 @@
 // `apps` members (JSON): SKILL.md front matter and openai.yaml are returned verbatim,
 // valid or not, as the reference does, so no YAML or TOML parser is needed.
 //
-// Known gaps (not observable in the probes made): the order of the ancestor manifest
-// search relative to the walked manifests when both warn; a declared path whose rest is
-// absolute is refused as escaping the root (unprobed); a sandbox that cannot be resolved
-// or launched makes the root's error "failed to inspect capability root <uri>: <text>"
-// (unprobed).
+// A root's sandbox is resolved as fs/* read operations resolve theirs, for every root before
+// any is scanned: a -32602 resolution error (e.g. "file system sandbox context with dynamic
+// permissions requires cwd") fails the request, any other (e.g. "invalid sandbox permission
+// path URI: …") becomes that root's error; windowsSandboxLevel "mxc" with a profile that
+// needs a sandbox is the root error "… failed to prepare fs sandbox: failed to prepare MXC
+// sandbox: native MXC is unavailable on this executor" (observed; the spec's "ignored"
+// holds only for disabled and full-access profiles).
+//
+// Deviations and unprobed corners: a non-empty sequence given as a root's sandbox is
+// refused as a type error (the reference decodes its 10 positional fields); a declared
+// path whose rest is absolute (".//etc") is refused as escaping the root (unprobed); a
+// helper that fails makes the root's error "failed to inspect capability root <uri>:
+// <text>" (unprobed: the reference's helper does not fail that way).
 //
 // # Limits (limits.go)
 //
