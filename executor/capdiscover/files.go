@@ -55,6 +55,9 @@ func (r *reader) read(native, uri string) (file protocol.CapabilityFile, ok bool
 		return file, false
 	}
 	data, err := r.readAll(native)
+	if errors.Is(err, errNotRegular) || errors.Is(err, syscall.ENOENT) {
+		return file, false // replaced or removed since the stat
+	}
 	if err != nil {
 		r.warn("failed to read capability file %s: %s", uri, oserr.Text(err))
 		return file, false
@@ -77,18 +80,29 @@ func (r *reader) read(native, uri string) (file protocol.CapabilityFile, ok bool
 }
 
 // readAll reads at most MaxFileBytes+1 bytes of native; a sandbox deny glob matching it
-// refuses the read as a masked file would (EACCES).
+// refuses the read as a masked file would (EACCES). The open does not block (a file
+// swapped for a FIFO after the stat cannot stall the scan) and a file that is no longer
+// regular reads as empty-and-skipped via errNotRegular.
 func (r *reader) readAll(native string) ([]byte, error) {
 	if fs.DeniedByGlobs(r.denyGlobs, native) {
 		return nil, syscall.EACCES
 	}
-	f, err := os.Open(native)
+	f, err := os.OpenFile(native, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, errNotRegular
+	}
 	return io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
 }
+
+// errNotRegular: the file stopped being a regular file between the stat and the open; it
+// is skipped silently like any non-regular file.
+var errNotRegular = errors.New("capdiscover: not a regular file")
 
 // utf8ErrorText validates b as Rust's str::from_utf8 does and renders its Utf8Error:
 // "invalid utf-8 sequence of N bytes from index I" when N bytes form an invalid sequence,
