@@ -143,9 +143,10 @@ func passwdEntry(uid int) (passwd, bool) {
 // capabilities advertises only what this executor implements (spec/jsonrpc.md §3.8):
 // sandboxedFileStreaming only when a sandbox backend can run the fs helper (a sandboxed
 // fs/open is served from a snapshot the helper reads; without a backend it fails
-// closed). environmentConfigRead: environmentConfig/read (executor/envconfig).
-// networkProxyLaunch, capabilityDiscoverySandbox and shellSnapshotV2 are not
-// implemented. The process extensions
+// closed); capabilityDiscoverySandbox likewise, since capabilityRoots/discoverV1 scans a
+// sandboxed root in that helper (executor/capdiscover). environmentConfigRead:
+// environmentConfig/read (executor/envconfig). networkProxyLaunch and shellSnapshotV2 are
+// not implemented. The process extensions
 // (docs/protocol-extensions.md) are always advertised: only this executor sends them, and
 // released clients ignore flags they do not know (the conformance runner removes
 // capabilities before comparing).
@@ -162,6 +163,7 @@ func capabilities(l *sandbox.Launcher) protocol.Capabilities {
 	c.EnvironmentConfigRead = true
 	if l != nil && l.Report().Backend != sandbox.BackendNone {
 		c.SandboxedFileStreaming = true
+		c.CapabilityDiscoverySandbox = true
 	}
 	return c
 }

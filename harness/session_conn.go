@@ -62,6 +62,7 @@ var retrySafe = map[string]bool{
 	"fs/readDirectory":               true,
 	"fs/canonicalize":                true,
 	"fs/walk":                        true,
+	"capabilityRoots/discoverV1":     true, // read-only scan
 
 	// environmentConfig/read only reads files.
 	protocol.MethodEnvironmentConfigRead: true,

@@ -66,6 +66,9 @@ func (c *compiler) structDecoder(t reflect.Type) decodeFunc {
 	name := rustStructName(t)
 	p.expecting = "struct " + name
 	p.seqExpecting = "struct " + name + " with " + strconv.Itoa(len(p.fields)) + " elements"
+	if len(p.fields) == 1 { // serde says "1 element"
+		p.seqExpecting = "struct " + name + " with 1 element"
+	}
 	return p.decode
 }
 

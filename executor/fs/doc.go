@@ -23,7 +23,9 @@
 // under a fullRead profile excepted) the operation runs in a fresh helper, this binary
 // re-entered through the sandbox launcher as `--codex-run-as-fs-helper` (helper.go is
 // the client, helper_stage.go the helper; cmd/executor dispatches it with
-// MaybeRunHelper). Without a Launcher such requests fail closed (-32602). A sandboxed
+// MaybeRunHelper). Without a Launcher such requests fail closed (-32602). Packages above
+// fs run whole operations in the same helper through RegisterHelperMethod,
+// ResolveSandbox and RunHelper (helper_ext.go; capability discovery does). A sandboxed
 // fs/open is served from an in-memory snapshot the helper read inside the sandbox and
 // whose length the executor verifies; one connection's snapshots total at most
 // MaxSnapshotBytes (64 MiB), beyond that fs/open fails -32600 (our wording; the

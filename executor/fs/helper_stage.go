@@ -55,7 +55,7 @@ func runHelperStage(stdin io.Reader, stdout io.Writer) int {
 		resp.Error = jsonwire.InvalidRequest("failed to encode or decode fs sandbox helper message: %s", err.Error())
 	} else if err := checkDenyGlobs(req.DenyGlobs, req.Method, req.Params); err != nil {
 		resp.Error = asRPCError(err)
-	} else if result, err := helperDispatch(context.Background(), req.Method, req.Params); err != nil {
+	} else if result, err := helperDispatch(context.Background(), req.Method, req.Params, req.DenyGlobs); err != nil {
 		resp.Error = asRPCError(err)
 	} else if resp.OK, err = json.Marshal(result); err != nil {
 		resp.Error = jsonwire.Internal("failed to encode or decode fs sandbox helper message: %s", err.Error())
@@ -92,8 +92,9 @@ type helperOpenResult struct {
 }
 
 // helperDispatch decodes params for method and runs it in-process (no sandbox: the
-// helper is already inside it).
-func helperDispatch(ctx context.Context, method string, raw json.RawMessage) (any, error) {
+// helper is already inside it). Methods registered with RegisterHelperMethod get the
+// policy's deny globs to re-check their own reads.
+func helperDispatch(ctx context.Context, method string, raw json.RawMessage, denyGlobs []string) (any, error) {
 	s := New(nil)
 	switch method {
 	case protocol.MethodFsReadFile:
@@ -116,6 +117,9 @@ func helperDispatch(ctx context.Context, method string, raw json.RawMessage) (an
 		return helperRun(ctx, raw, s.Copy)
 	case protocol.MethodFsOpen:
 		return helperRun(ctx, raw, helperOpen)
+	}
+	if m := registeredHelperMethod(method); m != nil {
+		return m(ctx, raw, denyGlobs)
 	}
 	return nil, jsonwire.InvalidRequest("unknown fs sandbox helper method %q", method)
 }
