@@ -251,6 +251,7 @@ func (b *mountBuilder) buildPlan(registryDir string) (*mountPlan, error) {
 	})
 	daemon := b.baseline()
 	prefix := len(b.ops)
+	b.bindDevShm()
 	if err := b.emitEntries(); err != nil {
 		return nil, err
 	}
@@ -312,7 +313,6 @@ func (b *mountBuilder) baseline() string {
 		b.add("--tmpfs", "/")
 	}
 	b.add("--dev", "/dev")
-	b.bindDevShm()
 	daemon := daemonDir()
 	if root != policy.AccessDeny && daemon != "" {
 		b.maskTmpfs("000", daemon)
@@ -320,17 +320,17 @@ func (b *mountBuilder) baseline() string {
 	return daemon
 }
 
-// bindDevShm re-binds the host's /dev/shm over the fresh --dev /dev when the policy
-// makes it writable without an entry of its own (a writable "/" or "/dev"): POSIX shared
-// memory stays the host's, as the policy grants (observed from codex 0.171.0 and
-// 0.169.0: a root-write launch under bubblewrap sees the host /dev/shm, and a file
-// created there appears on the host; the reference passes --bind-try /dev/shm /dev/shm).
+// bindDevShm re-binds the host's /dev/shm over the fresh --dev /dev when a writable "/"
+// is what makes it writable: POSIX shared memory stays the host's, as the policy grants
+// (observed from codex 0.171.0 and 0.169.0: a root-write launch under bubblewrap sees
+// the host /dev/shm, and a file created there appears on the host; the reference passes
+// --bind-try /dev/shm /dev/shm). A deeper entry (/dev, /dev/shm) decides by itself.
 // Nothing is bound when /dev/shm is not a real directory (a symlink is not followed).
-// It is ordered by depth like every other mount (finish), so a carve-out below it
-// still covers it.
+// It is ordered by depth like every other mount (finish), so a carve-out below it still
+// covers it.
 func (b *mountBuilder) bindDevShm() {
 	const shm = "/dev/shm"
-	if hasEntryAt(b.ents, shm) || accessOf(b.ents, shm) != policy.AccessWrite {
+	if acc, from := winner(b.ents, shm); acc != policy.AccessWrite || from != "/" {
 		return
 	}
 	if fi, err := os.Lstat(shm); err != nil || !fi.IsDir() {
