@@ -165,5 +165,12 @@ func capabilities(l *sandbox.Launcher) protocol.Capabilities {
 		c.SandboxedFileStreaming = true
 		c.CapabilityDiscoverySandbox = true
 	}
+	// The root-write flags describe the bubblewrap backend (proven against 0.171.0 and
+	// 0.169.0 by the sandbox_root_write_* scenarios); the degraded Landlock backend
+	// refuses root writes with carve-outs instead.
+	if l != nil && l.Report().Backend == sandbox.BackendBubblewrap {
+		c.LinuxRootWritePreservesDevices = true
+		c.LinuxApprovedRootWritePreservesRestrictions = true
+	}
 	return c
 }

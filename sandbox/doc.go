@@ -61,6 +61,19 @@
 // a mount may land elsewhere inside the new sandbox (a carve-out of the nested root
 // may then miss its place); trust is decided per launch from this policy's roots.
 //
+// Root writes (spec capabilities-0.171.0.md §11; launchEntries, bindDevShm and
+// isMetadataName in mounts_linux.go; issue 28), as codex 0.171.0 and 0.169.0 behave: a
+// policy with "/" writable and nothing narrowing it runs without bubblewrap and sees the
+// host /dev; one with carve-outs runs under bubblewrap with the fresh --dev /dev plus the
+// host /dev/shm bound writable (linuxRootWritePreservesDevices). Carve-outs survive the
+// root write (linuxApprovedRootWritePreservesRestrictions): missing_path_behavior "skip"
+// drops only a missing write entry, so a missing read or deny carve-out below a writable
+// root is masked and cannot be created (an empty read-only directory when its name is a
+// protected metadata name and its parent exists, else an empty file at its first missing
+// component), "/" gets the protected-name masks of any writable root, and a carve-out
+// crossing a symlink refuses the launch with the §2.10 text. Every other rule here
+// (self-bound ancestors, descriptor binds, depth order) applies to "/" like to any root.
+//
 // Limits and deviations: the protected-create monitor is not implemented (masks are used instead, which the spec
 // allows). bwrap is searched on the executor's PATH only, never the request's.
 // Deviation from the reference, as the spec asks: directories between a writable root

@@ -95,10 +95,18 @@ func buildMounts(p *policy.Policy, registryDir string, opts mountOptions) (*moun
 }
 
 // launchEntries applies the launch-time, filesystem-dependent steps.
+//
+// missing_path_behavior "skip" drops only a missing write entry (it could otherwise
+// exempt a protected metadata name below it). A missing read or deny entry is kept, so
+// below a writable root it is masked like any missing carve-out and cannot be created:
+// observed from codex 0.171.0 and 0.169.0, which mask missing `skip` carve-outs such as
+// the project_roots .git/.agents/.codex entries the codex CLI adds to workspace-write
+// and approved root-write profiles (linuxApprovedRootWritePreservesRestrictions).
+// Elsewhere a missing read or deny path needs no mount, so keeping it changes nothing.
 func launchEntries(p *policy.Policy) ([]mountEntry, error) {
 	var ents []mountEntry
 	for _, e := range p.Entries {
-		if e.SkipIfMissing && !exists(e.Path) {
+		if e.SkipIfMissing && e.Access == policy.AccessWrite && !exists(e.Path) {
 			continue
 		}
 		ents = append(ents, mountEntry{path: e.Path, access: e.Access})
@@ -243,6 +251,7 @@ func (b *mountBuilder) buildPlan(registryDir string) (*mountPlan, error) {
 	})
 	daemon := b.baseline()
 	prefix := len(b.ops)
+	b.bindDevShm()
 	if err := b.emitEntries(); err != nil {
 		return nil, err
 	}
@@ -309,6 +318,25 @@ func (b *mountBuilder) baseline() string {
 		b.maskTmpfs("000", daemon)
 	}
 	return daemon
+}
+
+// bindDevShm re-binds the host's /dev/shm over the fresh --dev /dev when a writable "/"
+// is what makes it writable: POSIX shared memory stays the host's, as the policy grants
+// (observed from codex 0.171.0 and 0.169.0: a root-write launch under bubblewrap sees
+// the host /dev/shm, and a file created there appears on the host; the reference passes
+// --bind-try /dev/shm /dev/shm). A deeper entry (/dev, /dev/shm) decides by itself.
+// Nothing is bound when /dev/shm is not a real directory (a symlink is not followed).
+// It is ordered by depth like every other mount (finish), so a carve-out below it still
+// covers it.
+func (b *mountBuilder) bindDevShm() {
+	const shm = "/dev/shm"
+	if acc, from := winner(b.ents, shm); acc != policy.AccessWrite || from != "/" {
+		return
+	}
+	if fi, err := os.Lstat(shm); err != nil || !fi.IsDir() {
+		return
+	}
+	b.add("--bind", shm, shm)
 }
 
 // emitEntries emits every entry path once, with its effective access.
@@ -604,7 +632,7 @@ func (b *mountBuilder) emitRead(p string, site emitSite, fi fs.FileInfo, statErr
 	underWrite := site.parentAcc == policy.AccessWrite
 	switch {
 	case statErr != nil && underWrite:
-		return b.maskMissing(p, site.parentPath, protected)
+		return b.maskMissing(p, site.parentPath, protected || isMetadataName(p))
 	case statErr != nil:
 		return nil
 	case protected && underWrite && isEmpty(site.target):
@@ -714,6 +742,20 @@ func checkNoSymlink(w, p string, acc policy.Access) error {
 	return nil
 }
 
+// isMetadataName reports whether p's last component is a protected metadata name. A
+// missing read-only carve-out so named is masked as an empty read-only directory, like
+// the protected names of a writable root (observed from codex 0.171.0 and 0.169.0: with
+// "/" writable, a missing project_roots/.codex or .aws read entry is a directory mask,
+// .git/sub or a deny entry .agents an empty file).
+func isMetadataName(p string) bool {
+	for _, n := range policy.ProtectedMetadataNames {
+		if path.Base(p) == n {
+			return true
+		}
+	}
+	return false
+}
+
 func isEmpty(p string) bool {
 	fi, err := os.Lstat(p)
 	if err != nil {
@@ -735,15 +777,15 @@ func isEmpty(p string) bool {
 }
 
 // maskMissing keeps a missing carve-out below writable root w uncreatable. Protected
-// metadata becomes an empty read-only directory; anything else an empty read-only file
-// at its first missing component.
+// metadata whose parent exists becomes an empty read-only directory; anything else an
+// empty read-only file at its first missing component.
 func (b *mountBuilder) maskMissing(p, w string, protected bool) error {
 	target := p
 	if t, ok := b.canon[w]; ok && t != w {
 		target = t + strings.TrimPrefix(p, w)
 		w = t
 	}
-	if protected {
+	if protected && exists(path.Dir(target)) {
 		b.plan.targets = append(b.plan.targets, hostTarget{path: target, dir: true})
 		b.maskTmpfs("555", target)
 		return nil

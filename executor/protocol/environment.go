@@ -17,6 +17,15 @@ type Capabilities struct {
 	HTTPHeaderEnvVars          bool `json:"httpHeaderEnvVars"`
 	SandboxedFileStreaming     bool `json:"sandboxedFileStreaming"`
 	ShellSnapshotV2            bool `json:"shellSnapshotV2"`
+	// LinuxRootWritePreservesDevices: a writable "/" keeps working device nodes (the
+	// host /dev without bubblewrap, the fresh bwrap /dev plus the host /dev/shm with it).
+	// Omitted when false, as the reference's opt-in serialization does
+	// (spec capabilities-0.171.0.md §2, §11).
+	LinuxRootWritePreservesDevices bool `json:"linuxRootWritePreservesDevices,omitempty"`
+	// LinuxApprovedRootWritePreservesRestrictions: with "/" writable, read-only and deny
+	// carve-outs (missing ones included) stay enforced, and one crossing a symlink fails
+	// the launch closed. Omitted when false (§2, §11).
+	LinuxApprovedRootWritePreservesRestrictions bool `json:"linuxApprovedRootWritePreservesRestrictions,omitempty"`
 
 	// Extensions of this executor (docs/protocol-extensions.md); released executors never
 	// send them, so a client reads an absent flag as "not supported". Omitted when false,

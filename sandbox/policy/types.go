@@ -88,8 +88,9 @@ type FileSystemPermissions struct {
 type Entry struct {
 	Path   EntryPath
 	Access Access
-	// SkipIfMissing is missing_path_behavior "skip": drop the entry when its target does
-	// not exist at launch.
+	// SkipIfMissing is missing_path_behavior "skip". At launch it drops a missing write
+	// entry; a missing read or deny entry is kept and, below a writable root, masked like
+	// any missing carve-out (observed from codex 0.171.0 and 0.169.0; sandbox/doc.go).
 	SkipIfMissing bool
 }
 
