@@ -151,6 +151,7 @@ func passwdEntry(uid int) (passwd, bool) {
 func capabilities(l *sandbox.Launcher) protocol.Capabilities {
 	c := protocol.Capabilities{
 		HTTPHeaderEnvVars:   true,
+		FileWriteStreaming:  true, // fs/open mode "replace" + fs/writeBlock
 		ProcessCloseStdin:   true,
 		ProcessResizePty:    true,
 		ProcessStartPtySize: true,

@@ -1,6 +1,7 @@
 // Package fs implements the executor's filesystem methods (spec/jsonrpc.md §3.6): fs/readFile,
 // fs/writeFile, fs/createDirectory, fs/getMetadata, fs/canonicalize, fs/readDirectory, fs/walk,
-// fs/remove, fs/copy and the per-connection streaming reads fs/open, fs/readBlock, fs/close.
+// fs/remove, fs/copy and the per-connection streaming handles fs/open (modes "read" and
+// "replace"), fs/readBlock, fs/writeBlock, fs/close (write_block.go: fileWriteStreaming).
 //
 // # Layers
 //
@@ -36,7 +37,9 @@
 // # Limits (limits.go)
 //
 // Wire, fixed by the reference: fs/open handle ids of at most MaxHandleIDLen (32) bytes,
-// MaxOpenHandles (128) per connection, fs/readBlock len at most MaxReadBlockLen (1 MiB),
+// MaxOpenHandles (128) per connection (read and replace handles together), fs/readBlock
+// len at most MaxReadBlockLen (1 MiB), fs/writeBlock chunks of 1..MaxWriteBlockLen (1 MiB)
+// bytes within the signed 64-bit file offset,
 // fs/walk bounded by MaxWalkDepth (64), MaxWalkDirectories (10,000), MaxWalkEntries
 // (50,000) and an estimated WalkResponseBudget (4 MiB); a helper response of at most
 // 700 MiB; MaxSnapshotBytes (64 MiB) of sandboxed snapshots per connection.

@@ -116,6 +116,8 @@ func helperDispatch(ctx context.Context, method string, raw json.RawMessage) (an
 		return helperRun(ctx, raw, s.Copy)
 	case protocol.MethodFsOpen:
 		return helperRun(ctx, raw, helperOpen)
+	case helperMethodOpenReplace:
+		return helperRun(ctx, raw, helperOpenReplace)
 	}
 	return nil, jsonwire.InvalidRequest("unknown fs sandbox helper method %q", method)
 }

@@ -10,6 +10,9 @@ const (
 	MaxOpenHandles = 128
 	// MaxReadBlockLen is the largest fs/readBlock len, in bytes (1 MiB).
 	MaxReadBlockLen = 1 << 20
+	// MaxWriteBlockLen is the largest decoded fs/writeBlock chunk, in bytes (1 MiB;
+	// capabilities-0.171.0.md §8.2).
+	MaxWriteBlockLen = 1 << 20
 
 	// MaxWalkDepth, MaxWalkDirectories and MaxWalkEntries bound fs/walk options.
 	MaxWalkDepth       = 64

@@ -16,6 +16,7 @@ type Capabilities struct {
 	EnvironmentConfigRead      bool `json:"environmentConfigRead"`
 	HTTPHeaderEnvVars          bool `json:"httpHeaderEnvVars"`
 	SandboxedFileStreaming     bool `json:"sandboxedFileStreaming"`
+	FileWriteStreaming         bool `json:"fileWriteStreaming"`
 	ShellSnapshotV2            bool `json:"shellSnapshotV2"`
 
 	// Extensions of this executor (docs/protocol-extensions.md); released executors never

@@ -24,6 +24,7 @@ const (
 	MethodFsOpen            = "fs/open"
 	MethodFsReadBlock       = "fs/readBlock"
 	MethodFsClose           = "fs/close"
+	MethodFsWriteBlock      = "fs/writeBlock"
 	MethodHTTPRequest       = "http/request"
 	MethodHTTPBodyDelta     = "http/request/bodyDelta"
 	MethodEnvironmentInfo   = "environment/info"
