@@ -44,6 +44,7 @@ func detectEnvironment(l *sandbox.Launcher) *protocol.EnvironmentInfo {
 	info := &protocol.EnvironmentInfo{
 		Shell:                detectShell(),
 		ExecutorVersion:      ExecutorVersion,
+		ProviderID:           providerID(),
 		PlatformOS:           platformOS(),
 		TemporaryDirectories: []protocol.PathURI{},
 		Capabilities:         capabilities(l),

@@ -40,8 +40,11 @@ type Capabilities struct {
 
 // EnvironmentInfo is the result of environment/info and part of the initialize result.
 type EnvironmentInfo struct {
-	Shell                Shell        `json:"shell"`
-	ExecutorVersion      string       `json:"executorVersion"`
+	Shell           Shell  `json:"shell"`
+	ExecutorVersion string `json:"executorVersion"`
+	// ProviderID is the opaque build identity "sha256:<hex>" (capabilities-0.171.0.md
+	// §12.1; executor/provider_id.go); absent for unstamped builds.
+	ProviderID           string       `json:"providerId,omitempty"`
 	Cwd                  *PathURI     `json:"cwd"`
 	UserHomeDir          PathURI      `json:"userHomeDir,omitempty"`
 	PlatformOS           string       `json:"platformOs"`
