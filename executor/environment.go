@@ -153,6 +153,7 @@ func capabilities(l *sandbox.Launcher) protocol.Capabilities {
 	c := protocol.Capabilities{
 		HTTPHeaderEnvVars:   true,
 		FileWriteStreaming:  true, // fs/open mode "replace" + fs/writeBlock
+		FsWatchMissing:      true, // fs/watchMissing + fs/missingChanged
 		ProcessCloseStdin:   true,
 		ProcessResizePty:    true,
 		ProcessStartPtySize: true,

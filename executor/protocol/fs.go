@@ -255,3 +255,24 @@ func (r *FsWalkResult) AppendJSON(b []byte) []byte {
 	b = strconv.AppendBool(b, r.Truncated)
 	return append(b, '}')
 }
+
+// FsWatchMissingParams are the params of fs/watchMissing (capabilities-0.171.0.md §7;
+// Rust FsWatchMissingParams, 3 fields, Present required in the sequence form). WatchID
+// is the connection's generation number; Missing the paths expected not to exist;
+// Present, if set, a path expected to exist.
+type FsWatchMissingParams struct {
+	WatchID uint64    `json:"watchId"`
+	Missing []PathURI `json:"missing"`
+	Present *PathURI  `json:"present"`
+}
+
+// FsWatchMissingResult is the result of fs/watchMissing: whether a watch was armed.
+type FsWatchMissingResult struct {
+	Watching bool `json:"watching"`
+}
+
+// FsMissingChangedNotification is the fs/missingChanged notification: the armed watch
+// WatchID saw a change, once.
+type FsMissingChangedNotification struct {
+	WatchID uint64 `json:"watchId"`
+}

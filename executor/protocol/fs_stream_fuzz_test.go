@@ -78,3 +78,31 @@ func FuzzFsWriteBlockParams(f *testing.F) {
 		}
 	})
 }
+
+func FuzzFsWatchMissingParams(f *testing.F) {
+	for _, s := range []string{
+		`{"watchId":1,"missing":["file:///tmp/a"]}`,
+		`{"watchId":18446744073709551615,"missing":["file:///tmp/a","file:///C:/x"],"present":"file:///tmp"}`,
+		`{"watchId":-1,"missing":[]}`,
+		`{"watchId":"1","missing":["x"]}`,
+		`[2,["file:///a"],null]`,
+		`{"watchId":1,"missing":[1],"present":{}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var p protocol.FsWatchMissingParams
+		if !decodeOrInvalidParams(t, data, &p) {
+			return
+		}
+		paths := p.Missing
+		if p.Present != nil {
+			paths = append(paths, *p.Present)
+		}
+		for _, u := range paths {
+			if again, err := protocol.ParsePathURI(string(u)); err != nil || again != u {
+				t.Fatalf("path %q re-parses to %q, %v", u, again, err)
+			}
+		}
+	})
+}

@@ -25,6 +25,8 @@ const (
 	MethodFsReadBlock       = "fs/readBlock"
 	MethodFsClose           = "fs/close"
 	MethodFsWriteBlock      = "fs/writeBlock"
+	MethodFsWatchMissing    = "fs/watchMissing"
+	MethodFsMissingChanged  = "fs/missingChanged"
 	MethodHTTPRequest       = "http/request"
 	MethodHTTPBodyDelta     = "http/request/bodyDelta"
 	MethodEnvironmentInfo   = "environment/info"
