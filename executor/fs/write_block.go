@@ -86,8 +86,10 @@ func (h *Handles) openReplaceSandboxed(ctx context.Context, pol *policy.Policy, 
 }
 
 // WriteBlock implements fs/writeBlock: the chunk at offset, with pwrite.
+// The chunk's pooled storage is released before it returns.
 func (h *Handles) WriteBlock(_ context.Context, p *protocol.FsWriteBlockParams) (*protocol.FsEmptyResult, error) {
-	n := uint64(len(p.Chunk))
+	defer p.Chunk.Release()
+	n := uint64(len(p.Chunk.Data))
 	if n < 1 || n > MaxWriteBlockLen {
 		return nil, errWriteBlockLen
 	}
@@ -103,7 +105,7 @@ func (h *Handles) WriteBlock(_ context.Context, p *protocol.FsWriteBlockParams) 
 	if !hd.write {
 		return nil, errBadDescriptor
 	}
-	if _, err := hd.f.WriteAt(p.Chunk, int64(p.Offset)); err != nil {
+	if _, err := hd.f.WriteAt(p.Chunk.Data, int64(p.Offset)); err != nil {
 		return nil, rpcError(err)
 	}
 	return &protocol.FsEmptyResult{}, nil

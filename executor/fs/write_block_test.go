@@ -25,7 +25,7 @@ func openReplace(t testing.TB, h *fs.Handles, id, path string) {
 }
 
 func writeBlock(h *fs.Handles, id string, off uint64, b []byte) error {
-	_, err := h.WriteBlock(ctx, &protocol.FsWriteBlockParams{HandleID: id, Offset: off, Chunk: b})
+	_, err := h.WriteBlock(ctx, &protocol.FsWriteBlockParams{HandleID: id, Offset: off, Chunk: protocol.BlockChunk{Data: b}})
 	return err
 }
 

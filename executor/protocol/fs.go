@@ -177,9 +177,9 @@ func (FsOpenMode) Variants() []string { return []string{string(FsOpenRead), stri
 // Chunk bytes written at Offset with pwrite. A bad chunk fails decoding with the base64
 // crate's text ("Invalid symbol 33, offset 0.", -32602).
 type FsWriteBlockParams struct {
-	HandleID string         `json:"handleId"`
-	Offset   uint64         `json:"offset"`
-	Chunk    jsonwire.Bytes `json:"chunk"`
+	HandleID string     `json:"handleId"`
+	Offset   uint64     `json:"offset"`
+	Chunk    BlockChunk `json:"chunk"`
 }
 
 // FsOpenResult is the result of fs/open.

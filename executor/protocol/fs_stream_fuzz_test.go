@@ -67,13 +67,14 @@ func FuzzFsWriteBlockParams(f *testing.F) {
 		if !decodeOrInvalidParams(t, data, &p) {
 			return
 		}
+		defer p.Chunk.Release()
 		// What decodes re-encodes to the canonical base64 it came from.
 		var raw struct {
 			Chunk *string `json:"chunk"`
 		}
 		if json.Unmarshal(data, &raw) == nil && raw.Chunk != nil {
-			if got := jsonwire.EncodeBase64(p.Chunk); got != *raw.Chunk {
-				t.Fatalf("chunk %q decoded to %d bytes that encode as %q", *raw.Chunk, len(p.Chunk), got)
+			if got := jsonwire.EncodeBase64(p.Chunk.Data); got != *raw.Chunk {
+				t.Fatalf("chunk %q decoded to %d bytes that encode as %q", *raw.Chunk, len(p.Chunk.Data), got)
 			}
 		}
 	})
