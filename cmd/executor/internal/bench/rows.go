@@ -40,6 +40,13 @@ var rows = []Row{
 		Measure:  measureReadBlockLocal,
 	},
 	{
+		Name:     "writeblock_local",
+		Unit:     "MiB/s",
+		Goal:     Goal{Kind: RatioAtLeast, Value: 2},
+		Describe: "fs/open mode replace + sequential 1 MiB fs/writeBlock of 256 MiB + fs/close, file checked by SHA-256",
+		Measure:  measureWriteBlockLocal,
+	},
+	{
 		Name:     "walk_local",
 		Unit:     "ms",
 		Goal:     Goal{Kind: RatioAtMost, Value: 0.5},
