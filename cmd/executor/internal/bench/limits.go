@@ -40,6 +40,9 @@ const (
 	writeBlockLen            = 1 << 20
 	writeBlockDistinct       = 8
 
+	// watchMissingTimeout bounds one watchmissing_latency wait for fs/missingChanged.
+	watchMissingTimeout = 5 * time.Second
+
 	// walkEntries is the size of the tree walk_local walks, in entries (issue 7: 50,000;
 	// --quick: 2,000), built as directories of walkFilesPerDir files each: one directory
 	// entry plus its files make walkFilesPerDir+1 entries.
