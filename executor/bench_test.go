@@ -65,3 +65,36 @@ func padding(s string) int {
 	}
 	return n
 }
+
+// BenchmarkFsWriteBlock sends 1 MiB fs/writeBlock requests through the server over an
+// in-memory pipe, one at a time, into a replace handle.
+func BenchmarkFsWriteBlock(b *testing.B) {
+	const block = 1 << 20
+	srv := executor.NewServer(nil)
+	defer srv.Close()
+	a, e := executortest.Pipe()
+	done := make(chan struct{})
+	go func() { // serves e until the pipe closes
+		defer close(done)
+		_ = srv.ServeConn(context.Background(), e, executor.ConnInfo{Transport: executor.TransportStdio})
+	}()
+	defer func() { a.Close(); <-done }()
+	c := executortest.NewClient(b, a)
+	c.Handshake("")
+	path := b.TempDir() + "/f"
+	if resp, _ := c.Call(1, "fs/open", map[string]any{"handleId": "w", "path": "file://" + path, "mode": "replace"}); resp["error"] != nil {
+		b.Fatal(resp)
+	}
+	msg := []byte(`{"id":2,"method":"fs/writeBlock","params":{"handleId":"w","offset":0,"chunk":"` +
+		base64.StdEncoding.EncodeToString(make([]byte, block)) + `"}}`)
+	b.SetBytes(block)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := a.WriteMessage(context.Background(), msg); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := a.ReadMessage(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -44,6 +44,7 @@ func detectEnvironment(l *sandbox.Launcher) *protocol.EnvironmentInfo {
 	info := &protocol.EnvironmentInfo{
 		Shell:                detectShell(),
 		ExecutorVersion:      ExecutorVersion,
+		ProviderID:           providerID(),
 		PlatformOS:           platformOS(),
 		TemporaryDirectories: []protocol.PathURI{},
 		Capabilities:         capabilities(l),
@@ -153,6 +154,8 @@ func passwdEntry(uid int) (passwd, bool) {
 func capabilities(l *sandbox.Launcher) protocol.Capabilities {
 	c := protocol.Capabilities{
 		HTTPHeaderEnvVars:   true,
+		FileWriteStreaming:  true, // fs/open mode "replace" + fs/writeBlock
+		FsWatchMissing:      true, // fs/watchMissing + fs/missingChanged
 		ProcessCloseStdin:   true,
 		ProcessResizePty:    true,
 		ProcessStartPtySize: true,

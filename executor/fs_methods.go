@@ -42,6 +42,12 @@ func init() {
 	register(protocol.MethodFsReadBlock, bind(familyFilesystem, ord, func(ctx context.Context, c *conn, p *protocol.FsReadBlockParams) (any, error) {
 		return c.res.fsHandles.ReadBlock(ctx, p)
 	}))
+	register(protocol.MethodFsWriteBlock, bind(familyFilesystem, ord, func(ctx context.Context, c *conn, p *protocol.FsWriteBlockParams) (any, error) {
+		return c.res.fsHandles.WriteBlock(ctx, p)
+	}))
+	register(protocol.MethodFsWatchMissing, bind(familyFilesystem, ord, func(ctx context.Context, c *conn, p *protocol.FsWatchMissingParams) (any, error) {
+		return c.res.watch.Watch(ctx, p)
+	}))
 	register(protocol.MethodFsClose, bind(familyFilesystem, jsonrpc.LaneControl, func(ctx context.Context, c *conn, p *protocol.FsCloseParams) (any, error) {
 		return c.res.fsHandles.Close(ctx, p)
 	}))

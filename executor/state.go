@@ -66,19 +66,22 @@ func (st *sessionState) detach(c *conn) {
 func (st *sessionState) Close() { st.procs.Close() }
 
 // connResources are owned by one connection and die with it (spec/jsonrpc.md §2.2):
-// fs/open handles and streamed HTTP bodies.
+// fs/open handles, streamed HTTP bodies and the fs/watchMissing set (connection-scoped:
+// a resumed session starts with none, capabilities-0.171.0.md §7.2).
 type connResources struct {
 	fsHandles *fs.Handles
 	http      *httpreq.Client
+	watch     *fs.MissingWatcher
 }
 
 func newConnResources(s *Server, rpc *jsonrpc.Conn) *connResources {
-	return &connResources{fsHandles: s.fs.NewHandles(), http: httpreq.New(nil, rpc)}
+	return &connResources{fsHandles: s.fs.NewHandles(), http: httpreq.New(nil, rpc), watch: fs.NewMissingWatcher(rpc)}
 }
 
-// close cancels HTTP body streams and closes fs/open handles; it returns after the
-// streams' goroutines have exited.
+// close cancels HTTP body streams, the armed fs/watchMissing set and fs/open handles;
+// it returns after the streams' and the watch's goroutines have exited.
 func (r *connResources) close() {
 	r.http.Close()
+	r.watch.Close()
 	r.fsHandles.CloseAll()
 }

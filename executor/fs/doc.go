@@ -1,6 +1,9 @@
 // Package fs implements the executor's filesystem methods (spec/jsonrpc.md §3.6): fs/readFile,
 // fs/writeFile, fs/createDirectory, fs/getMetadata, fs/canonicalize, fs/readDirectory, fs/walk,
-// fs/remove, fs/copy and the per-connection streaming reads fs/open, fs/readBlock, fs/close.
+// fs/remove, fs/copy and the per-connection streaming handles fs/open (modes "read" and
+// "replace"), fs/readBlock, fs/writeBlock, fs/close (write_block.go: fileWriteStreaming),
+// and the per-connection fs/watchMissing with its fs/missingChanged notification
+// (watch_missing.go: fsWatchMissing; inotify through golang.org/x/sys/unix).
 //
 // # Layers
 //
@@ -38,7 +41,10 @@
 // # Limits (limits.go)
 //
 // Wire, fixed by the reference: fs/open handle ids of at most MaxHandleIDLen (32) bytes,
-// MaxOpenHandles (128) per connection, fs/readBlock len at most MaxReadBlockLen (1 MiB),
+// MaxOpenHandles (128) per connection (read and replace handles together), fs/readBlock
+// len at most MaxReadBlockLen (1 MiB), fs/writeBlock chunks of 1..MaxWriteBlockLen (1 MiB)
+// bytes within the signed 64-bit file offset, at most MaxWatchMissingPaths (64) paths per
+// fs/watchMissing,
 // fs/walk bounded by MaxWalkDepth (64), MaxWalkDirectories (10,000), MaxWalkEntries
 // (50,000) and an estimated WalkResponseBudget (4 MiB); a helper response of at most
 // 700 MiB; MaxSnapshotBytes (64 MiB) of sandboxed snapshots per connection.
@@ -49,6 +55,9 @@
 //
 // Service is stateless and safe for concurrent use. Handles (one per
 // connection) is safe for concurrent use; its table is guarded by one mutex, never held
-// across I/O. The package starts no goroutines of its own; a helper run is a child
-// process whose stdio copying goroutines (os/exec) end before the call returns.
+// across I/O. A helper run is a child process whose stdio copying goroutines (os/exec)
+// end before the call returns. MissingWatcher (one per connection, watch_missing.go:
+// fs/watchMissing) is safe for concurrent use; it is the package's only owner of
+// goroutines: one routineEvents per armed inotify set, ended when the set fires, is
+// replaced, or MissingWatcher.Close runs (which waits for it).
 package fs

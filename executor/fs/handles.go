@@ -21,8 +21,9 @@ var (
 	errBlockLen        = jsonwire.InvalidRequest("file read block length must be between 1 and %d", MaxReadBlockLen)
 )
 
-// Handles is one connection's fs/open table (at most MaxOpenHandles). It is safe for
-// concurrent use. Handles are not closed at EOF; an I/O error closes one; CloseAll runs on
+// Handles is one connection's fs/open table (at most MaxOpenHandles), read and replace
+// handles alike. It is safe for concurrent use. Handles are not closed at EOF; a read
+// error closes one (a write error does not, as in the reference); CloseAll runs on
 // disconnect. Reads are positional (pread), so blocks may come in any order and keep
 // reading the opened file after its path is replaced.
 //
@@ -41,8 +42,9 @@ type Handles struct {
 
 // handle is one open fs/open handle: a descriptor, or a sandboxed snapshot.
 type handle struct {
-	f    *os.File // nil for a snapshot
-	data []byte   // snapshot contents; never modified
+	f     *os.File // nil for a snapshot
+	data  []byte   // snapshot contents; never modified
+	write bool     // opened with mode "replace" (write_block.go); f is write-only
 }
 
 func (h *handle) close() {
@@ -56,13 +58,15 @@ func (s *Service) NewHandles() *Handles {
 	return &Handles{svc: s, files: map[string]*handle{}}
 }
 
-// Open implements fs/open. A FIFO or other non-regular file fails at once (O_NONBLOCK),
-// never waiting for a writer.
+// Open implements fs/open. In mode "read" (the default) a FIFO or other non-regular file
+// fails at once (O_NONBLOCK), never waiting for a writer; mode "replace" creates or
+// truncates the file for fs/writeBlock (write_block.go).
 func (h *Handles) Open(ctx context.Context, p *protocol.FsOpenParams) (*protocol.FsOpenResult, error) {
 	if len(p.HandleID) > MaxHandleIDLen {
 		return nil, errHandleIDTooLong
 	}
-	pol, err := h.svc.sandboxFor(p.Sandbox, true)
+	replace := p.Mode == protocol.FsOpenReplace
+	pol, err := h.svc.sandboxFor(p.Sandbox, !replace)
 	if err != nil {
 		return nil, err
 	}
@@ -74,9 +78,18 @@ func (h *Handles) Open(ctx context.Context, p *protocol.FsOpenParams) (*protocol
 		return nil, err
 	}
 	var hd *handle
-	if pol != nil {
+	switch {
+	case replace:
+		var f *os.File
+		if pol != nil {
+			f, err = h.openReplaceSandboxed(ctx, pol, p.Path, native)
+		} else {
+			f, err = openReplace(native)
+		}
+		hd = &handle{f: f, write: true}
+	case pol != nil:
 		hd, err = h.openSnapshot(ctx, pol, p.Path)
-	} else {
+	default:
 		var f *os.File
 		f, err = openRegular(native)
 		hd = &handle{f: f}
@@ -89,7 +102,7 @@ func (h *Handles) Open(ctx context.Context, p *protocol.FsOpenParams) (*protocol
 	if h.closed {
 		h.mu.Unlock()
 		hd.close()
-		return nil, jsonwire.Internal("connection closed")
+		return nil, errHandlesClosed
 	}
 	if hd.data != nil && h.snapshotBytes+int64(len(hd.data)) > MaxSnapshotBytes {
 		delete(h.files, p.HandleID)
@@ -125,9 +138,16 @@ func (h *Handles) openSnapshot(ctx context.Context, pol *policy.Policy, path pro
 	return &handle{data: data}, nil
 }
 
+var errHandlesClosed = jsonwire.Internal("connection closed")
+
+// reserve claims id before the open; it fails once CloseAll ran, so a replace open
+// never truncates a file for a connection that is gone.
 func (h *Handles) reserve(id string) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.closed {
+		return errHandlesClosed
+	}
 	if _, ok := h.files[id]; ok {
 		return jsonwire.InvalidRequest("file handle `%s` already exists", id)
 	}

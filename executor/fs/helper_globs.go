@@ -16,14 +16,15 @@ import (
 	"github.com/execlab/executor/sandbox/policy"
 )
 
-// readPaths returns the paths a read method reads (nil for other methods).
+// readPaths returns the paths a read method reads (nil for other methods). A replace
+// open is checked too: a denied path allows no access at all.
 func readPaths(method string, raw json.RawMessage) []protocol.PathURI {
 	var p struct {
 		Path       *protocol.PathURI `json:"path"`
 		SourcePath *protocol.PathURI `json:"sourcePath"`
 	}
 	switch method {
-	case protocol.MethodFsReadFile, protocol.MethodFsOpen, protocol.MethodFsReadDirectory, protocol.MethodFsWalk:
+	case protocol.MethodFsReadFile, protocol.MethodFsOpen, helperMethodOpenReplace, protocol.MethodFsReadDirectory, protocol.MethodFsWalk:
 		if json.Unmarshal(raw, &p) == nil && p.Path != nil {
 			return []protocol.PathURI{*p.Path}
 		}

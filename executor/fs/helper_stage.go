@@ -117,6 +117,8 @@ func helperDispatch(ctx context.Context, method string, raw json.RawMessage, den
 		return helperRun(ctx, raw, s.Copy)
 	case protocol.MethodFsOpen:
 		return helperRun(ctx, raw, helperOpen)
+	case helperMethodOpenReplace:
+		return helperRun(ctx, raw, helperOpenReplace)
 	}
 	if m := registeredHelperMethod(method); m != nil {
 		return m(ctx, raw, denyGlobs)

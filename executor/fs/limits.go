@@ -10,6 +10,14 @@ const (
 	MaxOpenHandles = 128
 	// MaxReadBlockLen is the largest fs/readBlock len, in bytes (1 MiB).
 	MaxReadBlockLen = 1 << 20
+	// MaxWriteBlockLen is the largest decoded fs/writeBlock chunk, in bytes (1 MiB;
+	// capabilities-0.171.0.md §8.2).
+	MaxWriteBlockLen = 1 << 20
+
+	// MaxWatchMissingPaths is the most missing paths one fs/watchMissing may watch; more
+	// answer {watching:false} (capabilities-0.171.0.md §7.2; present not counted,
+	// duplicates counted).
+	MaxWatchMissingPaths = 64
 
 	// MaxWalkDepth, MaxWalkDirectories and MaxWalkEntries bound fs/walk options.
 	MaxWalkDepth       = 64
@@ -34,6 +42,9 @@ const (
 
 // Sandboxed helper implementation limits (our choice).
 const (
+	// watchEventBuffer is the inotify read buffer of an armed fs/watchMissing set, in
+	// bytes: room for at least 64 events with names of NAME_MAX (255) bytes.
+	watchEventBuffer = 64 * (16 + 256)
 	// maxHelperStderr is how much helper stderr is kept for the failure message, in bytes.
 	maxHelperStderr = 64 << 10
 	// maxHelperRequest caps the request the helper reads from stdin, in bytes: a

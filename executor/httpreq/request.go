@@ -142,9 +142,31 @@ func (c *Client) buildRequest(p *protocol.HTTPRequestParams) (*http.Request, err
 			req.Host = value
 			continue
 		}
-		req.Header.Add(h.Name, value)
+		k := wireHeaderKey(h.Name)
+		req.Header[k] = append(req.Header[k], value)
 	}
 	return req, nil
+}
+
+// goOwnedHeaders are the request header names (canonical form) that net/http's client
+// looks up or writes itself (default User-Agent and Accept-Encoding, framing, Connection,
+// Expect, Range, URL userinfo Authorization, retry keys, redirect stripping): they keep
+// Go's canonical key so that logic still sees them.
+var goOwnedHeaders = map[string]bool{
+	"User-Agent": true, "Content-Length": true, "Transfer-Encoding": true, "Trailer": true,
+	"Connection": true, "Upgrade": true, "Expect": true, "Range": true, "Accept-Encoding": true,
+	"Authorization": true, "Cookie": true, "Idempotency-Key": true, "X-Idempotency-Key": true,
+}
+
+// wireHeaderKey is the key a request header name is stored (and sent) under: lower-case,
+// as the reference's hyper sends every name (capabilities-0.171.0.md §10: X-Auth goes out
+// as x-auth), except goOwnedHeaders. Names are case-insensitive in HTTP, so only the bytes
+// on the wire change.
+func wireHeaderKey(name string) string {
+	if c := http.CanonicalHeaderKey(name); goOwnedHeaders[c] {
+		return c
+	}
+	return strings.ToLower(name)
 }
 
 // envValue resolves valueEnvVar (spec/jsonrpc.md §3.7). The value is never logged.

@@ -13,9 +13,11 @@ type Shell struct {
 type Capabilities struct {
 	NetworkProxyLaunch         bool `json:"networkProxyLaunch"`
 	CapabilityDiscoverySandbox bool `json:"capabilityDiscoverySandbox"`
+	FsWatchMissing             bool `json:"fsWatchMissing"`
 	EnvironmentConfigRead      bool `json:"environmentConfigRead"`
 	HTTPHeaderEnvVars          bool `json:"httpHeaderEnvVars"`
 	SandboxedFileStreaming     bool `json:"sandboxedFileStreaming"`
+	FileWriteStreaming         bool `json:"fileWriteStreaming"`
 	ShellSnapshotV2            bool `json:"shellSnapshotV2"`
 	// LinuxRootWritePreservesDevices: a writable "/" keeps working device nodes (the
 	// host /dev without bubblewrap, the fresh bwrap /dev plus the host /dev/shm with it).
@@ -48,8 +50,11 @@ type Capabilities struct {
 
 // EnvironmentInfo is the result of environment/info and part of the initialize result.
 type EnvironmentInfo struct {
-	Shell                Shell        `json:"shell"`
-	ExecutorVersion      string       `json:"executorVersion"`
+	Shell           Shell  `json:"shell"`
+	ExecutorVersion string `json:"executorVersion"`
+	// ProviderID is the opaque build identity "sha256:<hex>" (capabilities-0.171.0.md
+	// §12.1; executor/provider_id.go); absent for unstamped builds.
+	ProviderID           string       `json:"providerId,omitempty"`
 	Cwd                  *PathURI     `json:"cwd"`
 	UserHomeDir          PathURI      `json:"userHomeDir,omitempty"`
 	PlatformOS           string       `json:"platformOs"`

@@ -146,11 +146,40 @@ type FsCopyParams struct {
 	Sandbox         *policy.Context `json:"sandbox,omitempty"`
 }
 
-// FsOpenParams are the params of fs/open.
+// FsOpenParams are the params of fs/open (Rust WireFsOpenParams, 4 fields). Mode is a
+// serde default: absent = "read", null is a type error ("invalid type: null, expected
+// string or map"); in the sequence form it may be left out but Sandbox may not
+// (["h","file:///x"] → "invalid length 3, expected struct WireFsOpenParams with 4
+// elements", observed from codex 0.169.0 and 0.171.0).
 type FsOpenParams struct {
 	HandleID string          `json:"handleId"`
 	Path     PathURI         `json:"path"`
-	Sandbox  *policy.Context `json:"sandbox,omitempty"`
+	Mode     FsOpenMode      `json:"mode,omitempty"`
+	Sandbox  *policy.Context `json:"sandbox"`
+}
+
+// FsOpenMode is fs/open's mode (capabilities-0.171.0.md §8.1): a unit-variant enum, so
+// "replace" and {"replace":null} both decode; "" (absent) means FsOpenRead.
+type FsOpenMode string
+
+// The fs/open modes.
+const (
+	// FsOpenRead opens an existing regular file for fs/readBlock.
+	FsOpenRead FsOpenMode = "read"
+	// FsOpenReplace creates or truncates the file at open time for fs/writeBlock.
+	FsOpenReplace FsOpenMode = "replace"
+)
+
+// Variants makes FsOpenMode a serde-style enum for jsonwire.UnmarshalParams.
+func (FsOpenMode) Variants() []string { return []string{string(FsOpenRead), string(FsOpenReplace)} }
+
+// FsWriteBlockParams are the params of fs/writeBlock (capabilities-0.171.0.md §8.2):
+// Chunk bytes written at Offset with pwrite. A bad chunk fails decoding with the base64
+// crate's text ("Invalid symbol 33, offset 0.", -32602).
+type FsWriteBlockParams struct {
+	HandleID string     `json:"handleId"`
+	Offset   uint64     `json:"offset"`
+	Chunk    BlockChunk `json:"chunk"`
 }
 
 // FsOpenResult is the result of fs/open.
@@ -225,4 +254,25 @@ func (r *FsWalkResult) AppendJSON(b []byte) []byte {
 	b = append(b, `],"truncated":`...)
 	b = strconv.AppendBool(b, r.Truncated)
 	return append(b, '}')
+}
+
+// FsWatchMissingParams are the params of fs/watchMissing (capabilities-0.171.0.md §7;
+// Rust FsWatchMissingParams, 3 fields, Present required in the sequence form). WatchID
+// is the connection's generation number; Missing the paths expected not to exist;
+// Present, if set, a path expected to exist.
+type FsWatchMissingParams struct {
+	WatchID uint64    `json:"watchId"`
+	Missing []PathURI `json:"missing"`
+	Present *PathURI  `json:"present"`
+}
+
+// FsWatchMissingResult is the result of fs/watchMissing: whether a watch was armed.
+type FsWatchMissingResult struct {
+	Watching bool `json:"watching"`
+}
+
+// FsMissingChangedNotification is the fs/missingChanged notification: the armed watch
+// WatchID saw a change, once.
+type FsMissingChangedNotification struct {
+	WatchID uint64 `json:"watchId"`
 }

@@ -23,6 +23,8 @@ func (FsRemoveParams) RustName() string          { return "WireFsRemoveParams" }
 func (FsCopyParams) RustName() string            { return "WireFsCopyParams" }
 func (FsOpenParams) RustName() string            { return "WireFsOpenParams" }
 func (FsReadBlockParams) RustName() string       { return "FsReadBlockParams" }
+func (FsWriteBlockParams) RustName() string      { return "FsWriteBlockParams" }
+func (FsWatchMissingParams) RustName() string    { return "FsWatchMissingParams" }
 func (FsCloseParams) RustName() string           { return "FsCloseParams" }
 func (HTTPRequestParams) RustName() string       { return "HttpRequestParams" }
 func (HTTPHeader) RustName() string              { return "HttpHeader" }

@@ -12,7 +12,7 @@
 // serve transport) and harness.MessageConn's (DialLocal), which it satisfies structurally.
 // It is not used on the relay path: relay/wsconn carries binary relay frames there.
 //
-// Limits: the read buffer kept between messages is capped at 1 MiB
+// Limits: the read buffer kept between messages is capped at 2 MiB
 // (maxRetainedReadBuffer); the message size limit is the websocket's read limit, set by the
 // caller.
 package wsmsg

@@ -12,8 +12,12 @@ import (
 )
 
 // maxRetainedReadBuffer caps the read buffer kept between messages, so one huge message
-// does not pin its memory for the life of the connection.
-const maxRetainedReadBuffer = 1 << 20
+// does not pin its memory for the life of the connection. 2 MiB holds the largest
+// fs/writeBlock request (a 1 MiB block is 1,398,104 base64 bytes plus the envelope): a
+// stream of them reuses one buffer instead of growing a fresh one per message, which cost
+// the server more than twice the CPU of the whole request otherwise (docs: the
+// writeblock_local bench row, issue 28).
+const maxRetainedReadBuffer = 2 << 20
 
 // Conn is a message conn over one WebSocket.
 type Conn struct {

@@ -32,6 +32,17 @@ const (
 	readBlockFileBytesQuick = 32 << 20
 	readBlockLen            = 1 << 20
 
+	// writeBlockFileBytes is how much writeblock_local writes, in bytes (issue 28: 256 MiB;
+	// --quick: 16 MiB), in blocks of writeBlockLen bytes (the wire maximum,
+	// capabilities-0.171.0.md §8.2) cycling through writeBlockDistinct distinct blocks.
+	writeBlockFileBytes      = 256 << 20
+	writeBlockFileBytesQuick = 16 << 20
+	writeBlockLen            = 1 << 20
+	writeBlockDistinct       = 8
+
+	// watchMissingTimeout bounds one watchmissing_latency wait for fs/missingChanged.
+	watchMissingTimeout = 5 * time.Second
+
 	// walkEntries is the size of the tree walk_local walks, in entries (issue 7: 50,000;
 	// --quick: 2,000), built as directories of walkFilesPerDir files each: one directory
 	// entry plus its files make walkFilesPerDir+1 entries.

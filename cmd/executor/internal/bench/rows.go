@@ -40,6 +40,20 @@ var rows = []Row{
 		Measure:  measureReadBlockLocal,
 	},
 	{
+		Name:     "writeblock_local",
+		Unit:     "MiB/s",
+		Goal:     Goal{Kind: RatioAtLeast, Value: 2},
+		Describe: "fs/open mode replace + sequential 1 MiB fs/writeBlock of 256 MiB + fs/close, file checked by SHA-256",
+		Measure:  measureWriteBlockLocal,
+	},
+	{
+		Name:     "watchmissing_latency",
+		Unit:     "ms",
+		Goal:     Goal{Kind: OursAtMost, Value: 100},
+		Describe: "median file create → fs/missingChanged arrival after fs/watchMissing on the missing file, local ws",
+		Measure:  measureWatchMissingLatency,
+	},
+	{
 		Name:     "walk_local",
 		Unit:     "ms",
 		Goal:     Goal{Kind: RatioAtMost, Value: 0.5},

@@ -28,10 +28,17 @@ type session struct {
 	// delta is the decoding scratch of route, used only on the client's read loop; a
 	// handler must not keep it.
 	delta bodyDelta
+
+	// missingChanged receives the watchId of every fs/missingChanged (watchmissing_latency);
+	// full: dropped (one watch is armed at a time, so one slot suffices). nextWatchID is
+	// the last fs/watchMissing generation used; measuring goroutine only.
+	missingChanged chan uint64
+	nextWatchID    uint64
 }
 
 func newSession() *session {
-	return &session{procs: map[string]func(harness.Notification){}, bodies: map[string]func(*bodyDelta){}}
+	return &session{procs: map[string]func(harness.Notification){}, bodies: map[string]func(*bodyDelta){},
+		missingChanged: make(chan uint64, 1)}
 }
 
 // openSession dials a local executor's ws:// url and completes the handshake.
@@ -99,6 +106,16 @@ func (s *session) call(ctx context.Context, method string, params, result any) e
 // route runs on the client's read loop: it must not block. Notifications of processes
 // or requests nobody waits for are ignored.
 func (s *session) route(n harness.Notification) {
+	if n.Method == protocol.MethodFsMissingChanged {
+		var p protocol.FsMissingChangedNotification
+		if n.Unmarshal(&p) == nil {
+			select {
+			case s.missingChanged <- p.WatchID:
+			default:
+			}
+		}
+		return
+	}
 	if n.Method == protocol.MethodHTTPBodyDelta {
 		d := &s.delta
 		*d = bodyDelta{Delta: b64JSON{buf: d.Delta.buf[:0]}} // keep the buffer, not its bytes
