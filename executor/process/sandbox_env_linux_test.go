@@ -193,6 +193,38 @@ func TestStart_Sandboxed_LoaderVariablesStayOutOfStages(t *testing.T) {
 	}
 }
 
+// The executor's own environment: an LD_PRELOAD in the server's environment reaches the
+// command through envPolicy inherit "all", and no stage before the sandbox loads it.
+func TestStart_Sandboxed_InheritedLoaderVariableStaysOutOfStages(t *testing.T) {
+	l := sandboxtest.Launcher(t, sandbox.BackendBubblewrap)
+	lib := filepath.Join(t.TempDir(), "evil.so")
+	markerDir := t.TempDir()
+	buildMarkerLib(t, lib, markerDir, "", nil) // before the variable is set: gcc must not load it
+	t.Setenv("LD_PRELOAD", lib)
+	for i, prof := range loaderProfiles {
+		t.Run(prof.name, func(t *testing.T) {
+			ws := t.TempDir()
+			m, n := sandboxedManager(t, l)
+			p := startParams("inherit"+strconv.Itoa(i), protocol.FromNative(ws), "/usr/bin/env")
+			p.EnvPolicy = &protocol.ExecEnvPolicy{Inherit: protocol.EnvInheritAll, Exclude: []string{}, Set: map[string]string{}, IncludeOnly: []string{}}
+			p.Sandbox = prof.ctx(t, ws)
+			_, out, exited, _ := runToExit(t, m, n, p)
+			if exited.code != 0 || !strings.Contains(out, "LD_PRELOAD="+lib+"\n") {
+				t.Errorf("got exit %d output %q, want exit 0 and the inherited LD_PRELOAD in the command's environment", exited.code, out)
+			}
+			if loads := stageLoads(out); len(loads) > 0 {
+				t.Errorf("the executor's LD_PRELOAD was loaded by a stage: %q (output %q)", loads, out)
+			}
+			if bad := preSandboxMarkers(t, markerDir, prof.backend); len(bad) > 0 {
+				t.Errorf("the executor's LD_PRELOAD was loaded before the sandbox was in place: %q", bad)
+			}
+			for _, f := range markers(t, markerDir) { // the command's own markers (plain plan)
+				os.Remove(filepath.Join(markerDir, strings.SplitN(f, ":", 2)[0]))
+			}
+		})
+	}
+}
+
 // The no-malicious-client form: the client's environment has LD_LIBRARY_PATH into the
 // workspace (common in dev shells), a sandboxed command plants a library there that
 // bwrap links, and the next, innocent, sandboxed command must not have bwrap load it.
