@@ -35,6 +35,11 @@ import (
 // environment holds a variable the loader or libc honours (preStageHazard): the
 // environment was not sanitized, so nothing is launched.
 //
+// Cost: len(stageEnvPrefix) bytes of the execve limits per entry (ARG_MAX,
+// MAX_ARG_STRLEN): an environment within a few bytes of them, which the command could
+// just have received before, now fails to start (E2BIG), as it does for the reference
+// when argv grows.
+//
 // A stage started without the marker (a caller other than Launcher.Wrap, as the
 // reference's codex-linux-sandbox CLI is started) treats its own environment as the
 // command's, and still encodes it before starting bwrap or the inner stage.
