@@ -37,8 +37,7 @@ import (
 //
 // Cost: len(stageEnvPrefix) bytes of the execve limits per entry (ARG_MAX,
 // MAX_ARG_STRLEN): an environment within a few bytes of them, which the command could
-// just have received before, now fails to start (E2BIG), as it does for the reference
-// when argv grows.
+// just have received before, now fails to start (E2BIG, a spawn failure; nothing runs).
 //
 // A stage started without the marker (a caller other than Launcher.Wrap, as the
 // reference's codex-linux-sandbox CLI is started) treats its own environment as the
