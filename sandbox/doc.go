@@ -28,6 +28,16 @@
 //     Command means "spawn directly, sandboxType none".
 //   - on exit: sandbox.Denied(…) computes sandboxDenied.
 //
+// Environment (env.go; hardening beyond the reference, which starts its launcher and
+// bwrap with the command's environment): nothing that runs before the sandbox is in
+// place — the launcher stage, bwrap, the inner stage before its confinement — runs with
+// the command's environment. Wrap's Command.Env is a fixed one (a marker, the command's
+// HOME for bwrap, and every command entry under the prefix "codex-sandbox-env:", a name
+// no loader, libc or runtime reads); the stage that starts the command decodes it, so
+// the command sees exactly what the request asked for, plus bwrap's PWD as before. A
+// stage started with the marker refuses to launch (exit 1) when its own environment
+// still holds a variable the loader or libc honours (LD_*, MALLOC_*, GCONV_PATH, …).
+//
 // Managed (proxy-only) network (spec/sandbox.md §3.10; managed.go, proxyurl.go,
 // proxybridge.go, managed_linux.go): bubblewrap only. The launcher stage always
 // supervises bwrap, routes each loopback proxy variable through one Unix socket per

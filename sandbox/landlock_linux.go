@@ -129,7 +129,7 @@ func restrictLandlock(p *policy.Policy, ents []mountEntry, abi int) error {
 }
 
 // runLandlock is the degraded launcher (§3.11).
-func runLandlock(a *stageArgs, p *policy.Policy, plan policy.Plan) int {
+func runLandlock(a *stageArgs, p *policy.Policy, plan policy.Plan, env []string) int {
 	if r := landlockRefusal(p, plan.Managed); r != "" {
 		return stageFail(exitBuildFailure, msgUnenforceable+"degraded Landlock backend cannot express "+r)
 	}
@@ -144,7 +144,7 @@ func runLandlock(a *stageArgs, p *policy.Policy, plan policy.Plan) int {
 	if p.FullRead() && p.Restricted {
 		ents = append(ents, mountEntry{path: "/", access: policy.AccessRead})
 	}
-	bin, argv, err := resolveCommand(a)
+	bin, argv, err := resolveCommand(a, env)
 	if err != nil {
 		return execFailed(a, err)
 	}
@@ -184,7 +184,7 @@ func runLandlock(a *stageArgs, p *policy.Policy, plan policy.Plan) int {
 			return
 		}
 		proc, err := os.StartProcess(bin, argv, &os.ProcAttr{
-			Env: os.Environ(), Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
+			Env: env, Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
 			Sys: &syscall.SysProcAttr{Setsid: true},
 		})
 		if err != nil {

@@ -66,7 +66,8 @@ type Request struct {
 	Arg0 *string
 	// Cwd is the native absolute command cwd (may be a symlink alias).
 	Cwd string
-	// Env is the command environment, passed through unchanged.
+	// Env is the command environment. The command gets it unchanged, inside the
+	// sandbox; nothing before the sandbox runs with it (env.go).
 	Env []string
 }
 
@@ -74,8 +75,10 @@ type Request struct {
 // Env: c.Env, Dir: c.Dir} (set Path directly; do not LookPath it), with the caller's
 // PTY/pipes and Setsid as for an unsandboxed command.
 type Command struct {
-	Path        string
-	Args        []string
+	Path string
+	Args []string
+	// Env is the launcher's fixed environment, which carries Request.Env encoded for
+	// the command (env.go); spawn with exactly this, adding nothing.
 	Env         []string
 	Dir         string
 	SandboxType string // always SandboxTypeLinuxSeccomp
@@ -146,11 +149,12 @@ func (l *Launcher) Wrap(req *Request) (*Command, error) {
 		return nil, &policy.Error{Code: jsonwire.CodeInternal, Message: err.Error()}
 	}
 	a.profile = enc
+	env := stageEnv(req.Env)
 	if argv := l.directBwrap(a, p, plan, req.Env); argv != nil {
 		return &Command{
 			Path:        a.bwrap,
 			Args:        argv,
-			Env:         req.Env,
+			Env:         env,
 			Dir:         req.Cwd,
 			SandboxType: SandboxTypeLinuxSeccomp,
 			Backend:     a.backend,
@@ -159,7 +163,7 @@ func (l *Launcher) Wrap(req *Request) (*Command, error) {
 	return &Command{
 		Path:        "/proc/self/exe",
 		Args:        append([]string{StageArgv0}, a.encode()...),
-		Env:         req.Env,
+		Env:         env,
 		Dir:         req.Cwd,
 		SandboxType: SandboxTypeLinuxSeccomp,
 		Backend:     a.backend,

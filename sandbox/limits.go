@@ -86,6 +86,10 @@ const (
 	msgNoBwrap            = "bubblewrap is unavailable: no usable bwrap was found on PATH"
 	msgUnenforceable      = "sandbox intent cannot be enforced on this executor: "
 	msgRuntimeUnavailable = "sandbox runtime paths are not configured"
+	// msgEnvHazard (our wording) is a stage's refusal to run when its own environment
+	// holds a variable the loader or libc honours (env.go); the name follows, never
+	// the value.
+	msgEnvHazard = "sandbox: refusing to launch: the environment before the sandbox holds "
 
 	// Managed network fail-closed rows (exit 101, spec/sandbox.md §2.10), observed text.
 	msgProxyBridgePrefix = "failed to prepare host proxy routing bridge: "

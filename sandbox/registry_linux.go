@@ -34,11 +34,8 @@ func (e *errRegistrySymlink) Error() string {
 	return "synthetic mount registry must not be a symlink: " + e.path
 }
 
-// registryPath is $TMPDIR/codex-bwrap-synthetic-mount-targets-<euid> (launcher TMPDIR,
-// else /tmp).
-func registryPath() string { return registryPathFor(os.Getenv("TMPDIR")) }
-
-// registryPathFor is registryPath for a launcher whose TMPDIR is tmp.
+// registryPathFor is $TMPDIR/codex-bwrap-synthetic-mount-targets-<euid> for a
+// launcher whose (command) TMPDIR is tmp, else under /tmp.
 func registryPathFor(tmp string) string {
 	if !strings.HasPrefix(tmp, "/") {
 		tmp = "/tmp"

@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -51,12 +52,23 @@ func runStage(args []string, opts *StageOptions) int {
 	if err != nil {
 		return stageFail(exitBuildFailure, err.Error())
 	}
-	if a.inner {
-		if fn := inProcessCommand(a, opts); fn != nil {
-			return runInProcess(p, fn)
+	// The command environment travels encoded (env.go); a stage whose own environment
+	// still holds what the loader or libc honours was not started by a sanitizing
+	// launcher, and launches nothing.
+	own := os.Environ()
+	if _, encoded := commandEnv(own); encoded {
+		if name := preStageHazard(own); name != "" {
+			return stageFail(exitBuildFailure, msgEnvHazard+name)
 		}
-		return runInner(a, p)
 	}
+	if a.inner {
+		env := innerCommandEnv(own)
+		if fn := inProcessCommand(a, opts); fn != nil {
+			return runInProcess(p, env, fn)
+		}
+		return runInner(a, p, env)
+	}
+	env, _ := commandEnv(own)
 	if a.legacyLandlock && !p.FullWrite() {
 		return stageFail(exitPanic, msgLegacyLandlock)
 	}
@@ -66,18 +78,24 @@ func runStage(args []string, opts *StageOptions) int {
 	}
 	switch a.backend {
 	case "plain", "":
-		return runPlain(a, plan.Seccomp)
+		return runPlain(a, plan.Seccomp, env)
 	case "bubblewrap":
-		return runBubblewrap(a, p, plan)
+		return runBubblewrap(a, p, plan, env)
 	case "landlock":
-		return runLandlock(a, p, plan)
+		return runLandlock(a, p, plan, env)
 	}
 	return stageFail(exitBuildFailure, fmt.Sprintf("unknown sandbox backend %q", a.backend))
 }
 
-// resolveCommand finds argv[0] on the stage's PATH (the request env) and applies arg0.
-// A failure is reported with execFailed.
-func resolveCommand(a *stageArgs) (string, []string, error) {
+// resolveCommand finds argv[0] on the PATH of env (the command environment) and
+// applies arg0. A failure is reported with execFailed. The stage's own PATH becomes the
+// command's (PATH is no loader variable): exec.LookPath reads nothing else.
+func resolveCommand(a *stageArgs, env []string) (string, []string, error) {
+	if path, ok := lookupEnv(env, "PATH"); ok {
+		os.Setenv("PATH", path)
+	} else {
+		os.Unsetenv("PATH")
+	}
 	bin, err := exec.LookPath(a.command[0])
 	if err != nil && !errors.Is(err, exec.ErrDot) {
 		return "", nil, err
@@ -96,10 +114,10 @@ func execFailed(a *stageArgs, err error) int {
 }
 
 // runPlain is §3.4 rows 1 and 3: NNP + seccomp (if any) on this locked thread, then
-// execve. Never returns on success.
-func runPlain(a *stageArgs, mode policy.SeccompMode) int {
+// execve of the command with env. Never returns on success.
+func runPlain(a *stageArgs, mode policy.SeccompMode, env []string) int {
 	runtime.LockOSThread() // never unlocked: the thread is confined and then replaced by execve
-	bin, argv, err := resolveCommand(a)
+	bin, argv, err := resolveCommand(a, env)
 	if err != nil {
 		return execFailed(a, err)
 	}
@@ -108,21 +126,20 @@ func runPlain(a *stageArgs, mode policy.SeccompMode) int {
 			return stageFail(exitBuildFailure, err.Error())
 		}
 	}
-	err = unix.Exec(bin, argv, os.Environ())
+	err = unix.Exec(bin, argv, env)
 	return execFailed(a, err)
 }
 
-// runInner is the inner stage (§3.8): check capabilities, then start the command on
-// a locked, confined thread and reap as pid 1.
-func runInner(a *stageArgs, p *policy.Policy) int {
+// runInner is the inner stage (§3.8): check capabilities, then start the command with
+// env on a locked, confined thread and reap as pid 1.
+func runInner(a *stageArgs, p *policy.Policy, env []string) int {
 	if held, err := capsRetained(); err != nil || held {
 		return stageFail(exitBuildFailure, msgRetainedCaps)
 	}
-	bin, argv, err := resolveCommand(a)
+	bin, argv, err := resolveCommand(a, env)
 	if err != nil {
 		return execFailed(a, err)
 	}
-	env := os.Environ()
 	if a.managed != nil { // §3.8 step 3: bridges run on unconfined threads
 		ip, routed, err := startInnerProxy(a.routeSpec, env)
 		if err != nil {
@@ -191,9 +208,10 @@ func inProcessCommand(a *stageArgs, opts *StageOptions) func() int {
 
 // runInProcess is the inner stage for an in-process command: the same capability
 // check as runInner, then no_new_privs and the plan's filter on every thread of this
-// process (TSYNC), then fn. Nothing runs unconfined after the filter is installed,
-// so unlike runInner there is no unfiltered thread to keep.
-func runInProcess(p *policy.Policy, fn func() int) int {
+// process (TSYNC), then fn with env as the process environment. Nothing runs
+// unconfined after the filter is installed, so unlike runInner there is no unfiltered
+// thread to keep.
+func runInProcess(p *policy.Policy, env []string, fn func() int) int {
 	if held, err := capsRetained(); err != nil || held {
 		return stageFail(exitBuildFailure, msgRetainedCaps)
 	}
@@ -201,7 +219,19 @@ func runInProcess(p *policy.Policy, fn func() int) int {
 	if err := installSeccompAllThreads(p.Plan(false).Seccomp, SeccompOptions{}); err != nil {
 		return stageFail(exitBuildFailure, err.Error())
 	}
+	setProcessEnv(env)
 	return fn()
+}
+
+// setProcessEnv makes env this process's environment (entries without "=" or with an
+// empty name, which setenv cannot hold, are dropped). Only for confined code.
+func setProcessEnv(env []string) {
+	os.Clearenv()
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
+			os.Setenv(k, v)
+		}
+	}
 }
 
 // reapAsInit forwards signals to pid and reaps every child until pid exits; returns
@@ -240,16 +270,18 @@ func reapAsInit(pid int, sigs chan os.Signal) int {
 	}
 }
 
-// runBubblewrap builds the bwrap argv and execs or supervises it (§3.6, §3.7).
-func runBubblewrap(a *stageArgs, p *policy.Policy, plan policy.Plan) int {
-	regDir := registryPath()
+// runBubblewrap builds the bwrap argv and execs or supervises it (§3.6, §3.7). env is
+// the command environment: bwrap and the inner stage get it encoded (stageEnv).
+func runBubblewrap(a *stageArgs, p *policy.Policy, plan policy.Plan, env []string) int {
+	tmpdir, _ := lookupEnv(env, "TMPDIR")
+	regDir := registryPathFor(tmpdir)
 	if fi, err := os.Lstat(regDir); err == nil && fi.Mode()&os.ModeSymlink != 0 {
 		return stageFail(exitPanic, (&errRegistrySymlink{path: regDir}).Error())
 	}
 	var hp *hostProxy // managed network: supervised, closed after bwrap exits (§3.10)
 	if a.managed != nil {
 		var err error
-		if hp, err = startHostProxy(a.managed, os.Environ(), os.Getenv("TMPDIR")); err != nil {
+		if hp, err = startHostProxy(a.managed, env, tmpdir); err != nil {
 			return stageFail(exitPanic, msgProxyBridgePrefix+err.Error())
 		}
 		defer hp.close()
@@ -263,9 +295,10 @@ func runBubblewrap(a *stageArgs, p *policy.Policy, plan policy.Plan) int {
 		return stageFail(exitBuildFailure, msgRuntimeUnavailable)
 	}
 	argv := bwrapArgv(a, plan, mp, exe, hp)
+	benv := stageEnv(env)
 
 	if len(mp.targets) == 0 && hp == nil {
-		err := unix.Exec(a.bwrap, argv, os.Environ())
+		err := unix.Exec(a.bwrap, argv, benv)
 		return stageFail(exitBuildFailure, fmt.Sprintf("executing bwrap: %v", err))
 	}
 	var reg *registry
@@ -283,7 +316,7 @@ func runBubblewrap(a *stageArgs, p *policy.Policy, plan policy.Plan) int {
 			return stageFail(exitBuildFailure, msgBuildPrefix+err.Error())
 		}
 	}
-	code := superviseBwrap(a.bwrap, argv)
+	code := superviseBwrap(a.bwrap, argv, benv)
 	if reg != nil {
 		reg.release(mp.targets)
 	}
@@ -340,15 +373,15 @@ func bwrapArgv(a *stageArgs, plan policy.Plan, mp *mountPlan, exe string, hp *ho
 	return append(argv, inner.encode()...)
 }
 
-// superviseBwrap runs bwrap in its own process group with Pdeathsig, forwarding the
-// four signals, and returns its exit code or -signal.
-func superviseBwrap(bin string, argv []string) int {
+// superviseBwrap runs bwrap with env in its own process group with Pdeathsig,
+// forwarding the four signals, and returns its exit code or -signal.
+func superviseBwrap(bin string, argv, env []string) int {
 	runtime.LockOSThread() // Pdeathsig is tied to the spawning thread; never unlocked
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, forwardedSignals...)
 	defer signal.Stop(sigs)
 	proc, err := os.StartProcess(bin, argv, &os.ProcAttr{
-		Env:   os.Environ(),
+		Env:   env,
 		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
 		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM},
 	})

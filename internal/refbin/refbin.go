@@ -187,11 +187,15 @@ func Reference(tb testing.TB) string {
 	return ReleaseOf(tb, Newest).Path
 }
 
-// BuildExecutor builds ./cmd/executor into dir and returns the binary's path.
+// BuildExecutor builds ./cmd/executor into dir and returns the binary's path. It builds
+// as releases are built, with CGO_ENABLED=0: a static binary, so no sandbox stage of
+// it can be made to load a library by the environment (a test binary built with -race
+// needs cgo; the executor it starts does not).
 func BuildExecutor(dir string) (string, error) {
 	bin := filepath.Join(dir, "executor")
 	cmd := exec.Command("go", "build", "-o", bin, "./cmd/executor")
 	cmd.Dir = RepoRoot()
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	cmd.Stderr = os.Stderr
 	return bin, cmd.Run()
 }

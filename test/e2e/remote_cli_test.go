@@ -35,6 +35,7 @@ func remoteExecutorBin(t *testing.T) string {
 		remoteBinPath = filepath.Join(dir, "executor")
 		cmd := exec.Command("go", "build", "-o", remoteBinPath, "./cmd/executor")
 		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as released: no stage can be preloaded
 		if out, err := cmd.CombinedOutput(); err != nil {
 			remoteBuildErr = errors.New(string(out))
 		}

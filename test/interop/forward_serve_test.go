@@ -119,6 +119,7 @@ func startOurServe(t *testing.T) string {
 	bin := filepath.Join(dir, "executor")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/executor")
 	build.Dir = repoRoot()
+	build.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as released: no stage can be preloaded
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building executor: %v\n%s", err, out)
 	}

@@ -123,6 +123,7 @@ func oursBinary(t testing.TB) string {
 		oursPath = filepath.Join(dir, "executor")
 		cmd := exec.Command("go", "build", "-o", oursPath, "github.com/execlab/executor/cmd/executor")
 		cmd.Dir = repoRoot()
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as released: no stage can be preloaded
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			oursErr = &buildError{out: string(out), err: err}
