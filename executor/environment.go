@@ -143,14 +143,16 @@ func passwdEntry(uid int) (passwd, bool) {
 // capabilities advertises only what this executor implements (spec/jsonrpc.md §3.8):
 // sandboxedFileStreaming only when a sandbox backend can run the fs helper (a sandboxed
 // fs/open is served from a snapshot the helper reads; without a backend it fails
-// closed). networkProxyLaunch, capabilityDiscoverySandbox, environmentConfigRead and
-// shellSnapshotV2 are not implemented. The process extensions
+// closed). shellSnapshotV2: process/start honours shellSnapshot (executor/shellsnap).
+// networkProxyLaunch, capabilityDiscoverySandbox and environmentConfigRead are not
+// implemented. The process extensions
 // (docs/protocol-extensions.md) are always advertised: only this executor sends them, and
 // released clients ignore flags they do not know (the conformance runner removes
 // capabilities before comparing).
 func capabilities(l *sandbox.Launcher) protocol.Capabilities {
 	c := protocol.Capabilities{
 		HTTPHeaderEnvVars:   true,
+		ShellSnapshotV2:     true,
 		ProcessCloseStdin:   true,
 		ProcessResizePty:    true,
 		ProcessStartPtySize: true,
