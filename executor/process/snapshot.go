@@ -24,7 +24,6 @@ import (
 	"github.com/execlab/executor/executor/shellsnap"
 	"github.com/execlab/executor/jsonwire"
 	"github.com/execlab/executor/sandbox/policy"
-	"golang.org/x/sys/unix"
 )
 
 // errSnapshotUnsupported answers a shellSnapshot when the Manager has no cache (the
@@ -156,7 +155,7 @@ func (m *Manager) captureSnapshot(ctx context.Context, kind shellsnap.Kind, para
 	var out limitedBuffer
 	out.max = shellsnap.MaxCaptureOutput
 	cmd.Stdout = &out // stdin and stderr nil: /dev/null
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = captureSysProcAttr()
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = captureWaitDelay
 	if err := cmd.Start(); err != nil {
@@ -185,22 +184,4 @@ func (b *limitedBuffer) Write(p []byte) (int, error) {
 		return 0, errCaptureTooBig
 	}
 	return b.buf.Write(p)
-}
-
-// memFile returns an anonymous file holding content, positioned at 0.
-func memFile(name, content string) (*os.File, error) {
-	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC)
-	if err != nil {
-		return nil, fmt.Errorf("creating state file: %w", err)
-	}
-	f := os.NewFile(uintptr(fd), name)
-	if _, err := f.WriteString(content); err != nil {
-		_ = f.Close()
-		return nil, fmt.Errorf("writing state file: %w", err)
-	}
-	if _, err := f.Seek(0, 0); err != nil {
-		_ = f.Close()
-		return nil, fmt.Errorf("rewinding state file: %w", err)
-	}
-	return f, nil
 }
