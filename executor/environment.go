@@ -141,21 +141,16 @@ func passwdEntry(uid int) (passwd, bool) {
 	return passwd{}, false
 }
 
-// capabilities advertises only what this executor implements (spec/jsonrpc.md §3.8):
-// sandboxedFileStreaming only when a sandbox backend can run the fs helper (a sandboxed
-// fs/open is served from a snapshot the helper reads; without a backend it fails
-// closed); capabilityDiscoverySandbox likewise, since capabilityRoots/discoverV1 scans a
-// sandboxed root in that helper (executor/capdiscover). environmentConfigRead:
-// environmentConfig/read (executor/envconfig). networkProxyLaunch and shellSnapshotV2 are
-// not implemented. The process extensions
-// (docs/protocol-extensions.md) are always advertised: only this executor sends them, and
-// released clients ignore flags they do not know (the conformance runner removes
-// capabilities before comparing).
+// capabilities advertises only what this executor implements (spec/jsonrpc.md §3.8,
+// spec/capabilities-0.171.0.md §2): a flag is true only when its whole behaviour is
+// proven against the released binary. Flags that depend on a sandbox backend are set
+// only when one exists; networkProxy* and credentialMasking* stay false until the
+// executor-local proxy exists. The process extensions (docs/protocol-extensions.md) are
+// always advertised: only this executor sends them, and released clients ignore flags
+// they do not know (the conformance runner removes capabilities before comparing).
 func capabilities(l *sandbox.Launcher) protocol.Capabilities {
 	c := protocol.Capabilities{
 		HTTPHeaderEnvVars:   true,
-		FileWriteStreaming:  true, // fs/open mode "replace" + fs/writeBlock
-		FsWatchMissing:      true, // fs/watchMissing + fs/missingChanged
 		ProcessCloseStdin:   true,
 		ProcessResizePty:    true,
 		ProcessStartPtySize: true,
@@ -163,8 +158,15 @@ func capabilities(l *sandbox.Launcher) protocol.Capabilities {
 		ProcessExitStatus:   true,
 		ProcessOutputAck:    true,
 	}
-	c.EnvironmentConfigRead = true
+	// One line per flag, each with the package that implements it.
+	c.FileWriteStreaming = true    // fs/open mode "replace" + fs/writeBlock (executor/fs)
+	c.FsWatchMissing = true        // fs/watchMissing + fs/missingChanged (executor/fs)
+	c.EnvironmentConfigRead = true // environmentConfig/read (executor/envconfig)
+	c.ShellSnapshotV2 = true       // process/start.shellSnapshot (executor/shellsnap)
 	if l != nil && l.Report().Backend != sandbox.BackendNone {
+		// A sandboxed fs/open is served from a snapshot the fs helper reads, and
+		// capabilityRoots/discoverV1 scans a sandboxed root in that helper
+		// (executor/capdiscover); without a backend both fail closed.
 		c.SandboxedFileStreaming = true
 		c.CapabilityDiscoverySandbox = true
 	}

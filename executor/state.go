@@ -7,11 +7,14 @@ import (
 	"github.com/execlab/executor/executor/httpreq"
 	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/process"
+	"github.com/execlab/executor/executor/shellsnap"
 )
 
-// sessionState is what a session owns across connections: the process table.
+// sessionState is what a session owns across connections: the process table and the
+// shell snapshot cache (spec/capabilities-0.171.0.md §3.3: per session).
 type sessionState struct {
-	procs *process.Manager
+	procs     *process.Manager
+	snapshots *shellsnap.Cache
 
 	// mu guards owner; held briefly.
 	mu    sync.Mutex
@@ -19,7 +22,8 @@ type sessionState struct {
 }
 
 func newSessionState(s *Server) *sessionState {
-	return &sessionState{procs: process.NewManager(&process.Options{
+	snaps := shellsnap.NewCache()
+	return &sessionState{snapshots: snaps, procs: process.NewManager(&process.Options{
 		MaxRetainedBytes:           s.opts.MaxRetainedBytes,
 		MaxRetainedChunks:          s.opts.MaxRetainedChunks,
 		MaxUnackedBytes:            s.opts.MaxUnackedBytes,
@@ -33,6 +37,7 @@ func newSessionState(s *Server) *sessionState {
 		MandatoryTCPUpstream:       s.opts.TCPUpstreamProxy != "",
 		Guard:                      s.opts.ProcessGuard,
 		Observer:                   s.opts.Observer,
+		ShellSnapshots:             snaps,
 	})}
 }
 
@@ -62,8 +67,12 @@ func (st *sessionState) detach(c *conn) {
 	st.procs.Attach(nil)
 }
 
-// Close implements session.State: kills the session's processes.
-func (st *sessionState) Close() { st.procs.Close() }
+// Close implements session.State: cancels running shell snapshot captures (their
+// process groups are killed) and kills the session's processes.
+func (st *sessionState) Close() {
+	st.snapshots.Close()
+	st.procs.Close()
+}
 
 // connResources are owned by one connection and die with it (spec/jsonrpc.md §2.2):
 // fs/open handles, streamed HTTP bodies and the fs/watchMissing set (connection-scoped:

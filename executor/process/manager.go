@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/executor/shellsnap"
 	"github.com/execlab/executor/sandbox"
 )
 
@@ -64,6 +65,9 @@ type Options struct {
 	Guard *Guard
 	// Observer receives process counts (metrics.go). Nil means none.
 	Observer Observer
+	// ShellSnapshots is the session's shell snapshot cache (snapshot.go), owned and
+	// closed by the caller. Nil: a non-null shellSnapshot is refused (-32602).
+	ShellSnapshots *shellsnap.Cache
 }
 
 func (o *Options) withDefaults() Options {

@@ -29,6 +29,9 @@ type spawnSpec struct {
 	// is used as is (no PATH lookup; the stage resolves argv[0] on the request PATH),
 	// with its Args, Env and Dir; arg0 travels in its stage flags.
 	wrapped *sandbox.Command
+	// extraFiles become the child's descriptors 3, 4, …; nil entries are closed (the
+	// shell snapshot's state descriptor, snapshot.go). Unused with wrapped.
+	extraFiles []*os.File
 }
 
 // spawned is a started child: pid = pgid = sid.
@@ -122,12 +125,12 @@ func spawnPipes(s *spawnSpec) (*spawned, error) {
 	if err != nil {
 		return nil, err
 	}
-	return startPipes(program, argv, s.cwd, envList(s.env), s.pipeStdin)
+	return startPipes(program, argv, s.cwd, envList(s.env), s.pipeStdin, s.extraFiles...)
 }
 
 // startPipes starts program with stdout/stderr pipes and stdin from a pipe (pipeStdin)
 // or /dev/null.
-func startPipes(program string, argv []string, dir string, env []string, pipeStdin bool) (_ *spawned, err error) {
+func startPipes(program string, argv []string, dir string, env []string, pipeStdin bool, extra ...*os.File) (_ *spawned, err error) {
 	var parentFiles, childFiles []*os.File
 	defer func() {
 		for _, f := range childFiles {
@@ -170,7 +173,7 @@ func startPipes(program string, argv []string, dir string, env []string, pipeStd
 	sp.proc, err = os.StartProcess(program, argv, &os.ProcAttr{
 		Dir:   dir,
 		Env:   env,
-		Files: files,
+		Files: append(files, extra...),
 		Sys:   sysProcAttr(false),
 	})
 	if err != nil {
@@ -240,12 +243,12 @@ func spawnPty(s *spawnSpec) (*spawned, error) {
 	if envHasNul(s.env) {
 		return nil, errNulInEnv
 	}
-	return startPty(program, argv, cwd, envList(s.env), s.ptySize)
+	return startPty(program, argv, cwd, envList(s.env), s.ptySize, s.extraFiles...)
 }
 
 // startPty starts program on a new PTY that becomes its controlling terminal, sized size
 // (nil: 24×80).
-func startPty(program string, argv []string, dir string, env []string, size *protocol.PtySize) (_ *spawned, err error) {
+func startPty(program string, argv []string, dir string, env []string, size *protocol.PtySize, extra ...*os.File) (_ *spawned, err error) {
 	master, slave, err := pty.Open()
 	if err != nil {
 		return nil, err
@@ -273,7 +276,7 @@ func startPty(program string, argv []string, dir string, env []string, size *pro
 	sp.proc, err = os.StartProcess(program, argv, &os.ProcAttr{
 		Dir:   dir,
 		Env:   env,
-		Files: []*os.File{slave, slave, slave},
+		Files: append([]*os.File{slave, slave, slave}, extra...),
 		Sys:   sysProcAttr(true),
 	})
 	if err != nil {

@@ -11,14 +11,15 @@ import (
 )
 
 type spawnSpec struct {
-	argv      []string
-	arg0      *string
-	cwd       string
-	env       map[string]string
-	tty       bool
-	pipeStdin bool
-	ptySize   *protocol.PtySize // initial PTY size; nil = ptyRows×ptyCols
-	wrapped   *sandbox.Command
+	argv       []string
+	arg0       *string
+	cwd        string
+	env        map[string]string
+	tty        bool
+	pipeStdin  bool
+	ptySize    *protocol.PtySize // initial PTY size; nil = ptyRows×ptyCols
+	wrapped    *sandbox.Command
+	extraFiles []*os.File
 }
 
 type spawned struct {

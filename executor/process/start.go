@@ -9,13 +9,15 @@ import (
 	"time"
 
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/executor/shellsnap"
 	"github.com/execlab/executor/jsonwire"
 )
 
 // Start handles process/start (spec/jsonrpc.md §3.1). Checks run in the reference's
 // order, which decides which error wins: managedNetwork decoding (a params error in
-// the reference), networkProxy, shellSnapshot, preparation
-// (sandbox, cwd, environment), empty argv, the sandbox launch plan (our own -32602
+// the reference), networkProxy, shellSnapshot decoding, preparation
+// (sandbox, cwd, environment), empty argv, the shellSnapshot checks (snapshot.go; a
+// capture may run here), the sandbox launch plan (our own -32602
 // when no backend can enforce it), duplicate id; then the entry is inserted as
 // Starting and the child spawned (through the sandbox launcher when wrapped).
 //
@@ -40,8 +42,9 @@ func (m *Manager) start(ctx context.Context, params *protocol.ProcessStartParams
 		// OPTIONAL surface declined (§3.9): never run such a command without its proxy.
 		return nil, jsonwire.InvalidParams("network proxy launch is unsupported on this executor")
 	}
-	if present(params.ShellSnapshot) {
-		return nil, jsonwire.InvalidParams("shell snapshots are unsupported on this platform")
+	snapReq, err := shellsnap.Decode(params.ShellSnapshot)
+	if err != nil {
+		return nil, err
 	}
 	cwd, cwdErr := params.Cwd.NativeCwd()
 	pol, err := m.prepareSandbox(params, cwd)
@@ -60,6 +63,15 @@ func (m *Manager) start(ctx context.Context, params *protocol.ProcessStartParams
 		if err := validatePtySize(params.PtySize); err != nil {
 			return nil, err
 		}
+	}
+	snap, err := m.applyShellSnapshot(ctx, snapReq, params, pol, cwd, env)
+	if err != nil {
+		return nil, err
+	}
+	defer snap.close()
+	var extraFiles []*os.File
+	if snap != nil {
+		params, env, extraFiles = snap.params, snap.env, snap.extra
 	}
 	wrapped, err := m.wrapSandbox(params, pol, cwd, env)
 	if err != nil {
@@ -98,6 +110,8 @@ func (m *Manager) start(ctx context.Context, params *protocol.ProcessStartParams
 		pipeStdin: params.PipeStdin,
 		ptySize:   params.PtySize,
 		wrapped:   wrapped,
+
+		extraFiles: extraFiles,
 	})
 	if err != nil {
 		m.mu.Lock()

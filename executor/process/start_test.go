@@ -35,8 +35,14 @@ func TestStart_CheckOrder(t *testing.T) {
 			p.NetworkProxy, p.ShellSnapshot, p.Sandbox = raw(`{"proxy":{}}`), raw(`{}`), disabled
 			p.Cwd, p.Argv = "file://server/share", nil
 		}, -32602, "network proxy launch is unsupported on this executor"},
-		{"shellSnapshot beats sandbox", func(p *protocol.ProcessStartParams) {
+		{"shellSnapshot decoding beats sandbox", func(p *protocol.ProcessStartParams) {
 			p.ShellSnapshot, p.Sandbox, p.Argv = raw(`{"scopeId":"s"}`), disabled, nil
+		}, -32602, "missing field `shell`"},
+		{"empty argv beats the shellSnapshot checks", func(p *protocol.ProcessStartParams) {
+			p.ShellSnapshot, p.Argv = raw(`{"scopeId":"","shell":{"name":"bash","path":"/bin/bash"}}`), nil
+		}, -32602, "argv must not be empty"},
+		{"shellSnapshot without a session cache", func(p *protocol.ProcessStartParams) {
+			p.ShellSnapshot, p.Argv = raw(`{"scopeId":"s","shell":{"name":"bash","path":"/bin/bash"}}`), []string{"/bin/bash", "-lc", "true"}
 		}, -32602, "shell snapshots are unsupported on this platform"},
 		{"sandbox fails closed without a launcher", func(p *protocol.ProcessStartParams) {
 			p.Sandbox, p.Cwd, p.Argv = disabled, "file://server/share", nil

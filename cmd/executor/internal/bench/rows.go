@@ -166,6 +166,13 @@ var rows = []Row{
 		Measure:  measureSandboxedOneshot,
 	},
 	{
+		Name:     "shell_snapshot_warm",
+		Unit:     "ms",
+		Goal:     Goal{Kind: RatioAtMost, Value: 0.5},
+		Describe: "p50 latency of bash -lc true with a cached shellSnapshot (rewritten to -pc + restore), process/start → process/closed, local ws",
+		Measure:  measureShellSnapshotWarm,
+	},
+	{
 		Name:     "sandboxed_readfile",
 		Unit:     "ms",
 		Goal:     Goal{Kind: RatioAtMost, Value: 0.5},
