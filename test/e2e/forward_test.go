@@ -73,8 +73,15 @@ func startForwardRig(t *testing.T) *forwardRig {
 // bridging to target, and waits until the rendezvous sees it online.
 func (rig *forwardRig) startForwarder(t *testing.T, ref *refbin.Release, env, target string) {
 	t.Helper()
-	args := []string{"exec-server", "forward", "--remote", rig.url, "--environment-id", env, "--connect", target,
-		"--registration-bearer-stdin", "--name", "fwd-test"}
+	rig.startExecServer(t, ref, env, "forward", "--remote", rig.url, "--environment-id", env, "--connect", target,
+		"--registration-bearer-stdin", "--name", "fwd-test")
+}
+
+// startExecServer runs `exec-server args…` (ours when ref is nil) with the registry bearer
+// on stdin (kept open) and waits until env is online.
+func (rig *forwardRig) startExecServer(t *testing.T, ref *refbin.Release, env string, args ...string) {
+	t.Helper()
+	args = append([]string{"exec-server"}, args...)
 	var cmd *exec.Cmd
 	if ref != nil {
 		cmd = exec.Command(ref.Path, args...)
@@ -184,4 +191,17 @@ func TestForward_TargetKilled(t *testing.T) {
 	}
 	t.Run("ours", func(t *testing.T) { run(t, nil) })
 	refbin.ForEachRelease(t, func(t *testing.T, rel refbin.Release) { run(t, &rel) })
+}
+
+// TestExecServer_RemoteThroughRegistry: `executor exec-server --remote` (the reference's
+// flags, including the ones only accepted here) registers with our registry and serves exec.
+func TestExecServer_RemoteThroughRegistry(t *testing.T) {
+	rig := startForwardRig(t)
+	rig.startExecServer(t, nil, "env-es", "--remote", rig.url, "--environment-id", "env-es", "--registration-bearer-stdin",
+		"--name", "es", "--concurrent-requests", "2", "--linux-sandbox-pid-namespace", "inherit", "--enable", "unified_exec",
+		"-c", "model=\"o3\"", "--proxy-private-ips-via-upstream", "--remote-transport", "noise")
+	res := runExec(t, 60*time.Second, "", append(rig.target("env-es"), "--", "sh", "-c", "echo via-exec-server; exit 7")...)
+	if res.stdout != "via-exec-server\n" || res.code != 7 {
+		t.Errorf("exec through exec-server --remote: stdout %q, exit %d, stderr %q", res.stdout, res.code, res.stderr)
+	}
 }
