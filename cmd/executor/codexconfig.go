@@ -27,8 +27,10 @@ import (
 //
 // None of the reference's configuration keys changes this executor's behaviour, so nothing
 // beyond those checks is read. The known keys and features (codexconfig_keys.go) are those
-// of 0.171.0, the newest release; 0.169.0 knows 8 fewer features. The reference also type-checks
-// every known key under --strict-config (e.g. `model = 3`); here only feature values are.
+// of 0.171.0, the newest release; 0.169.0 knows 8 fewer features. The reference also
+// type-checks every known key under --strict-config; here feature values and the scalar
+// top-level keys of codexConfigTypes are (nested tables, enums and value semantics such
+// as "Model provider `x` not found" are not).
 
 // codexConfigFlags are the values of the configuration flags.
 type codexConfigFlags struct {
@@ -107,14 +109,16 @@ func checkConfigTOML(path string, data []byte) error {
 			table = key
 		case unstable.KeyValue:
 			full := append(append([]string{}, table...), key...)
-			if err := checkConfigKey(full, e.Value(), true); err != nil {
+			if err := checkConfigKey(full, e.Value()); err != nil {
 				pos := p.Shape(p.Range(keyNode.Data)).Start
-				if err == errConfigType {
+				var te *configTypeError
+				if errors.As(err, &te) {
 					pos = p.Shape(e.Value().Raw).Start
 					if e.Value().Raw.Length == 0 {
 						pos = p.Shape(p.Range(e.Value().Data)).Start
 					}
-					return fmt.Errorf("%s:%d:%d: invalid type: %s, expected a boolean", path, pos.Line, pos.Column, tomlKindText(e.Value(), p.Raw(e.Value().Raw)))
+					return fmt.Errorf("%s:%d:%d: invalid type: %s, expected %s", path, pos.Line, pos.Column,
+						tomlKindText(e.Value(), p.Raw(e.Value().Raw)), te.expected)
 				}
 				return fmt.Errorf("%s:%d:%d: %w", path, pos.Line, pos.Column, err)
 			}
@@ -147,26 +151,67 @@ func firstKeyPart(p *unstable.Parser, e *unstable.Node) (*unstable.Node, []strin
 	return first, key
 }
 
-// errConfigType marks a feature whose value is not a boolean.
-var errConfigType = errors.New("invalid type")
+// configTypeError is a known key whose value has the wrong TOML type.
+type configTypeError struct{ expected string }
+
+func (e *configTypeError) Error() string { return "expected " + e.expected }
+
+// codexConfigTypes are the expected types of the scalar top-level keys, as the
+// reference's --strict-config names them (observed on 0.171.0 with integer, boolean and
+// string values). Keys not listed are not type-checked here.
+var codexConfigTypes = map[string]string{
+	"model": "a string", "review_model": "a string", "profile": "a string", "model_provider": "a string",
+	"chatgpt_base_url": "a string", "openai_base_url": "a string", "experimental_realtime_ws_model": "a string",
+	"service_tier": "a string", "oss_provider": "a string", "instructions": "a string",
+	"developer_instructions": "a string", "compact_prompt": "a string",
+	"model_instructions_file": "path string", "sqlite_home": "path string", "log_dir": "path string",
+	"js_repl_node_path":    "path string",
+	"hide_agent_reasoning": "a boolean", "show_raw_agent_reasoning": "a boolean",
+	"check_for_update_on_startup": "a boolean", "disable_paste_burst": "a boolean",
+	"allow_login_shell": "a boolean", "suppress_unstable_features_warning": "a boolean",
+	"project_doc_max_bytes": "usize", "tool_output_token_limit": "usize",
+	"model_context_window": "i64", "model_auto_compact_token_limit": "i64",
+	"notify": "a sequence",
+}
+
+// typeMatches reports whether a value node has the expected type.
+func typeMatches(expected string, v *unstable.Node) bool {
+	switch expected {
+	case "a string", "path string":
+		return v.Kind == unstable.String
+	case "a boolean":
+		return v.Kind == unstable.Bool
+	case "usize", "i64":
+		return v.Kind == unstable.Integer
+	case "a sequence":
+		return v.Kind == unstable.Array
+	}
+	return true
+}
 
 // checkConfigKey checks one dotted key: its top-level part must be known, a feature name
-// known and its value (when val is not nil) a boolean.
-func checkConfigKey(key []string, val *unstable.Node, inFile bool) error {
+// known, and a value (when val is not nil) of the expected type (*configTypeError).
+func checkConfigKey(key []string, val *unstable.Node) error {
 	if len(key) == 0 {
 		return nil
 	}
 	if !codexConfigKeys[key[0]] {
 		return fmt.Errorf("unknown configuration field `%s`", key[0])
 	}
-	if key[0] != "features" || len(key) < 2 {
+	if len(key) == 1 {
+		if exp, ok := codexConfigTypes[key[0]]; ok && val != nil && !typeMatches(exp, val) {
+			return &configTypeError{exp}
+		}
+		return nil
+	}
+	if key[0] != "features" {
 		return nil
 	}
 	if !codexFeatures[key[1]] {
 		return fmt.Errorf("unknown configuration field `features.%s`", key[1])
 	}
 	if len(key) == 2 && val != nil && val.Kind != unstable.Bool {
-		return errConfigType
+		return &configTypeError{"a boolean"}
 	}
 	return nil
 }
@@ -180,6 +225,8 @@ func tomlKindText(v *unstable.Node, raw []byte) string {
 		return fmt.Sprintf("integer `%s`", v.Data)
 	case unstable.Float:
 		return fmt.Sprintf("floating point `%s`", v.Data)
+	case unstable.Bool:
+		return fmt.Sprintf("boolean `%s`", v.Data)
 	case unstable.Array:
 		return "sequence"
 	case unstable.InlineTable:
@@ -212,10 +259,11 @@ func checkOverride(o string) error {
 	if val == nil || p.Error() != nil {
 		val = &unstable.Node{Kind: unstable.String, Data: []byte(v)}
 	}
-	err := checkConfigKey(key, val, false)
+	err := checkConfigKey(key, val)
+	var te *configTypeError
 	switch {
-	case err == errConfigType:
-		return fmt.Errorf("invalid type: %s, expected a boolean\nin `features`", tomlKindText(val, val.Data))
+	case errors.As(err, &te):
+		return fmt.Errorf("invalid type: %s, expected %s\nin `%s`", tomlKindText(val, val.Data), te.expected, key[0])
 	case err != nil:
 		return fmt.Errorf("%w in -c/--config override", err)
 	}

@@ -49,6 +49,7 @@ func TestCodexConfig_Strict(t *testing.T) {
 		{"model = \"o3\"\n[features]\nbogus_feature = true\n", "config.toml:3:1: unknown configuration field `features.bogus_feature`"},
 		{"[features]\nunified_exec = \"yes\"\n", "config.toml:2:16: invalid type: string \"yes\", expected a boolean"},
 		{"[nope]\nx = 1\n", "config.toml:1:2: unknown configuration field `nope`"},
+		{"model = 3\n", "config.toml:1:9: invalid type: integer `3`, expected a string"},
 	}
 	for _, tt := range tests {
 		err := checkConfigTOML("config.toml", []byte(tt.body))
