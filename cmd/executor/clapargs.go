@@ -87,96 +87,133 @@ var errClapHelp = errors.New("help requested")
 // looksLikeFlag is clap's test for "the next word is not this option's value".
 func looksLikeFlag(s string) bool { return len(s) > 1 && s[0] == '-' }
 
-// parse parses argv against c; getenv reads the environment twins (nil: os.LookupEnv).
+// parse parses argv against c; lookupEnv reads the environment twins (nil: os.LookupEnv).
+// The order is clap's: the words (value errors as they come), the environment twins, the
+// conflicts, then the requirements.
 func (c *clapCommand) parse(argv []string, lookupEnv func(string) (string, bool)) (*clapMatches, error) {
 	if lookupEnv == nil {
 		lookupEnv = os.LookupEnv
 	}
 	m := &clapMatches{values: map[string][]string{}, fromEnv: map[string]bool{}}
-	set := func(a *clapArg, v string) error {
-		if _, dup := m.values[a.long]; dup && !a.multi {
-			return clapError("the argument '%s' cannot be used multiple times", a.display())
-		}
-		if a.value != "" {
-			if len(a.possible) > 0 && !contains(a.possible, v) {
-				return clapError("invalid value '%s' for '%s' [possible values: %s]", v, a.display(), strings.Join(a.possible, ", "))
-			}
-			if a.check != nil {
-				if err := a.check(v); err != nil {
-					return clapError("invalid value '%s' for '%s': %v", v, a.display(), err)
-				}
-			}
-		}
-		m.values[a.long] = append(m.values[a.long], v)
-		return nil
+	if err := c.parseWords(m, argv); err != nil {
+		return nil, err
 	}
+	if m.sub == "help" {
+		return m, nil
+	}
+	if err := c.applyEnv(m, lookupEnv); err != nil {
+		return nil, err
+	}
+	if err := c.checkConflicts(m); err != nil {
+		return nil, err
+	}
+	return m, c.checkRequired(m)
+}
+
+// set records one value of a, checking repetition, possible values and the validator.
+func (m *clapMatches) set(a *clapArg, v string) error {
+	if _, dup := m.values[a.long]; dup && !a.multi {
+		return clapError("the argument '%s' cannot be used multiple times", a.display())
+	}
+	if a.value != "" {
+		if len(a.possible) > 0 && !contains(a.possible, v) {
+			return clapError("invalid value '%s' for '%s' [possible values: %s]", v, a.display(), strings.Join(a.possible, ", "))
+		}
+		if a.check != nil {
+			if err := a.check(v); err != nil {
+				return clapError("invalid value '%s' for '%s': %v", v, a.display(), err)
+			}
+		}
+	}
+	m.values[a.long] = append(m.values[a.long], v)
+	return nil
+}
+
+// word is one command-line word classified: an option (with an attached value or not),
+// or a subcommand with the words after it.
+type word struct {
+	arg    *clapArg
+	val    string
+	hasVal bool
+	sub    string
+}
+
+// classify classifies argv[i]. A final "--" gives an empty word; a subcommand gives
+// its name in sub.
+func (c *clapCommand) classify(argv []string, i int) (w word, err error) {
+	s := argv[i]
+	switch {
+	case s == "--":
+		if i+1 < len(argv) {
+			return w, clapError("unexpected argument '%s' found", argv[i+1])
+		}
+		return w, nil
+	case s == "-h" || s == "--help":
+		return w, errClapHelp
+	case strings.HasPrefix(s, "--"):
+		name, val, hasVal := strings.Cut(s[2:], "=")
+		if w.arg = c.find(name); w.arg == nil {
+			return w, clapError("unexpected argument '--%s' found", name)
+		}
+		w.val, w.hasVal = val, hasVal
+		return w, nil
+	case looksLikeFlag(s):
+		for _, x := range c.args {
+			if x.short != 0 && x.short == s[1] {
+				w.arg = x
+			}
+		}
+		if w.arg == nil {
+			return w, clapError("unexpected argument '%s' found", s)
+		}
+		if rest := s[2:]; rest != "" {
+			w.val, w.hasVal = strings.TrimPrefix(rest, "="), true
+		}
+		return w, nil
+	}
+	if len(c.subcommands) == 0 {
+		return w, clapError("unexpected argument '%s' found", s)
+	}
+	if s != "help" && !contains(c.subcommands, s) {
+		return w, clapError("unrecognized subcommand '%s'", s)
+	}
+	w.sub = s
+	return w, nil
+}
+
+// parseWords reads argv into m, stopping at a subcommand.
+func (c *clapCommand) parseWords(m *clapMatches, argv []string) error {
 	for i := 0; i < len(argv); i++ {
-		w := argv[i]
-		var a *clapArg
-		var val string
-		hasVal := false
+		w, err := c.classify(argv, i)
 		switch {
-		case w == "--":
-			if i+1 < len(argv) {
-				return nil, clapError("unexpected argument '%s' found", argv[i+1])
-			}
+		case err != nil:
+			return err
+		case w.sub != "":
+			m.sub, m.subArgs = w.sub, argv[i+1:]
+			return nil
+		case w.arg == nil: // a final "--"
 			continue
-		case w == "-h" || w == "--help":
-			return nil, errClapHelp
-		case strings.HasPrefix(w, "--"):
-			name := w[2:]
-			name, val, hasVal = strings.Cut(name, "=")
-			if a = c.find(name); a == nil {
-				return nil, clapError("unexpected argument '--%s' found", name)
+		case w.arg.value == "":
+			if w.hasVal {
+				return clapError("unexpected value '%s' for '--%s' found; no more were expected", w.val, w.arg.long)
 			}
-		case looksLikeFlag(w):
-			for _, x := range c.args {
-				if x.short != 0 && x.short == w[1] {
-					a = x
-				}
-			}
-			if a == nil {
-				return nil, clapError("unexpected argument '%s' found", w)
-			}
-			if rest := w[2:]; rest != "" {
-				val, hasVal = strings.TrimPrefix(rest, "="), true
-			}
-		default:
-			if len(c.subcommands) == 0 {
-				return nil, clapError("unexpected argument '%s' found", w)
-			}
-			if w == "help" {
-				m.sub, m.subArgs = "help", argv[i+1:]
-				return m, nil
-			}
-			if !contains(c.subcommands, w) {
-				return nil, clapError("unrecognized subcommand '%s'", w)
-			}
-			m.sub, m.subArgs = w, argv[i+1:]
-			i = len(argv)
-			continue
-		}
-		if a.value == "" {
-			if hasVal {
-				return nil, clapError("unexpected value '%s' for '--%s' found; no more were expected", val, a.long)
-			}
-			if err := set(a, ""); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if !hasVal {
+			w.val = ""
+		case !w.hasVal:
 			if i+1 >= len(argv) || looksLikeFlag(argv[i+1]) {
-				return nil, clapError("a value is required for '%s' but none was supplied", a.display())
+				return clapError("a value is required for '%s' but none was supplied", w.arg.display())
 			}
 			i++
-			val = argv[i]
+			w.val = argv[i]
 		}
-		if err := set(a, val); err != nil {
-			return nil, err
+		if err := m.set(w.arg, w.val); err != nil {
+			return err
 		}
 	}
-	// Environment twins: only for options the command line left out.
+	return nil
+}
+
+// applyEnv fills the options the command line left out from their environment twins.
+func (c *clapCommand) applyEnv(m *clapMatches, lookupEnv func(string) (string, bool)) error {
 	for _, a := range c.args {
 		if a.env == "" || m.has(a.long) {
 			continue
@@ -185,33 +222,44 @@ func (c *clapCommand) parse(argv []string, lookupEnv func(string) (string, bool)
 		if !ok {
 			continue
 		}
-		if a.value == "" { // a switch: "true" sets it, "false" leaves it unset
-			switch v {
-			case "true":
-				m.values[a.long], m.fromEnv[a.long] = []string{""}, true
-			case "false":
-			case "":
-				return nil, clapError("a value is required for '--%s' but none was supplied [possible values: true, false]", a.long)
-			default:
-				return nil, clapError("invalid value '%s' for '--%s' [possible values: true, false]", v, a.long)
+		if a.value != "" {
+			if err := m.set(a, v); err != nil {
+				return err
 			}
+			m.fromEnv[a.long] = true
 			continue
 		}
-		if err := set(a, v); err != nil {
-			return nil, err
+		switch v { // a switch: "true" sets it, "false" leaves it unset
+		case "true":
+			m.values[a.long], m.fromEnv[a.long] = []string{""}, true
+		case "false":
+		case "":
+			return clapError("a value is required for '--%s' but none was supplied [possible values: true, false]", a.long)
+		default:
+			return clapError("invalid value '%s' for '--%s' [possible values: true, false]", v, a.long)
 		}
-		m.fromEnv[a.long] = true
 	}
+	return nil
+}
+
+func (c *clapCommand) checkConflicts(m *clapMatches) error {
 	for _, a := range c.args {
 		if !m.has(a.long) {
 			continue
 		}
 		for _, other := range a.conflicts {
 			if m.has(other) {
-				return nil, clapError("the argument '%s' cannot be used with '%s'", a.display(), c.find(other).display())
+				return clapError("the argument '%s' cannot be used with '%s'", a.display(), c.find(other).display())
 			}
 		}
 	}
+	return nil
+}
+
+// checkRequired lists every missing requirement: the command's own, each present
+// option's (transitively one level: --aws-sigv4 → --remote → --environment-id) and the
+// value-dependent ones (--remote-transport direct → --aws-sigv4).
+func (c *clapCommand) checkRequired(m *clapMatches) error {
 	var missing []string
 	need := func(long string) {
 		if !m.has(long) && !contains(missing, long) {
@@ -227,7 +275,6 @@ func (c *clapCommand) parse(argv []string, lookupEnv func(string) (string, bool)
 		}
 		for _, r := range a.requires {
 			need(r)
-			// Requirements are transitive (--aws-sigv4 → --remote → --environment-id).
 			if ra := c.find(r); ra != nil {
 				for _, rr := range ra.requires {
 					need(rr)
@@ -240,14 +287,14 @@ func (c *clapCommand) parse(argv []string, lookupEnv func(string) (string, bool)
 			}
 		}
 	}
-	if len(missing) > 0 {
-		var b strings.Builder
-		for _, long := range missing {
-			b.WriteString("\n  " + c.find(long).display())
-		}
-		return nil, clapError("the following required arguments were not provided:%s", b.String())
+	if len(missing) == 0 {
+		return nil
 	}
-	return m, nil
+	var b strings.Builder
+	for _, long := range missing {
+		b.WriteString("\n  " + c.find(long).display())
+	}
+	return clapError("the following required arguments were not provided:%s", b.String())
 }
 
 func contains(list []string, s string) bool {
