@@ -109,13 +109,17 @@ func (rig *forwardRig) startExecServer(t *testing.T, ref *refbin.Release, env st
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-waited:
+			if code := cmd.ProcessState.ExitCode(); code != 0 {
+				t.Errorf("%q exited %d after SIGTERM, want 0", args, code)
+			}
 		case <-time.After(5 * time.Second):
 			_ = cmd.Process.Kill()
 			<-waited
+			t.Errorf("%q ignored SIGTERM for 5 s", args)
 		}
 		stdin.Close()
 		if t.Failed() {
-			t.Logf("forwarder output:\n%s", out.String())
+			t.Logf("exec-server output:\n%s", out.String())
 		}
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
