@@ -12,7 +12,6 @@ import (
 	"github.com/execlab/executor/cmd/executor/internal/remote"
 	"github.com/execlab/executor/cmd/executor/internal/serve"
 	"github.com/execlab/executor/executor"
-	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/process"
 	"github.com/execlab/executor/internal/telemetry"
 	"github.com/execlab/executor/internal/wsauth"
@@ -354,7 +353,7 @@ func (c execServerSandboxConfig) start(ctx context.Context, rt *executorRuntime)
 // runExecServerRemote is exec-server --remote (and, with forward set, exec-server forward):
 // `executor remote` with the reference's flags and remote's defaults for the rest.
 func runExecServerRemote(ctx context.Context, m *clapMatches, concurrent int, sb execServerSandboxConfig, stdin io.Reader, stderr io.Writer,
-	forward func(context.Context) (func(context.Context, jsonrpc.MessageConn) error, error)) error {
+	forward *remoteForward) error {
 	if strings.TrimSpace(m.get("environment-id", "")) == "" {
 		return errors.New("environment registry configuration error: environment id is required for remote exec-server registration")
 	}
@@ -382,11 +381,7 @@ func runExecServerRemote(ctx context.Context, m *clapMatches, concurrent int, sb
 		Logger:           rt.log,
 	}
 	if forward != nil {
-		f, err := forward(ctx)
-		if err != nil {
-			return err
-		}
-		cmd.Forward = f
+		cmd.Forward, cmd.AfterAuth = forward.bridge, forward.check
 		return remote.RunCommand(ctx, cmd, stdin)
 	}
 	maxUnacked := process.DefaultMaxUnackedBytes

@@ -35,12 +35,23 @@ func runExecServerForward(ctx context.Context, args []string, stdin io.Reader, s
 	if m.get("remote-transport", "noise") == "direct" {
 		return errors.New("direct exec-server transport does not support forwarding")
 	}
+	// The target URL is checked after the registry credentials are resolved (and a bearer
+	// read from stdin), as by the reference.
 	target := m.get("connect", "")
-	if err := forward.CheckTarget(target); err != nil {
-		return fmt.Errorf("failed to configure exec-server websocket: %w", err)
-	}
-	return runExecServerRemote(ctx, m, 1, execServerSandbox(m), stdin, stderr,
-		func(context.Context) (func(context.Context, jsonrpc.MessageConn) error, error) {
-			return forward.New(&forward.Options{Target: target}).Bridge, nil
-		})
+	return runExecServerRemote(ctx, m, 1, execServerSandbox(m), stdin, stderr, &remoteForward{
+		bridge: forward.New(&forward.Options{Target: target}).Bridge,
+		check: func() error {
+			if err := forward.CheckTarget(target); err != nil {
+				return fmt.Errorf("failed to configure exec-server websocket: %w", err)
+			}
+			return nil
+		},
+	})
+}
+
+// remoteForward is what exec-server forward adds to the remote command: the stream bridge
+// and the target check run after authentication.
+type remoteForward struct {
+	bridge func(context.Context, jsonrpc.MessageConn) error
+	check  func() error
 }

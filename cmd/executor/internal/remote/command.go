@@ -56,6 +56,10 @@ type Command struct {
 	// Sandbox and OnServer are unused) and each authenticated harness stream is handed to
 	// Forward, which returns when the stream is done (`exec-server forward`).
 	Forward func(ctx context.Context, conn jsonrpc.MessageConn) error
+	// AfterAuth, when set, runs once the credential source is chosen (and one-line
+	// credentials are read), before the registry client is built; its error ends
+	// RunCommand (exec-server forward checks --connect there, in the reference's order).
+	AfterAuth func() error
 	// Getenv reads the process environment (CODEX_ACCESS_TOKEN, CODEX_API_KEY, TRACEPARENT,
 	// the auth endpoint overrides, HOME). Nil means os.Getenv; tests inject a map.
 	Getenv func(string) string
@@ -109,6 +113,11 @@ func RunCommand(ctx context.Context, cmd *Command, stdin io.Reader) error {
 	} else {
 		var err error
 		if auth, err = remoteAuth(cmd.Auth, cmd.RegistryURL, in.lines, env); err != nil {
+			return err
+		}
+	}
+	if cmd.AfterAuth != nil {
+		if err := cmd.AfterAuth(); err != nil {
 			return err
 		}
 	}
