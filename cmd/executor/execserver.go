@@ -354,9 +354,6 @@ func (c execServerSandboxConfig) start(ctx context.Context, rt *executorRuntime)
 // `executor remote` with the reference's flags and remote's defaults for the rest.
 func runExecServerRemote(ctx context.Context, m *clapMatches, concurrent int, sb execServerSandboxConfig, stdin io.Reader, stderr io.Writer,
 	forward *remoteForward) error {
-	if strings.TrimSpace(m.get("environment-id", "")) == "" {
-		return errors.New("environment registry configuration error: environment id is required for remote exec-server registration")
-	}
 	rt, err := startExecutorRuntime(ctx, stderr, envOr("EXECUTOR_LOG_LEVEL", "warn"), envOr("EXECUTOR_LOG_FORMAT", "text"), envOr("EXECUTOR_METRICS_LISTEN", ""))
 	if err != nil {
 		return err
@@ -380,8 +377,19 @@ func runExecServerRemote(ctx context.Context, m *clapMatches, concurrent int, sb
 		SpanTraceparent:  spanTraceparent(rt.tr),
 		Logger:           rt.log,
 	}
+	// After the credentials are resolved, as by the reference: the environment id, then
+	// (forward) the target URL.
+	cmd.AfterAuth = func() error {
+		if strings.TrimSpace(cmd.EnvironmentID) == "" {
+			return errors.New("environment registry configuration error: environment id is required for remote exec-server registration")
+		}
+		if forward != nil {
+			return forward.check()
+		}
+		return nil
+	}
 	if forward != nil {
-		cmd.Forward, cmd.AfterAuth = forward.bridge, forward.check
+		cmd.Forward = forward.bridge
 		return remote.RunCommand(ctx, cmd, stdin)
 	}
 	maxUnacked := process.DefaultMaxUnackedBytes

@@ -209,6 +209,9 @@ func execServerCases() []execServerCase {
 		{name: "remote_sigv4_before_ws", args: w(R, a("--aws-sigv4", "--ws-audience", "a")), sameText: true},
 		{name: "remote_ws_before_strict", args: w(R, a("--strict-config", "-c", "foo=1", "--ws-audience", "a")), sameText: true},
 		{name: "remote_empty_env_id", args: a("--remote", "http://127.0.0.1:1", "--environment-id", "", "--registration-bearer-stdin")},
+		{name: "remote_empty_env_id_api_key", args: a("--remote", "http://127.0.0.1:1", "--environment-id", ""), env: a("CODEX_API_KEY=sk-test"), sameText: true},
+		{name: "remote_registry_down", args: w(R), env: a("CODEX_API_KEY=sk-test")},
+		{name: "remote_api_key_not_https", args: a("--remote", "ftp://x", "--environment-id", "e"), env: a("CODEX_API_KEY=sk-test"), sameText: true},
 		// forward.
 		{name: "forward_nothing", args: a("forward")},
 		{name: "forward_without_connect", args: w(a("forward"), R)},
