@@ -34,7 +34,7 @@ func TestProcMountFailed(t *testing.T) {
 func TestStageArgs_RoundTrip(t *testing.T) {
 	a := &stageArgs{policyCwd: "/p", commandCwd: "/c", profile: "{}", haveProfile: true, backend: "bubblewrap",
 		bwrap: "/usr/bin/bwrap", bwrapFeatures: []string{"perms", "as-pid-1"}, arg0: "", haveArg0: true,
-		noProc: true, inner: true, command: []string{"sh", "--", "-c"}}
+		noProc: true, inheritPID: true, inner: true, command: []string{"sh", "--", "-c"}}
 	got, err := parseStageArgs(a.encode())
 	if err != nil {
 		t.Fatal(err)

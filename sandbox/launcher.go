@@ -16,8 +16,9 @@ import (
 //
 // A Launcher is immutable and safe for concurrent use. It starts nothing itself.
 type Launcher struct {
-	report Report
-	exe    string
+	report     Report
+	exe        string
+	inheritPID bool // Options.InheritPIDNamespace
 }
 
 // Options configure NewLauncher. Nil means defaults; never mutated.
@@ -25,13 +26,18 @@ type Options struct {
 	// Executable is the canonical path of this binary, re-entered inside bwrap as the
 	// inner stage and granted read access. Default: os.Executable, symlinks resolved.
 	Executable string
+	// InheritPIDNamespace runs bubblewrap without --unshare-pid (and --as-pid-1): the
+	// sandboxed command shares the executor's PID namespace and can signal other
+	// same-UID processes (the reference's --linux-sandbox-pid-namespace inherit). Default
+	// false: a new PID namespace (isolate).
+	InheritPIDNamespace bool
 }
 
 // NewLauncher returns a Launcher for a probe result (see Probe).
 func NewLauncher(r Report, opts *Options) *Launcher {
 	l := &Launcher{report: r}
 	if opts != nil {
-		l.exe = opts.Executable
+		l.exe, l.inheritPID = opts.Executable, opts.InheritPIDNamespace
 	}
 	if l.exe == "" {
 		if exe, err := os.Executable(); err == nil {
@@ -132,6 +138,7 @@ func (l *Launcher) Wrap(req *Request) (*Command, error) {
 		a.bwrap = l.report.Bubblewrap.Path
 		a.bwrapFeatures = l.report.Bubblewrap.Features
 		a.noProc = !l.report.ProcMount
+		a.inheritPID = l.inheritPID
 	case l.report.Backend == BackendLandlock:
 		if r := landlockRefusal(p, plan.Managed); r != "" {
 			return nil, unenforceable("degraded Landlock backend cannot express " + r)

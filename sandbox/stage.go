@@ -22,6 +22,7 @@ type stageArgs struct {
 	arg0                  string
 	haveArg0              bool
 	noProc                bool
+	inheritPID            bool // bwrap without --unshare-pid (Options.InheritPIDNamespace)
 	// managed is --managed-network (nil = no managed network); routeSpec is
 	// --proxy-route-spec (inner stage only, decoded there).
 	managed   *ManagedNetwork
@@ -115,6 +116,8 @@ func parseStageArgs(args []string) (*stageArgs, error) {
 			a.haveArg0 = true
 		case "--no-proc":
 			a.noProc = true
+		case "--inherit-pid-namespace":
+			a.inheritPID = true
 		case "--managed-network":
 			var v string
 			if v, err = value(); err == nil {
@@ -162,6 +165,9 @@ func (a *stageArgs) encode() []string {
 	}
 	if a.noProc {
 		add("--no-proc")
+	}
+	if a.inheritPID {
+		add("--inherit-pid-namespace")
 	}
 	if a.managed != nil {
 		add("--managed-network", encodeManagedNetwork(a.managed))

@@ -346,11 +346,18 @@ func bwrapArgv(a *stageArgs, plan policy.Plan, mp *mountPlan, exe string, hp *ho
 		}
 	}
 	argv := []string{a.bwrap, "--as-pid-1", "--new-session", "--die-with-parent"}
+	if a.inheritPID { // --as-pid-1 needs --unshare-pid
+		argv = []string{a.bwrap, "--new-session", "--die-with-parent"}
+	}
 	argv = append(argv, mp.args...)
 	if hp != nil {
 		argv = append(argv, hp.bwrapArgs()...)
 	}
-	argv = append(argv, "--unshare-user", "--unshare-pid", "--unshare-ipc")
+	argv = append(argv, "--unshare-user")
+	if !a.inheritPID {
+		argv = append(argv, "--unshare-pid")
+	}
+	argv = append(argv, "--unshare-ipc")
 	if plan.UnshareNet {
 		argv = append(argv, "--unshare-net")
 	}

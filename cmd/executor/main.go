@@ -19,6 +19,9 @@ const usage = `usage: executor <command> [flags]
 Commands:
   serve     run the JSON-RPC server on a local WebSocket (default ws://127.0.0.1:0) or stdio
   remote    register with an environment registry and serve harnesses through its rendezvous
+  exec-server  the command line of 'codex exec-server' (drop-in): serve (--listen) or
+            register (--remote URL --environment-id ID); 'exec-server forward --connect
+            ws://…' registers an existing exec-server and bridges harnesses to it
   registry  run the self-hosted environment registry + rendezvous (registry serve, registry token)
   exec      run one command in an executor (through a registry, or --url ws://…) and stream it
   dev       all in one process: registry + rendezvous + remote executor; prints an exec command
@@ -66,6 +69,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = runServe(ctx, args[1:], stdin, stdout, stderr)
 	case "remote":
 		err = runRemote(ctx, args[1:], stdin, stdout, stderr)
+	case "exec-server":
+		err = runExecServer(ctx, args[1:], stdin, stdout, stderr)
 	case "bench":
 		err = runBench(ctx, args[1:], stdout, stderr)
 	case "registry":

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/execlab/executor/executor"
+	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/registry/client"
 	"github.com/execlab/executor/relay/mux"
 	"github.com/execlab/executor/sandbox"
@@ -51,6 +52,14 @@ type Command struct {
 	// OnServer, when not nil, is called once with the executor.Server RunCommand created,
 	// before it serves (metrics read its session count). Nil means none.
 	OnServer func(*executor.Server)
+	// Forward, when set, replaces the executor: no executor.Server is created (Server,
+	// Sandbox and OnServer are unused) and each authenticated harness stream is handed to
+	// Forward, which returns when the stream is done (`exec-server forward`).
+	Forward func(ctx context.Context, conn jsonrpc.MessageConn) error
+	// AfterAuth, when set, runs once the credential source is chosen (and one-line
+	// credentials are read), before the registry client is built; its error ends
+	// RunCommand (exec-server forward checks --connect there, in the reference's order).
+	AfterAuth func() error
 	// Getenv reads the process environment (CODEX_ACCESS_TOKEN, CODEX_API_KEY, TRACEPARENT,
 	// the auth endpoint overrides, HOME). Nil means os.Getenv; tests inject a map.
 	Getenv func(string) string
@@ -104,6 +113,11 @@ func RunCommand(ctx context.Context, cmd *Command, stdin io.Reader) error {
 	} else {
 		var err error
 		if auth, err = remoteAuth(cmd.Auth, cmd.RegistryURL, in.lines, env); err != nil {
+			return err
+		}
+	}
+	if cmd.AfterAuth != nil {
+		if err := cmd.AfterAuth(); err != nil {
 			return err
 		}
 	}
@@ -164,6 +178,10 @@ func startPump(in *stdinReader, creds *client.CredentialStream, exitOnClose bool
 // registration fails, and closes the server (it created it) before returning. ctx, the
 // process lifetime, is what the sandbox probe runs under.
 func (cmd *Command) serve(ctx, runCtx context.Context, reg Registry, tp func(context.Context) string, log *slog.Logger) error {
+	if cmd.Forward != nil {
+		return Run(runCtx, Config{Registry: reg, Forward: cmd.Forward, Mux: &mux.Options{MaxStreams: cmd.MaxStreams},
+			Traceparent: tp, Logger: log, Observer: cmd.Observer, Tracer: cmd.Tracer})
+	}
 	opts := cmd.Server
 	opts.Logger = log
 	opts.Sandbox = nil

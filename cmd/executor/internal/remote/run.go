@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/execlab/executor/executor"
+	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/noise"
 	"github.com/execlab/executor/registry/api"
 	"github.com/execlab/executor/registry/client"
@@ -36,6 +37,8 @@ type Config struct {
 	// does not close it: whoever created it closes it after Run returns (by then every
 	// ServeConn Run started has returned).
 	Server *executor.Server
+	// Forward, when Server is nil, serves each authenticated stream instead (Command.Forward).
+	Forward func(ctx context.Context, conn jsonrpc.MessageConn) error
 	// Identity is the executor's Noise identity. Nil means a fresh one (the normal case: one
 	// identity per process, never persisted).
 	Identity *noise.Identity
@@ -77,8 +80,8 @@ type runner struct {
 // Run registers, then keeps one rendezvous socket up and serves its streams until ctx is done
 // (returning nil) or a registration fails (returning the registry's error).
 func Run(ctx context.Context, cfg Config) error {
-	if cfg.Registry == nil || cfg.Server == nil {
-		return errors.New("remote: Registry and Server are required")
+	if cfg.Registry == nil || (cfg.Server == nil && cfg.Forward == nil) {
+		return errors.New("remote: Registry and Server (or Forward) are required")
 	}
 	r := &runner{cfg: cfg, obs: cfg.Observer, log: cfg.Logger, backoff: cfg.Backoff}
 	if r.obs == nil {

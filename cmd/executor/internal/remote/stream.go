@@ -59,7 +59,11 @@ func (r *runner) serveStream(ctx context.Context, s *mux.Stream, reg client.Regi
 	handshake(HandshakeOK)
 	r.log.Debug("Noise relay stream established", "noise_event", "handshake", "noise_outcome", "ok",
 		"stream_id", s.ID())
-	err = r.cfg.Server.ServeConn(ctx, conn, executor.ConnInfo{Transport: executor.TransportRelay, FlowControlled: s.ARQ()})
+	if r.cfg.Server == nil {
+		err = r.cfg.Forward(ctx, conn)
+	} else {
+		err = r.cfg.Server.ServeConn(ctx, conn, executor.ConnInfo{Transport: executor.TransportRelay, FlowControlled: s.ARQ()})
+	}
 	r.log.Debug("Noise relay stream ended", "stream_id", s.ID(), "error", errText(err))
 }
 
