@@ -295,14 +295,18 @@ func runExecServer(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		return err
 	}
 	defer rt.close()
+	// The defaults of `executor serve`: one unacknowledged-output budget for the whole
+	// executor and the soft memory limit it implies (the reference has no such flags).
+	setMemoryLimit(process.DefaultMaxUnackedTotalBytes, rt.log)
 	return serve.Run(ctx, serve.Config{
 		Listen: l,
 		Server: executor.Options{
-			ProcessGuard:       rt.guard,
-			ConcurrentRequests: concurrent,
-			Sandbox:            sb.start(ctx, rt),
-			TCPUpstreamProxy:   m.get("tcp-upstream-proxy", ""),
-			Observer:           telemetry.WithTracing(executorObserver(rt.tm), rt.tr),
+			MaxUnackedTotalBytes: process.DefaultMaxUnackedTotalBytes,
+			ProcessGuard:         rt.guard,
+			ConcurrentRequests:   concurrent,
+			Sandbox:              sb.start(ctx, rt),
+			TCPUpstreamProxy:     m.get("tcp-upstream-proxy", ""),
+			Observer:             telemetry.WithTracing(executorObserver(rt.tm), rt.tr),
 		},
 		Stdin:    stdin,
 		Stdout:   stdout,
@@ -392,10 +396,14 @@ func runExecServerRemote(ctx context.Context, m *clapMatches, concurrent int, sb
 		cmd.Forward = forward.bridge
 		return remote.RunCommand(ctx, cmd, stdin)
 	}
+	// The defaults of `executor remote`: the per-process bound, the executor-wide budget and
+	// the soft memory limit it implies.
 	maxUnacked := process.DefaultMaxUnackedBytes
-	setRemoteMemoryLimit(maxUnacked, rt.log)
+	maxUnackedTotal := max(process.DefaultMaxUnackedTotalBytes, maxUnacked)
+	setMemoryLimit(maxUnackedTotal, rt.log)
 	cmd.Server = executor.Options{ConcurrentRequests: concurrent, SessionTTL: defaultRemoteSessionTTL, MaxUnackedBytes: maxUnacked,
-		ProcessGuard: rt.guard, TCPUpstreamProxy: m.get("tcp-upstream-proxy", ""),
+		MaxUnackedTotalBytes: maxUnackedTotal,
+		ProcessGuard:         rt.guard, TCPUpstreamProxy: m.get("tcp-upstream-proxy", ""),
 		Observer: telemetry.WithTracing(executorObserver(rt.tm), rt.tr)}
 	cmd.OnServer = func(srv *executor.Server) { trackSessions(rt.tm, srv) }
 	cmd.Sandbox = func(ctx context.Context) *sandbox.Launcher { return sb.start(ctx, rt) }
