@@ -12,6 +12,13 @@ import (
 // sessionState is what a session owns across connections: the process table.
 type sessionState struct {
 	procs *process.Manager
+	// client reaches whichever connection the session is attached to, for server→client
+	// requests and best-effort notifications (the network proxy's network/policyRequest
+	// and network/policyDecision, spec/network-proxy.md §6–§7). With none attached they
+	// fail with jsonrpc.ErrNoClient; a call in flight fails with jsonrpc.ErrConnClosed
+	// when its connection goes and is not re-sent on the resumed one (codex 0.171.0:
+	// the new connection numbers its requests from 1 again).
+	client jsonrpc.ClientLink
 
 	// mu guards owner; held briefly.
 	mu    sync.Mutex
@@ -42,6 +49,7 @@ func (st *sessionState) attach(c *conn) {
 	st.mu.Lock()
 	st.owner = c
 	st.mu.Unlock()
+	st.client.Attach(c.rpc)
 	if c.flowControlled {
 		st.procs.AttachFlowControlled(c.rpc)
 		return
@@ -59,6 +67,7 @@ func (st *sessionState) detach(c *conn) {
 	}
 	st.owner = nil
 	st.mu.Unlock()
+	st.client.Detach(c.rpc)
 	st.procs.Attach(nil)
 }
 
