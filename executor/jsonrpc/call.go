@@ -123,6 +123,9 @@ func (c *Conn) Call(ctx context.Context, method string, params any) (json.RawMes
 		return nil, ErrConnClosed
 	default:
 	}
+	if err := context.Cause(ctx); err != nil { // push would still send into free space
+		return nil, fmt.Errorf("sending %s request: %w", method, err)
+	}
 	p, err := appendValue(nil, params)
 	if err != nil {
 		return nil, fmt.Errorf("encoding %s request: %w", method, err)

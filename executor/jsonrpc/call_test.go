@@ -225,6 +225,12 @@ func TestCall_TimeoutThenLateReplyIgnored(t *testing.T) {
 		if st := conn.CallStats(); st.Late != 2 || st.InFlight != 0 {
 			t.Errorf("stats = %+v, want 2 late replies, none in flight", st)
 		}
+		if _, err := conn.Call(ctx, "m", nil); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Call with an expired ctx: %v, want DeadlineExceeded", err)
+		}
+		if st := conn.CallStats(); st.Issued != 2 {
+			t.Errorf("Call with an expired ctx used an id: %d issued, want 2", st.Issued)
+		}
 	})
 }
 
