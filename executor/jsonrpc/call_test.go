@@ -412,3 +412,43 @@ func TestClientLink_FollowsAttachedConn(t *testing.T) {
 	}
 	_ = oldEnd
 }
+
+// BenchmarkCall is one server→client request and its reply over an in-memory pipe, with
+// a client that answers every request at once.
+func BenchmarkCall(b *testing.B) {
+	a, srv := executortest.Pipe()
+	conn := jsonrpc.NewConn(srv, nil)
+	done := make(chan struct{})
+	go func() { // ends when the pipe closes below
+		defer close(done)
+		_ = conn.Run(context.Background(), &fakeHandler{})
+	}()
+	answered := make(chan struct{})
+	go func() { // the client: echoes each request's id with a fixed decision
+		defer close(answered)
+		for {
+			msg, err := a.ReadMessage(context.Background())
+			if err != nil {
+				return
+			}
+			var m struct {
+				ID json.RawMessage `json:"id"`
+			}
+			_ = json.Unmarshal(msg, &m)
+			if a.WriteMessage(context.Background(), []byte(`{"id":`+string(m.ID)+`,"result":{"decision":{"type":"allow"}}}`)) != nil {
+				return
+			}
+		}
+	}()
+	params := map[string]any{"processId": "p", "request": map[string]any{"protocol": "http", "host": "h.invalid", "port": 80}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := conn.Call(context.Background(), "network/policyRequest", params); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	a.Close()
+	<-done
+	<-answered
+}
