@@ -134,6 +134,9 @@ func (c *Conn) Call(ctx context.Context, method string, params any) (json.RawMes
 	if err != nil {
 		if errors.Is(err, ErrTooManyCalls) {
 			c.opts.Logger.Debug("server request refused", "component", "jsonrpc", "method", method, "err", err)
+			if o, ok := c.opts.Observer.(CallObserver); ok {
+				o.CallRefused()
+			}
 		}
 		return nil, err
 	}
@@ -174,6 +177,9 @@ func (c *Conn) NotifyBestEffort(method string, params any) error {
 		c.calls.mu.Lock()
 		c.calls.stats.Dropped++
 		c.calls.mu.Unlock()
+		if o, ok := c.opts.Observer.(CallObserver); ok {
+			o.BestEffortDropped()
+		}
 		return ErrDropped
 	}
 	c.queued += len(b)

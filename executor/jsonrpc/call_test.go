@@ -452,3 +452,58 @@ func BenchmarkCall(b *testing.B) {
 	<-done
 	<-answered
 }
+
+// countingObserver counts the server→client events of a CallObserver.
+type countingObserver struct {
+	mu               sync.Mutex
+	dropped, refused int
+}
+
+func (*countingObserver) Backpressure(string, time.Duration) {}
+func (o *countingObserver) BestEffortDropped() {
+	o.mu.Lock()
+	o.dropped++
+	o.mu.Unlock()
+}
+func (o *countingObserver) CallRefused() {
+	o.mu.Lock()
+	o.refused++
+	o.mu.Unlock()
+}
+
+// TestCallObserver_CountsDropsAndRefusals: an Observer that is also a CallObserver hears
+// of every dropped best-effort notification and every call refused at the cap. The
+// connection is not running, so nothing drains its queue (synctest: the blocked calls
+// are waited for, not polled).
+func TestCallObserver_CountsDropsAndRefusals(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		obs := &countingObserver{}
+		_, b := executortest.Pipe()
+		conn := jsonrpc.NewConn(b, &jsonrpc.Options{Observer: obs})
+		for i := 0; i < jsonrpc.OutboundQueue; i++ {
+			_ = conn.NotifyBestEffort("audit", nil)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		var calls sync.WaitGroup
+		for range jsonrpc.MaxPendingCalls {
+			calls.Add(1)
+			go func() { // blocks in the full queue until cancel
+				defer calls.Done()
+				_, _ = conn.Call(ctx, "m", nil)
+			}()
+		}
+		synctest.Wait()
+		if _, err := conn.Call(ctx, "m", nil); !errors.Is(err, jsonrpc.ErrTooManyCalls) {
+			t.Errorf("call beyond the cap: %v, want ErrTooManyCalls", err)
+		}
+		cancel()
+		calls.Wait()
+		want := jsonrpc.BestEffortReserve
+		if obs.dropped != want || obs.refused != 1 {
+			t.Errorf("observer saw %d drops and %d refusals, want %d and 1", obs.dropped, obs.refused, want)
+		}
+		if st := conn.CallStats(); st.Dropped != uint64(want) || st.Rejected != 1 || st.InFlight != 0 {
+			t.Errorf("stats = %+v", st)
+		}
+	})
+}

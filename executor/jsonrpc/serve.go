@@ -63,7 +63,8 @@ type Options struct {
 	ParseErrorPrefix string
 	// Logger receives debug logs; nil discards them.
 	Logger *slog.Logger
-	// Observer receives back-pressure events (metrics.go). Nil means none.
+	// Observer receives back-pressure events (metrics.go), and drop and refusal counts
+	// of the server→client path when it is also a CallObserver. Nil means none.
 	Observer Observer
 }
 
