@@ -2,8 +2,9 @@ package jsonrpc
 
 // Server→client requests (spec/network-proxy.md §6) and best-effort notifications (§7).
 //
-// Protocol flow: Call allocates the next id of the connection (1, 2, … — per connection,
-// never reused, never reset by a session resume), registers a pending entry, queues
+// Protocol flow: Call allocates the next id of the connection (1, 2, …, never reused on
+// it; a session resumed on a new connection starts again at 1, as 0.171.0 does),
+// registers a pending entry, queues
 //
 //	{"id":N,"method":M,"params":P}
 //
