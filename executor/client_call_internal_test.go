@@ -244,11 +244,13 @@ func TestClientCall_LoopbackWebSocket(t *testing.T) {
 	ws.hold.Lock()
 	release := sync.OnceFunc(ws.hold.Unlock)
 	t.Cleanup(release) // before the socket's cleanup, which waits for the reader
-	pad := strings.Repeat("a", 64<<10)
+	// Each audit carries 64 KiB, pre-encoded, so the byte budget is reached within a few
+	// hundred. The loop stops after 100 drops. It cannot wait: nobody reads, so a waiting
+	// NotifyBestEffort would never return (the proof is that the loop ends at all).
+	pad := json.RawMessage(`{"pad":"` + strings.Repeat("a", 64<<10) + `"}`)
 	dropped := 0
-	start := time.Now()
-	for i := 0; i < 2000; i++ {
-		if err := link.NotifyBestEffort("network/policyDecision", map[string]any{"n": i, "pad": pad}); errors.Is(err, jsonrpc.ErrDropped) {
+	for i := 0; i < 2000 && dropped < 100; i++ {
+		if err := link.NotifyBestEffort("network/policyDecision", pad); errors.Is(err, jsonrpc.ErrDropped) {
 			dropped++
 		} else if err != nil {
 			t.Fatalf("audit %d: %v", i, err)
@@ -256,9 +258,6 @@ func TestClientCall_LoopbackWebSocket(t *testing.T) {
 	}
 	if dropped == 0 {
 		t.Fatal("no audit dropped under a slow reader")
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("2000 audits took %v, want no waiting", d)
 	}
 	nctx, ncancel := context.WithTimeout(context.Background(), 2*time.Second)
 	err := rpc.Notify(nctx, "process/output", map[string]any{"processId": "p", "seq": 1})

@@ -159,12 +159,9 @@ func TestCall_LimitFailsFast(t *testing.T) {
 			t.Fatalf("only %d requests sent, want %d", i, jsonrpc.MaxPendingCalls)
 		}
 	}
-	start := time.Now()
+	// Nobody answers and ctx never ends: a call that waited would never return.
 	if _, err := conn.Call(context.Background(), "network/policyRequest", nil); !errors.Is(err, jsonrpc.ErrTooManyCalls) {
 		t.Fatalf("call %d: err = %v, want ErrTooManyCalls", jsonrpc.MaxPendingCalls+1, err)
-	}
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("refusal took %v, want at once", d)
 	}
 	if st := conn.CallStats(); st.InFlight != jsonrpc.MaxPendingCalls || st.Issued != jsonrpc.MaxPendingCalls || st.Rejected != 1 {
 		t.Errorf("stats = %+v, want %d in flight and issued, 1 rejected", st, jsonrpc.MaxPendingCalls)
@@ -301,8 +298,7 @@ func TestCall_DisconnectFailsEveryPendingCall(t *testing.T) {
 // notifications at once, and once the client reads, everything queued arrives in order.
 func TestNotifyBestEffort_DropsUnderSlowReader(t *testing.T) {
 	end, conn, _ := rawServe(t, &fakeHandler{})
-	const audits = 1000
-	start := time.Now()
+	const audits = 1000 // nobody reads: a NotifyBestEffort that waited would never return
 	var accepted []int
 	for i := 0; i < audits; i++ {
 		err := conn.NotifyBestEffort("network/policyDecision", map[string]int{"n": i})
@@ -312,9 +308,6 @@ func TestNotifyBestEffort_DropsUnderSlowReader(t *testing.T) {
 		case !errors.Is(err, jsonrpc.ErrDropped):
 			t.Fatalf("audit %d: %v", i, err)
 		}
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("%d best-effort notifications took %v, want no waiting", audits, d)
 	}
 	sent := len(accepted)
 	// Pipe buffer + the one being written + the queue up to the reserve.
