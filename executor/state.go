@@ -15,6 +15,13 @@ import (
 type sessionState struct {
 	procs     *process.Manager
 	snapshots *shellsnap.Cache
+	// client reaches whichever connection the session is attached to, for server→client
+	// requests and best-effort notifications (the network proxy's network/policyRequest
+	// and network/policyDecision, spec/network-proxy.md §6–§7). With none attached they
+	// fail with jsonrpc.ErrNoClient; a call in flight fails with jsonrpc.ErrConnClosed
+	// when its connection goes and is not re-sent on the resumed one (codex 0.171.0:
+	// the new connection numbers its requests from 1 again).
+	client jsonrpc.ClientLink
 
 	// mu guards owner; held briefly.
 	mu    sync.Mutex
@@ -47,6 +54,7 @@ func (st *sessionState) attach(c *conn) {
 	st.mu.Lock()
 	st.owner = c
 	st.mu.Unlock()
+	st.client.Attach(c.rpc)
 	if c.flowControlled {
 		st.procs.AttachFlowControlled(c.rpc)
 		return
@@ -64,6 +72,7 @@ func (st *sessionState) detach(c *conn) {
 	}
 	st.owner = nil
 	st.mu.Unlock()
+	st.client.Detach(c.rpc)
 	st.procs.Attach(nil)
 }
 

@@ -29,6 +29,17 @@
 //     notifications follow it. A Handler that is also an InlineHandler takes chosen
 //     notifications (flow-control acknowledgements) on the read loop itself, so they
 //     are never held behind a blocked request.
+//   - Server→client requests (call.go): Call sends {"id":N,"method":M,"params":P} with
+//     ids 1, 2, … per connection, at most MaxPendingCalls (256) awaiting replies (beyond
+//     it ErrTooManyCalls, no id used), and waits for the reply, ctx, or the end of the
+//     read loop (every pending call then fails at once with ErrConnClosed). Replies are
+//     routed by id on the read loop; one to an issued id with no call waiting (duplicate,
+//     late) is ignored; one to an id never issued — 0, a string, a future id — closes the
+//     connection, the rule from before the server sent requests (codex 0.171.0, probed).
+//     NotifyBestEffort (the network/policyDecision audit) never waits: it is dropped and
+//     counted unless BestEffortReserve (16) slots stay free for replies and process
+//     notifications. ClientLink follows a session across connections; a call stays with
+//     the connection it was sent on and is never re-sent after a resume.
 //   - Outbound encoding (serve.go, message.go): responses, errors and notifications, with
 //     AppendJSONer for hand-written encoders and encoding/json without HTML escaping for
 //     the rest, as serde writes them.
@@ -50,6 +61,13 @@
 // concurrent use, blocks while the outbound budget is full and fails with ErrConnClosed
 // once shutdown has begun. A Handler returning ErrClose ends the connection without a
 // reply. Parse is safe for concurrent use; a Message aliases the bytes it was parsed from.
-// Locks: qmu guards the outbound byte count, imu the inbound one; neither is held while
-// the other is taken, nor across a transport call.
+// Call and NotifyBestEffort are safe for concurrent use; Call blocks like Notify while
+// the outbound queue is full, then until its reply, its ctx or the connection's end.
+//
+// Locks: qmu guards the outbound queue and byte count, imu the inbound byte count,
+// calls.mu the pending calls, the id counter and the call counters, ClientLink.mu its
+// current connection. They are leaves: none is held while another is taken (Call takes
+// calls.mu, releases it, then qmu in push; the read loop takes calls.mu alone in route),
+// nor across a transport call or a blocking channel operation (a pending call's channel
+// has room for its one result).
 package jsonrpc

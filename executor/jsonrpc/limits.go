@@ -22,3 +22,22 @@ const (
 	// than the budget still passes alone.
 	OutboundBytes = 4 << 20
 )
+
+// Server→client requests and best-effort notifications (call.go; spec/network-proxy.md
+// §6–§7). Wire behaviour observed on codex 0.171.0.
+const (
+	// MaxPendingCalls bounds the server→client requests awaiting a reply on one
+	// connection (spec/network-proxy.md §6: 256; probed on 0.171.0 with 262 concurrent
+	// network/policyRequest callbacks: ids 1…256 were sent, the other 6 were denied at
+	// once without using an id). Call fails fast with ErrTooManyCalls beyond it.
+	MaxPendingCalls = 256
+	// BestEffortReserve is the number of outbound queue slots a best-effort notification
+	// (the network/policyDecision audit) leaves free for replies and process
+	// notifications: it is dropped when fewer would remain (spec/network-proxy.md §7:
+	// "dropped when fewer than 16 outbound slots are free").
+	BestEffortReserve = 16
+	// BestEffortReserveBytes is the same reserve in the byte budget, in bytes: the share
+	// of OutboundBytes that BestEffortReserve is of OutboundQueue (our choice: the
+	// reference has no byte budget). 512 KiB.
+	BestEffortReserveBytes = OutboundBytes * BestEffortReserve / OutboundQueue
+)

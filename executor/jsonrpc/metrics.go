@@ -57,3 +57,14 @@ func (c *Conn) QueueStats() QueueStats {
 	c.imu.Unlock()
 	return QueueStats{OutboundBytes: out, OutboundMessages: msgs, InboundBytes: in}
 }
+
+// CallObserver is implemented by an Observer that also counts the server→client path
+// (call.go), for metrics. Both methods
+// are called outside every lock, must be cheap and safe for concurrent use.
+type CallObserver interface {
+	// BestEffortDropped is called when NotifyBestEffort dropped a notification (its
+	// reserve was spent).
+	BestEffortDropped()
+	// CallRefused is called when Call failed with ErrTooManyCalls.
+	CallRefused()
+}

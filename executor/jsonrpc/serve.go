@@ -63,7 +63,8 @@ type Options struct {
 	ParseErrorPrefix string
 	// Logger receives debug logs; nil discards them.
 	Logger *slog.Logger
-	// Observer receives back-pressure events (metrics.go). Nil means none.
+	// Observer receives back-pressure events (metrics.go), and drop and refusal counts
+	// of the server→client path when it is also a CallObserver. Nil means none.
 	Observer Observer
 }
 
@@ -111,6 +112,9 @@ type Conn struct {
 	inQueued int
 	inSpace  chan struct{} // capacity 1; signalled by the dispatcher after each message
 
+	// calls holds the server→client requests awaiting replies (call.go); its own lock.
+	calls calls
+
 	closeOnce sync.Once
 }
 
@@ -145,6 +149,7 @@ func (c *Conn) Run(ctx context.Context, h Handler) error {
 	go func() { // readLoop
 		defer wg.Done()
 		defer close(inbound)
+		defer c.calls.abort() // no reply can arrive after the read loop: fail pending calls
 		c.readLoop(ctx, cancel, h, inbound)
 	}()
 	c.dispatchLoop(ctx, cancel, h, inbound)
@@ -186,9 +191,14 @@ func (c *Conn) readLoop(ctx context.Context, cancel context.CancelCauseFunc, h H
 			continue
 		}
 		if msg.Kind == KindResponse || msg.Kind == KindError {
-			// The server issues no requests of its own, so every reply is unexpected.
-			cancel(ErrClose)
-			return
+			// Replies are routed here, never queued behind a request. One to an id this
+			// connection never issued closes it (call.go), as every reply did before
+			// the server sent requests of its own.
+			if !c.calls.route(msg) {
+				cancel(ErrClose)
+				return
+			}
+			continue
 		}
 		if inline != nil && msg.Kind == KindNotification && inline.HandleInline(msg) {
 			continue
