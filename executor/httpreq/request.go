@@ -200,8 +200,14 @@ func checkRedirect(policy protocol.HTTPRedirectPolicy) func(*http.Request, []*ht
 			return &redirectError{msg: "too many redirects"}
 		}
 		if leftOrigin(req, via) {
-			for _, h := range sensitiveHeaders {
-				req.Header.Del(h)
+			// Request headers are stored under their wire key (wireHeaderKey: lower-case
+			// for most names), so each is removed whatever the case of its key.
+			for k := range req.Header {
+				for _, h := range sensitiveHeaders {
+					if strings.EqualFold(k, h) {
+						delete(req.Header, k)
+					}
+				}
 			}
 		}
 		return nil
