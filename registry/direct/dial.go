@@ -35,6 +35,9 @@ func Dial(ctx context.Context, rawURL string, o DialOptions) (*websocket.Conn, e
 	for k, v := range o.Header {
 		h[k] = append([]string(nil), v...)
 	}
+	if _, ok := h["User-Agent"]; !ok {
+		h.Set("User-Agent", "") // none, as the reference (net/http omits an empty one)
+	}
 	if err := o.Signer.Sign(ctx, h, http.MethodGet, rawURL, "", nil); err != nil {
 		return nil, err
 	}

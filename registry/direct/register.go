@@ -82,6 +82,7 @@ func Register(ctx context.Context, o Options) (Registration, error) {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "*/*")
+	req.Header.Set("User-Agent", "") // none, as the reference (net/http omits an empty one)
 	if err := o.Signer.Sign(ctx, req.Header, req.Method, regURL, "application/json", body); err != nil {
 		return Registration{}, err
 	}
