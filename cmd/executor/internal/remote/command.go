@@ -86,6 +86,10 @@ func (e environ) homeDir() (string, error) {
 // exit, spec/registry-auth.md §12), stdin closes when that stops the executor (nil), a
 // credential frame is rejected, or registration fails (the error; the CLI exits 1).
 //
+// With Transport == TransportDirect it runs the direct transport instead (direct.go: SigV4
+// signer from AWS, then RunDirect; no credential source is read from stdin), with the same
+// stdin, server and exit rules.
+//
 // Order: stdin is prepared; the credential source is chosen (one-line credentials are read
 // from stdin now); the registry client is built; the stdin pump starts when stdin must be
 // read after start-up; with credential frames, the first frame is awaited; then the
