@@ -74,8 +74,6 @@ type DirectConfig struct {
 	Traceparent func(context.Context) string
 	// Logger receives structured logs. Nil discards.
 	Logger *slog.Logger
-	// OnConnected, when not nil, is called on RunDirect's goroutine after each upgrade.
-	OnConnected func(direct.Registration)
 }
 
 // RunDirect registers once, then keeps one signed WebSocket to the registration's url and
@@ -135,9 +133,6 @@ func RunDirect(ctx context.Context, cfg DirectConfig) error {
 		backoff.Reset()
 		log.Info("direct exec-server connected", "environment_id", reg.EnvironmentID,
 			"registration_id", reg.RegistrationID, "request_id", reqID, "connection_attempt", attempt)
-		if cfg.OnConnected != nil {
-			cfg.OnConnected(reg)
-		}
 		if err := serveDirectSocket(ctx, c, cfg.Server); err != nil && ctx.Err() == nil {
 			log.Debug("direct exec-server socket ended", "error", err)
 		}

@@ -3,19 +3,23 @@ package remote_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
 
 	"github.com/execlab/executor/cmd/executor/internal/remote"
+	"github.com/execlab/executor/executor"
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/harness"
 	"github.com/execlab/executor/internal/wsmsg"
 	"github.com/execlab/executor/registry/direct"
 	"github.com/execlab/executor/registry/direct/directtest"
+	"github.com/execlab/executor/relay/wsconn"
 )
 
 const (
@@ -154,6 +158,72 @@ func TestRunCommand_DirectUpgradeRefusedEnds(t *testing.T) {
 	r := ep.Requests()
 	if len(r) != 2 || r[0].Status != 200 || r[1].Status != 403 || r[1].Method != "GET" {
 		t.Fatalf("endpoint saw %+v, want a registration then one refused upgrade", r)
+	}
+}
+
+// TestRunDirect_RedialsWithoutRegistering: a dropped socket is redialled with a fresh
+// signature and no second registration (PROBED on 0.171.0), and the session started on the
+// first socket is resumed on the second.
+func TestRunDirect_RedialsWithoutRegistering(t *testing.T) {
+	directEnv(t, directSecret)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	sessions := make(chan string, 4)
+	resumed := make(chan error, 1)
+	var conns atomic.Int32
+	ep := directtest.NewEndpoint(t, directVerifier(), func(_ context.Context, c *websocket.Conn) {
+		n := conns.Add(1)
+		cl := harness.Open(wsmsg.New(c), nil)
+		defer cl.Close()
+		switch n {
+		case 1:
+			init, err := cl.Initialize(ctx, "direct-redial", "")
+			if err == nil {
+				sessions <- init.SessionID
+			}
+		case 2:
+			first := <-sessions
+			init, err := cl.Initialize(ctx, "direct-redial", first)
+			if err == nil && init.SessionID != first {
+				err = fmt.Errorf("resumed session %q, want %q", init.SessionID, first)
+			}
+			resumed <- err
+		}
+	})
+	s, err := direct.LoadSigner(ctx, direct.SignerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := executor.NewServer(&executor.Options{SessionTTL: time.Minute})
+	defer srv.Close()
+	done := make(chan error, 1)
+	go func() {
+		done <- remote.RunDirect(ctx, remote.DirectConfig{BaseURL: ep.URL, EnvironmentID: "env-redial", Signer: s,
+			Server: srv, Backoff: &wsconn.Backoff{Initial: 10 * time.Millisecond, Max: 20 * time.Millisecond}})
+	}()
+	select {
+	case err := <-resumed:
+		if err != nil {
+			t.Fatalf("resume on the second socket: %v", err)
+		}
+	case err := <-done:
+		t.Fatalf("RunDirect ended: %v", err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("RunDirect after cancel = %v", err)
+	}
+	var regs, upgrades int
+	for _, r := range ep.Requests() {
+		switch r.Method {
+		case "POST":
+			regs++
+		case "GET":
+			upgrades++
+		}
+	}
+	if regs != 1 || upgrades < 2 {
+		t.Fatalf("registrations, upgrades = %d, %d; want 1, >= 2", regs, upgrades)
 	}
 }
 
