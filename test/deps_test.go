@@ -73,6 +73,9 @@ func TestDependencyDirection(t *testing.T) {
 		// primitive seam (noise/primitives.go) and nobody else's: every other package
 		// reaches them through noise only.
 		{from: "", forbidden: []string{"github.com/cloudflare/circl", "github.com/oasisprotocol/curve25519-voi"}, except: []string{"noise"}, direct: true},
+		// The AWS SDK (SigV4 signer, credential chain) is the direct transport's alone
+		// (registry/direct doc.go says why).
+		{from: "", forbidden: []string{"github.com/aws/aws-sdk-go-v2", "github.com/aws/smithy-go"}, except: []string{"registry/direct"}, direct: true},
 	}
 	pkgs := pkgDeps(t)
 	if len(pkgs) < 10 {

@@ -36,6 +36,10 @@ Registers this executor with an environment registry, keeps one outbound WebSock
 rendezvous service the registry names, and serves every harness that connects through it
 (each over its own Noise-encrypted stream, authorized by the registry).
 
+With --remote-transport direct --aws-sigv4 the registration and the WebSocket are signed
+with AWS SigV4 (credentials from the AWS SDK chain) and JSON-RPC runs on the socket as is;
+the credential sources below are then not used (docs/direct-transport.md).
+
 Credentials for the registry, first match wins:
   --registration-bearer-stdin       one bearer token line on stdin
   --executor-credential-stdin       rotating credential frames on stdin, one JSON line each:
@@ -74,6 +78,7 @@ Flags (each also settable by the environment variable named in brackets):
 	metricsAddr := metricsFlag(fs)
 	sandboxBackend := sandboxBackendFlag(fs)
 	wsAuth := wsAuthFlags(fs) // accepted only to be refused, as by the reference
+	direct := directFlags(fs) // remote_direct.go
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -94,6 +99,11 @@ Flags (each also settable by the environment variable named in brackets):
 	}
 	if err := checkStdinModes(map[string]bool{"registration-bearer-stdin": *bearerStdin,
 		"executor-credential-stdin": *credStdin, "chatgpt-token-stdin": *chatgptStdin}); err != nil {
+		return err
+	}
+	transport, aws, err := direct.check(map[string]bool{"registration-bearer-stdin": *bearerStdin,
+		"executor-credential-stdin": *credStdin, "chatgpt-token-stdin": *chatgptStdin, "use-agent-identity-auth": *agentAuth})
+	if err != nil {
 		return err
 	}
 	if *concurrent < 1 || *maxStreams < 1 {
@@ -122,6 +132,8 @@ Flags (each also settable by the environment variable named in brackets):
 			BearerStdin: *bearerStdin, CredentialStdin: *credStdin, ChatGPTStdin: *chatgptStdin,
 			ChatGPTAccountID: *accountID, AgentIdentity: *agentAuth, CodexHome: *codexHome,
 		},
+		Transport:        transport,
+		AWS:              aws,
 		ExitOnStdinClose: exitOnClose,
 		MaxStreams:       *maxStreams,
 		Server: executor.Options{ConcurrentRequests: *concurrent, SessionTTL: *ttl, MaxUnackedBytes: *maxUnacked,

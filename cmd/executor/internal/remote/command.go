@@ -23,8 +23,13 @@ type Command struct {
 	RegistryURL string
 	// EnvironmentID is the environment to register as (--environment-id). Required.
 	EnvironmentID string
-	// Auth selects the registry credential source.
+	// Auth selects the registry credential source (noise transport only).
 	Auth AuthConfig
+	// Transport is TransportNoise (also when empty) or TransportDirect (--remote-transport).
+	Transport string
+	// AWS configures SigV4 for TransportDirect (--aws-sigv4, --aws-profile, --aws-region,
+	// --aws-service); ignored otherwise.
+	AWS AWSConfig
 	// ExitOnStdinClose stops the command (returning nil) when stdin reaches EOF after
 	// start-up (--exit-on-stdin-close). CredentialStdin implies it.
 	ExitOnStdinClose bool
@@ -90,6 +95,10 @@ func (e environ) homeDir() (string, error) {
 // exit, spec/registry-auth.md §12), stdin closes when that stops the executor (nil), a
 // credential frame is rejected, or registration fails (the error; the CLI exits 1).
 //
+// With Transport == TransportDirect it runs the direct transport instead (direct.go: SigV4
+// signer from AWS, then RunDirect; no credential source is read from stdin), with the same
+// stdin, server and exit rules.
+//
 // Order: stdin is prepared; the credential source is chosen (one-line credentials are read
 // from stdin now); the registry client is built; the stdin pump starts when stdin must be
 // read after start-up; with credential frames, the first frame is awaited; then the
@@ -97,6 +106,9 @@ func (e environ) homeDir() (string, error) {
 // RunCommand returns. RunCommand owns everything it starts: the pump is stopped and waited for
 // on every return path (except on a stdin that cannot be interrupted, see stdinPump).
 func RunCommand(ctx context.Context, cmd *Command, stdin io.Reader) error {
+	if cmd.Transport == TransportDirect {
+		return cmd.runDirect(ctx, stdin) // direct.go
+	}
 	log := cmd.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

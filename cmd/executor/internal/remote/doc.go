@@ -8,6 +8,11 @@
 // relay/wsconn (the rendezvous websocket), relay/mux (streams), noise/channel (handshake and
 // records) and executor (the JSON-RPC server, with its sandbox launcher).
 //
+// With Command.Transport == TransportDirect (--remote-transport direct --aws-sigv4) none of
+// the relay, Noise or registry credential layers is used: RunDirect (direct.go) registers with
+// a SigV4 signature (registry/direct), keeps one signed WebSocket to the url it is given and
+// serves plain JSON-RPC on it (docs/direct-transport.md).
+//
 // Two entry points:
 //
 //   - RunCommand(ctx, *Command, stdin) is the whole command: it picks the credential source
