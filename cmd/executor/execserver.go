@@ -26,10 +26,6 @@ import (
 // and forward code. Differential tests (execserver_interop_test.go) hold each flag to both
 // releases.
 
-// errDirectTransport refuses --remote-transport direct (AWS SigV4 direct registration):
-// the reference accepts it; this executor does not implement it yet.
-var errDirectTransport = errors.New("direct transport is not supported by this executor yet (use --remote-transport noise, the default)")
-
 const execServerUsage = `Run the standalone exec-server (the command line of codex exec-server)
 
 Usage: executor exec-server [OPTIONS] [COMMAND]
@@ -76,7 +72,7 @@ Options:
       --ws-max-clock-skew-seconds <SECONDS>
                                   signed-bearer-token: tolerance on exp and nbf
       --remote <URL>              Register as a remote environment with this registry
-      --remote-transport <MODE>   noise (default) or direct (not supported here yet)
+      --remote-transport <MODE>   noise (default) or direct (AWS SigV4, docs/direct-transport.md)
       --environment-id <ID>       Environment to register as
       --name <NAME>               Human-readable name (logs only)
       --use-agent-identity-auth   Register with the Agent Identity JWT in CODEX_ACCESS_TOKEN
@@ -271,11 +267,11 @@ func runExecServer(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	}
 	sb := execServerSandbox(m)
 	if m.has("remote") {
-		if m.get("remote-transport", "noise") == "direct" {
-			return errDirectTransport
-		}
 		if ws.Any() {
 			return errWSAuthWithRemote
+		}
+		if m.has("aws-service") && strings.TrimSpace(m.get("aws-service", "")) == "" {
+			return errors.New("AWS service name must not be empty")
 		}
 		return runExecServerRemote(ctx, m, concurrent, sb, stdin, stderr, nil)
 	}
@@ -375,7 +371,10 @@ func runExecServerRemote(ctx context.Context, m *clapMatches, concurrent int, sb
 			AgentIdentity: m.has("use-agent-identity-auth"), CodexHome: envOr("CODEX_HOME", ""),
 		},
 		ExitOnStdinClose: m.has("exit-on-stdin-close"),
-		MaxStreams:       remote.DefaultMaxStreams,
+		Transport:        m.get("remote-transport", remote.TransportNoise),
+		AWS: remote.AWSConfig{SigV4: m.has("aws-sigv4"), Profile: m.get("aws-profile", ""),
+			Region: m.get("aws-region", ""), Service: m.get("aws-service", "")},
+		MaxStreams: remote.DefaultMaxStreams,
 		Observer:         remoteObserver(rt.tm),
 		Tracer:           handshakeTracer(rt.tr),
 		SpanTraceparent:  spanTraceparent(rt.tr),

@@ -274,13 +274,3 @@ func TestExecServerInterop_CommandLines(t *testing.T) {
 	})
 }
 
-// TestExecServer_DirectTransportRefused: --remote-transport direct is accepted by the parser
-// (as by the reference) and refused at start with a message naming what is missing.
-func TestExecServer_DirectTransportRefused(t *testing.T) {
-	var stdout, stderr strings.Builder
-	code := run([]string{"exec-server", "--remote", "http://127.0.0.1:1", "--environment-id", "e",
-		"--remote-transport", "direct", "--aws-sigv4", "--aws-region", "us-east-1"}, strings.NewReader(""), &stdout, &stderr)
-	if code != 1 || !strings.Contains(stderr.String(), "direct transport is not supported by this executor yet") {
-		t.Errorf("got exit %d, stderr %q", code, stderr.String())
-	}
-}

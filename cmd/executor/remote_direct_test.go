@@ -92,6 +92,62 @@ func TestRemoteDirect_ServesOverSignedSocket(t *testing.T) {
 	}
 }
 
+// TestExecServer_DirectTransportServes: `executor exec-server --remote URL
+// --remote-transport direct --aws-sigv4` (the codex exec-server command line) runs the same
+// direct transport as `remote`: the verifying endpoint accepts the signed registration and
+// upgrade, and a harness on its side runs a process. An explicitly empty --aws-service is
+// refused first, as by the reference.
+func TestExecServer_DirectTransportServes(t *testing.T) {
+	dir := t.TempDir()
+	for k, v := range map[string]string{
+		"AWS_CONFIG_FILE": filepath.Join(dir, "c"), "AWS_SHARED_CREDENTIALS_FILE": filepath.Join(dir, "k"),
+		"AWS_EC2_METADATA_DISABLED": "true", "AWS_PROFILE": "", "AWS_SESSION_TOKEN": "", "AWS_DEFAULT_REGION": "",
+		"AWS_ACCESS_KEY_ID": "AKIDXS", "AWS_SECRET_ACCESS_KEY": "xs-secret", "AWS_REGION": "",
+		"CODEX_HOME": dir, "HOME": dir,
+	} {
+		t.Setenv(k, v)
+	}
+	var stderr strings.Builder
+	if code := run([]string{"exec-server", "--remote", "http://127.0.0.1:1", "--environment-id", "e",
+		"--remote-transport", "direct", "--aws-sigv4", "--aws-service", ""}, strings.NewReader(""), io.Discard, &stderr); code != 1 ||
+		!strings.Contains(stderr.String(), "AWS service name must not be empty") {
+		t.Fatalf("empty --aws-service: exit %d, stderr %q; want 1 and the reference's text", code, stderr.String())
+	}
+	v := &directtest.Verifier{Keys: map[string]directtest.Key{"AKIDXS": {Secret: "xs-secret"}}, Region: "eu-west-3", Service: "execute-api"}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	result := make(chan error, 1)
+	ep := directtest.NewEndpoint(t, v, func(_ context.Context, c *websocket.Conn) {
+		select {
+		case result <- driveDirectHarness(ctx, t, c):
+		default:
+		}
+	})
+	done := make(chan error, 1)
+	go func() {
+		done <- runExecServer(ctx, []string{"--remote", ep.URL, "--environment-id", "env-xs",
+			"--remote-transport", "direct", "--aws-sigv4", "--aws-region", "eu-west-3"},
+			strings.NewReader(""), io.Discard, io.Discard)
+	}()
+	select {
+	case err := <-result:
+		if err != nil {
+			t.Fatalf("harness over the direct socket: %v", err)
+		}
+	case err := <-done:
+		t.Fatalf("exec-server ended first: %v", err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("exec-server after cancel = %v", err)
+	}
+	r := ep.Requests()
+	if len(r) < 2 || r[0].Status != 200 || r[1].Status != 101 ||
+		!strings.Contains(r[1].Header["authorization"], "/eu-west-3/execute-api/aws4_request, SignedHeaders=host;x-amz-date,") {
+		t.Fatalf("endpoint saw %+v", r)
+	}
+}
+
 func driveDirectHarness(ctx context.Context, t *testing.T, c *websocket.Conn) error {
 	notes := make(chan harness.Notification, 64)
 	cl := harness.Open(wsmsg.New(c), &harness.Options{OnNotification: func(n harness.Notification) {

@@ -195,6 +195,13 @@ func (cmd *Command) runDirect(ctx context.Context, stdin io.Reader) error {
 	if err != nil {
 		return err
 	}
+	// The reference's order: the credential chain (a region error) first, then the
+	// checks that follow authentication (exec-server: an empty environment id).
+	if cmd.AfterAuth != nil {
+		if err := cmd.AfterAuth(); err != nil {
+			return err
+		}
+	}
 	in := openStdin(stdin, cmd.ExitOnStdinClose)
 	defer in.close()
 	runCtx, cancel := context.WithCancelCause(ctx)
