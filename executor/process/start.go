@@ -30,15 +30,16 @@ func (m *Manager) Start(ctx context.Context, params *protocol.ProcessStartParams
 }
 
 func (m *Manager) start(ctx context.Context, params *protocol.ProcessStartParams) (*protocol.ProcessStartResult, error) {
-	if _, err := decodeManagedNetwork(params.ManagedNetwork); err != nil {
+	proxyPolicy, err := checkNetworkProxy(params) // netproxy.go
+	if err != nil {
 		return nil, err
 	}
 	if m.opts.MandatoryTCPUpstream && (present(params.ManagedNetwork) || params.EnforceManagedNetwork) {
 		return nil, errMandatoryUpstream
 	}
-	if present(params.NetworkProxy) {
-		// OPTIONAL surface declined (§3.9): never run such a command without its proxy.
-		return nil, jsonwire.InvalidParams("network proxy launch is unsupported on this executor")
+	if proxyPolicy != nil {
+		// A valid networkProxy: launch is not implemented yet, so fail closed (§3.9).
+		return nil, errProxyUnsupported
 	}
 	if present(params.ShellSnapshot) {
 		return nil, jsonwire.InvalidParams("shell snapshots are unsupported on this platform")
