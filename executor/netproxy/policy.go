@@ -85,10 +85,16 @@ type Decision struct {
 }
 
 // Decide applies §5.2 steps 1–4 and 6 to r: deny list, review domains, local/private
-// destinations, allowlist, then the limited-mode guard. Without callbacks (the decider of
+// destinations, allowlist, then the limited-mode guard (which, for SOCKS5, comes first). Without callbacks (the decider of
 // step 5 is not implemented), review domains and allowlist misses are denied
 // not_allowed.
 func (p *Policy) Decide(r Request) Decision {
+	isSOCKS := r.Protocol == ProtocolSOCKS5TCP || r.Protocol == ProtocolSOCKS5UDP
+	if p.Mode == ModeLimited && isSOCKS {
+		// Limited mode refuses SOCKS5 before any domain rule (observed: a not-allowed
+		// host gets the mode-guard record only).
+		return Decision{Reason: ReasonMethodNotAllowed, Source: SourceModeGuard, ModeGuard: true}
+	}
 	host := NormalizeHost(r.Host)
 	if p.deny.match(host) {
 		return Decision{Reason: ReasonDenied, Source: SourceBaselinePolicy}
@@ -106,8 +112,6 @@ func (p *Policy) Decide(r Request) Decision {
 		switch {
 		case r.Protocol == ProtocolHTTPSConnect:
 			return Decision{Reason: ReasonMITMRequired, Source: SourceModeGuard, ModeGuard: true}
-		case r.Protocol == ProtocolSOCKS5TCP || r.Protocol == ProtocolSOCKS5UDP:
-			return Decision{Reason: ReasonMethodNotAllowed, Source: SourceModeGuard, ModeGuard: true}
 		case !limitedMethod(r.Method):
 			return Decision{Reason: ReasonMethodNotAllowed, Source: SourceModeGuard, ModeGuard: true}
 		}

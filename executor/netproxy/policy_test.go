@@ -50,6 +50,7 @@ func TestDecide_Order(t *testing.T) {
 		{"limited POST", limited, netproxy.Request{Protocol: "http", Host: "example.com", Method: "POST"}, netproxy.Decision{Reason: "method_not_allowed", Source: "mode_guard", ModeGuard: true}},
 		{"limited CONNECT", limited, netproxy.Request{Protocol: "https_connect", Host: "example.com", Method: "CONNECT"}, netproxy.Decision{Reason: "mitm_required", Source: "mode_guard", ModeGuard: true}},
 		{"limited SOCKS", limited, netproxy.Request{Protocol: "socks5_tcp", Host: "example.com"}, netproxy.Decision{Reason: "method_not_allowed", Source: "mode_guard", ModeGuard: true}},
+		{"limited SOCKS before domains", limited, netproxy.Request{Protocol: "socks5_tcp", Host: "other.test"}, netproxy.Decision{Reason: "method_not_allowed", Source: "mode_guard", ModeGuard: true}},
 		{"limited denial first", limited, netproxy.Request{Protocol: "http", Host: "other.test", Method: "POST"}, netproxy.Decision{Reason: "not_allowed", Source: "baseline_policy"}},
 		{"local binding allowed still needs allowlist", local, netproxy.Request{Protocol: "http", Host: "127.0.0.1", Method: "GET"}, netproxy.Decision{Reason: "not_allowed", Source: "baseline_policy"}},
 		{"local binding allowed", local, netproxy.Request{Protocol: "http", Host: "localhost", Method: "GET"}, netproxy.Decision{Allowed: true, Reason: "allow", Source: "baseline_policy"}},

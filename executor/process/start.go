@@ -30,16 +30,15 @@ func (m *Manager) Start(ctx context.Context, params *protocol.ProcessStartParams
 }
 
 func (m *Manager) start(ctx context.Context, params *protocol.ProcessStartParams) (*protocol.ProcessStartResult, error) {
-	proxyPolicy, err := checkNetworkProxy(params) // netproxy.go
+	proxy, err := checkNetworkProxy(params) // netproxy.go
 	if err != nil {
 		return nil, err
 	}
 	if m.opts.MandatoryTCPUpstream && (present(params.ManagedNetwork) || params.EnforceManagedNetwork) {
 		return nil, errMandatoryUpstream
 	}
-	if proxyPolicy != nil {
-		// A valid networkProxy: launch is not implemented yet, so fail closed (§3.9).
-		return nil, errProxyUnsupported
+	if err := proxy.supported(params); err != nil {
+		return nil, err // fail closed: never run without the proxy asked for
 	}
 	if present(params.ShellSnapshot) {
 		return nil, jsonwire.InvalidParams("shell snapshots are unsupported on this platform")
@@ -62,6 +61,11 @@ func (m *Manager) start(ctx context.Context, params *protocol.ProcessStartParams
 			return nil, err
 		}
 	}
+	px, err := m.startProxy(proxy, params.ProcessID, env) // overwrites the proxy variables in env
+	if err != nil {
+		return nil, err
+	}
+	defer px.closeIfOrphaned()
 	wrapped, err := m.wrapSandbox(params, pol, cwd, env)
 	if err != nil {
 		return nil, err
@@ -132,6 +136,7 @@ func (m *Manager) start(ctx context.Context, params *protocol.ProcessStartParams
 	p.mu.Unlock()
 	// Adding to wg under m.mu while !closing: Close cannot be waiting yet.
 	m.wg.Add(1 + len(sp.outputs))
+	m.adoptProxy(px, p)
 	m.observeStart(ctx, p)
 	go m.routineWait(p, sp.proc)
 	if params.Tty {
