@@ -7,7 +7,7 @@ package netproxy
 //
 //	read the request head (line + headers, at most maxHeadBytes, within headTimeout)
 //	├─ garbage                → 400, empty body
-//	├─ CONNECT host:port      → policy → 403 | dial → 502 | "200 OK" + raw tunnel
+//	├─ CONNECT host:port      → policy → 403 | "200 OK", dial → close | raw tunnel
 //	└─ METHOD target VERSION  → host from the absolute target or Host (400 if neither,
 //	                            or if they disagree) → policy → 403 | dial → 502 |
 //	                            forward the head in origin form, then splice raw bytes
@@ -84,7 +84,8 @@ func readHead(br *bufio.Reader) (*requestHead, error) {
 	}
 }
 
-// readLine reads a CRLF- (or LF-) terminated line, charging it to budget.
+// readLine reads a CRLF- (or LF-) terminated line, charging it to budget. A line with a
+// bare CR or a NUL inside is malformed: forwarded, it could split into two lines upstream.
 func readLine(br *bufio.Reader, budget *int) (string, error) {
 	var b []byte
 	for {
@@ -102,6 +103,9 @@ func readLine(br *bufio.Reader, budget *int) (string, error) {
 		}
 	}
 	b = bytes.TrimSuffix(bytes.TrimSuffix(b, []byte("\n")), []byte("\r"))
+	if bytes.IndexByte(b, '\r') >= 0 || bytes.IndexByte(b, 0) >= 0 {
+		return "", errBadHead
+	}
 	return string(b), nil
 }
 
@@ -174,6 +178,9 @@ func (p *Proxy) serveHTTP(c net.Conn) {
 // closes: each request is checked by the policy on its own connection. The returned stop
 // function releases the re-chunking routine; call it once the body is no longer read.
 func (p *Proxy) requestBody(h *requestHead, br *bufio.Reader) (io.Reader, func(), error) {
+	if !singleFraming(h) {
+		return nil, nil, errBadHead
+	}
 	if te, ok := h.get("Transfer-Encoding"); ok {
 		if !strings.EqualFold(strings.TrimSpace(te), "chunked") {
 			return nil, nil, errBadHead
@@ -202,6 +209,22 @@ func (p *Proxy) requestBody(h *requestHead, br *bufio.Reader) (io.Reader, func()
 		return io.LimitReader(br, n), func() {}, nil
 	}
 	return strings.NewReader(""), func() {}, nil
+}
+
+// singleFraming reports whether h frames its body at most one way: not both
+// Transfer-Encoding and Content-Length, and neither header repeated (request smuggling
+// through disagreeing framings is refused, RFC 9112 §6.3).
+func singleFraming(h *requestHead) bool {
+	te, cl := 0, 0
+	for _, l := range h.headers {
+		switch {
+		case strings.EqualFold(l.name, "Transfer-Encoding"):
+			te++
+		case strings.EqualFold(l.name, "Content-Length"):
+			cl++
+		}
+	}
+	return te <= 1 && cl <= 1 && te+cl <= 1
 }
 
 // replyUpstreamFailure answers a failed upstream connect: a local-only resolution is a
@@ -309,14 +332,17 @@ func (p *Proxy) serveConnect(c net.Conn, br *bufio.Reader, h *requestHead, wants
 		writeBlocked(c, r, d, wantsClose)
 		return
 	}
+	// The reference answers 200 before it connects upstream (observed: a closed port or
+	// a refused address gives "200 OK", then the connection closes).
+	if _, err := c.Write([]byte("HTTP/1.1 200 OK\r\ndate: " + httpDate() + "\r\n\r\n")); err != nil {
+		return
+	}
 	up, err := p.dialUpstream(context.Background(), host, port)
 	if err != nil {
 		p.log.Debug("upstream connect failed", "host", host, "port", port, "error", err)
-		p.replyUpstreamFailure(c, r, err, wantsClose)
-		return
-	}
-	if _, err := c.Write([]byte("HTTP/1.1 200 OK\r\ndate: " + httpDate() + "\r\n\r\n")); err != nil {
-		up.Close()
+		if errors.Is(err, errLocalResolution) {
+			p.audit(r, Decision{Reason: ReasonNotAllowedLocal, Source: SourceBaselinePolicy}, c)
+		}
 		return
 	}
 	p.splice(c, up, br, true)

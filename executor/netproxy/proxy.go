@@ -181,13 +181,20 @@ func (p *Proxy) audit(r Request, d Decision, client net.Conn) {
 	}
 }
 
-// errLocalResolution is the resolution check's refusal (§5.2 step 7).
-var errLocalResolution = errors.New("netproxy: host resolves only to local or private addresses")
+// errLocalResolution is the resolution check's refusal (§5.2 step 7): answered as a
+// not_allowed_local block.
+var errLocalResolution = errors.New("netproxy: host resolves only to local or private addresses, or not at all")
 
-// dialUpstream connects to an allowed destination. A host name is resolved first; unless
-// local binding is allowed or the name itself was allowlisted as a local host, a name
-// whose every address is local or private is refused with errLocalResolution (§5.2
-// step 7: allowed names must not reach the local network through DNS).
+// errUpstreamBlocked: every resolved address is denied or review-listed; answered as an
+// upstream failure (502), as the reference does.
+var errUpstreamBlocked = errors.New("netproxy: every resolved address is denied by the policy")
+
+// dialUpstream connects to an allowed destination. A host name is resolved first; a name
+// that does not resolve, or (unless local binding is allowed or the name itself was
+// allowlisted as a local host) whose every address is local or private, is refused with
+// errLocalResolution (§5.2 step 7: allowed names must not reach the local network
+// through DNS); addresses on the deny or review lists are skipped, errUpstreamBlocked
+// when none is left.
 func (p *Proxy) dialUpstream(ctx context.Context, host string, port uint16) (net.Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, upstreamDialTimeout)
 	defer cancel()
@@ -204,7 +211,10 @@ func (p *Proxy) dialUpstream(ctx context.Context, host string, port uint16) (net
 		}
 		addrs, err = resolve(ctx, h)
 		if err != nil {
-			return nil, fmt.Errorf("resolving %s: %w", h, err)
+			// A name that does not resolve is refused like a local one (observed in
+			// limited mode: an immediate 403 not_allowed_local).
+			p.log.Debug("resolution failed", "host", h, "error", err)
+			return nil, errLocalResolution
 		}
 		if !p.pol.AllowLocalBinding && !(p.pol.allowedExact[h] && IsLocalHost(h)) {
 			public := addrs[:0:0]
@@ -218,6 +228,19 @@ func (p *Proxy) dialUpstream(ctx context.Context, host string, port uint16) (net
 			}
 			addrs = public
 		}
+		// The resolved addresses go through the deny and review lists too (observed:
+		// an allowlisted localhost with 127.0.0.1 denied or review-listed → 502).
+		permitted := addrs[:0:0]
+		for _, a := range addrs {
+			s := a.Unmap().String()
+			if !p.pol.deny.match(s) && !p.pol.review.match(s) {
+				permitted = append(permitted, a)
+			}
+		}
+		if len(permitted) == 0 {
+			return nil, errUpstreamBlocked
+		}
+		addrs = permitted
 	}
 	dial := p.opts.Dial
 	if dial == nil {

@@ -2,6 +2,7 @@ package netproxy_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
@@ -162,11 +164,15 @@ func rawRequest(t *testing.T, addr, req string) (head, body string) {
 }
 
 func TestProxy_BadRequests(t *testing.T) {
+	_, port := upstream(t)
 	px, _ := startProxy(t, "full", `"domains":{"localhost":"allow"}`)
 	tests := []struct{ req, status, body string }{
 		{"garbage\r\n\r\n", "HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n", ""},
 		{"GET / HTTP/1.1\r\n\r\n", "HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain\r\ncontent-length: 12\r\n", "missing host"},
 		{"GET http://localhost:1/ HTTP/1.1\r\nHost: other:1\r\n\r\n", "HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain\r\ncontent-length: 41\r\n", "Host header does not match request target"},
+		// Our own refusals (smuggling guards; the reference was not probed on these):
+		{"GET http://localhost:" + port + "/ HTTP/1.1\r\nHost: localhost:" + port + "\r\nX: a\rGET /x HTTP/1.1\r\n\r\n", "HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n", ""},
+		{"POST http://localhost:" + port + "/ HTTP/1.1\r\nHost: localhost:" + port + "\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", "HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n", ""},
 	}
 	for _, tt := range tests {
 		head, body := rawRequest(t, px.HTTPAddr(), tt.req)
@@ -330,5 +336,39 @@ func TestEnv_Variables(t *testing.T) {
 	}
 	if local["ALL_PROXY"] != "http://127.0.0.1:1" || local["no_proxy"] != "localhost,127.0.0.1,::1,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16" || local["CODEX_NETWORK_ALLOW_LOCAL_BINDING"] != "1" {
 		t.Errorf("allowLocalBinding env: %v", local)
+	}
+}
+
+// TestProxy_ResolutionCheck: allowed names go through DNS (injected here): a name whose
+// every address is local is refused not_allowed_local, as is one that does not resolve;
+// a resolved address on the deny list makes the upstream fail (502).
+func TestProxy_ResolutionCheck(t *testing.T) {
+	_, port := upstream(t)
+	p := policy(t, "full", false, `"domains":{"**.test":"allow","localhost":"allow","127.0.0.1":"deny"}`)
+	px, err := netproxy.Start(p, &netproxy.Options{Resolve: func(_ context.Context, host string) ([]netip.Addr, error) {
+		switch host {
+		case "local.test", "localhost":
+			return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+		}
+		return nil, errors.New("no such host")
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(px.Close)
+	for _, tt := range []struct{ host, status, body string }{
+		{"local.test", "HTTP/1.1 403 Forbidden", `"reason":"not_allowed_local"`},
+		{"missing.test", "HTTP/1.1 403 Forbidden", `"reason":"not_allowed_local"`},
+		{"localhost", "HTTP/1.1 502 Bad Gateway", "upstream failure"},
+	} {
+		head, body := rawRequest(t, px.HTTPAddr(), "GET http://"+tt.host+":"+port+"/ HTTP/1.1\r\nHost: "+tt.host+":"+port+"\r\n\r\n")
+		if !strings.HasPrefix(head, tt.status) || !strings.Contains(body, tt.body) {
+			t.Errorf("%s: got %q %q, want %q …%s…", tt.host, head, body, tt.status, tt.body)
+		}
+	}
+	// CONNECT answers 200 first, then closes when the upstream cannot be reached.
+	head, body := rawRequest(t, px.HTTPAddr(), "CONNECT localhost:"+port+" HTTP/1.1\r\n\r\n")
+	if !strings.HasPrefix(head, "HTTP/1.1 200 OK\r\ndate: ") || body != "" {
+		t.Errorf("CONNECT to a blocked address: %q %q", head, body)
 	}
 }

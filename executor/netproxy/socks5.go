@@ -153,7 +153,7 @@ func socksReply(c net.Conn, rep byte, bound net.Addr) bool {
 func socksFailure(err error) byte {
 	var dnsErr *net.DNSError
 	switch {
-	case errors.Is(err, errLocalResolution):
+	case errors.Is(err, errLocalResolution), errors.Is(err, errUpstreamBlocked):
 		return socksNotAllowed
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return socksConnRefused
