@@ -20,7 +20,8 @@ const (
 	// upstreamDialTimeout bounds one upstream TCP connect, resolution included; a
 	// failure answers 502 "upstream failure" (HTTP) or a SOCKS5 failure reply.
 	upstreamDialTimeout = 10 * time.Second
-	// maxConns bounds the concurrent client connections of one proxy; beyond it new
-	// connections are closed at once (the child sees a reset).
-	maxConns = 256
+	// maxTrackedConns bounds the open connections of one proxy, client and upstream
+	// sides together (a tunnel holds two); beyond it a new connection is closed at once
+	// (the child sees a reset, or the proxy a failed upstream).
+	maxTrackedConns = 512
 )

@@ -7,7 +7,7 @@ import (
 	"github.com/execlab/executor/executor/netproxy"
 )
 
-func policy(t *testing.T, mode string, allowLocal bool, extra string) *netproxy.Policy {
+func policy(t testing.TB, mode string, allowLocal bool, extra string) *netproxy.Policy {
 	t.Helper()
 	al := "false"
 	if allowLocal {

@@ -126,11 +126,11 @@ func (p *Proxy) Close() {
 }
 
 // track adds c to the connection table; false (and c closed) after Close began or at
-// the maxConns bound.
+// the maxTrackedConns bound.
 func (p *Proxy) track(c net.Conn) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed || len(p.conns) >= 2*maxConns {
+	if p.closed || len(p.conns) >= maxTrackedConns {
 		c.Close()
 		return false
 	}

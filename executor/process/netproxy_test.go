@@ -121,3 +121,44 @@ func TestStart_NetworkProxyFailsClosed(t *testing.T) {
 		})
 	}
 }
+
+// TestStart_NetworkProxyOutlivesExit: the proxy stays up after the child exits while a
+// background child still holds its output open, and closes with process/closed (§3).
+func TestStart_NetworkProxyOutlivesExit(t *testing.T) {
+	m := newManager(t, nil)
+	p := startParams("held", tmpURI(t), "sh", "-c", `echo "$HTTP_PROXY"; (sleep 2) &`)
+	p.NetworkProxy = proxyConfig(``)
+	mustStart(t, m, p)
+	var after uint64
+	addr := ""
+	exited := false
+	for range 50 { // until the address is read and the exit is known, bounded
+		res, err := m.Read(context.Background(), &protocol.ProcessReadParams{ProcessID: "held", AfterSeq: &after, WaitMs: u64(200)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range res.Chunks {
+			if addr == "" {
+				addr = strings.TrimPrefix(strings.TrimSpace(string(c.Chunk)), "http://")
+			}
+			after = c.Seq
+		}
+		if res.Closed {
+			t.Fatal("closed before the background child ended")
+		}
+		if res.Exited && addr != "" {
+			exited = true
+			break
+		}
+	}
+	if !exited {
+		t.Fatal("the shell did not exit")
+	}
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatalf("proxy of an exited but not closed process refuses: %v", err)
+	}
+	c.Close()
+	readUntilClosed(t, m, "held")
+	waitRefused(t, addr)
+}
