@@ -32,15 +32,15 @@ func (m *Manager) Start(ctx context.Context, params *protocol.ProcessStartParams
 }
 
 func (m *Manager) start(ctx context.Context, params *protocol.ProcessStartParams) (*protocol.ProcessStartResult, error) {
-	if _, err := decodeManagedNetwork(params.ManagedNetwork); err != nil {
+	proxy, err := checkNetworkProxy(params) // netproxy.go
+	if err != nil {
 		return nil, err
 	}
 	if m.opts.MandatoryTCPUpstream && (present(params.ManagedNetwork) || params.EnforceManagedNetwork) {
 		return nil, errMandatoryUpstream
 	}
-	if present(params.NetworkProxy) {
-		// OPTIONAL surface declined (§3.9): never run such a command without its proxy.
-		return nil, jsonwire.InvalidParams("network proxy launch is unsupported on this executor")
+	if err := proxy.supported(params); err != nil {
+		return nil, err // fail closed: never run without the proxy asked for
 	}
 	snapReq, err := shellsnap.Decode(params.ShellSnapshot)
 	if err != nil {
@@ -73,6 +73,13 @@ func (m *Manager) start(ctx context.Context, params *protocol.ProcessStartParams
 	if snap != nil {
 		params, env, extraFiles = snap.params, snap.env, snap.extra
 	}
+	// After the snapshot: the proxy's variables overwrite whatever the snapshot's
+	// exports or the request set (without a sandbox the proxy is advisory either way).
+	px, err := m.startProxy(proxy, params.ProcessID, env) // overwrites the proxy variables in env
+	if err != nil {
+		return nil, err
+	}
+	defer px.closeIfOrphaned()
 	wrapped, err := m.wrapSandbox(params, pol, cwd, env)
 	if err != nil {
 		return nil, err
@@ -145,6 +152,7 @@ func (m *Manager) start(ctx context.Context, params *protocol.ProcessStartParams
 	p.mu.Unlock()
 	// Adding to wg under m.mu while !closing: Close cannot be waiting yet.
 	m.wg.Add(1 + len(sp.outputs))
+	m.adoptProxy(px, p)
 	m.observeStart(ctx, p)
 	go m.routineWait(p, sp.proc)
 	if params.Tty {

@@ -32,7 +32,8 @@ func TestStart_CheckOrder(t *testing.T) {
 		msg  string
 	}{
 		{"networkProxy beats all", func(p *protocol.ProcessStartParams) {
-			p.NetworkProxy, p.ShellSnapshot, p.Sandbox = raw(`{"proxy":{}}`), raw(`{}`), disabled
+			p.NetworkProxy, p.ShellSnapshot, p.Sandbox = raw(`{"proxy":{"enabled":true,"enableSocks5":false,"enableSocks5Udp":false,
+				"allowUpstreamProxy":false,"dangerouslyAllowAllUnixSockets":false,"mode":"full","allowLocalBinding":false}}`), raw(`{}`), disabled
 			p.Cwd, p.Argv = "file://server/share", nil
 		}, -32602, "network proxy launch is unsupported on this executor"},
 		{"shellSnapshot decoding beats sandbox", func(p *protocol.ProcessStartParams) {

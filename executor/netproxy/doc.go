@@ -1,0 +1,92 @@
+// Package netproxy is the executor-local network proxy of process/start's networkProxy
+// member (spec/network-proxy.md): its wire decoding and validation in the reference's
+// order, the compiled domain policy, and the per-process proxy itself (an HTTP listener
+// and an optional SOCKS5 listener on 127.0.0.1) with the child's proxy environment.
+//
+// # Layers
+//
+// Above: executor/process, which calls Decode and LaunchConfig.Check on every
+// process/start (§2.2), starts one Proxy per process before the spawn, writes Env into
+// the child's environment, turns AuditRecords into network/policyDecision notifications
+// and closes the Proxy when the process closes or is killed (§3). Below: jsonwire
+// (serde-compatible decoding and the reference's error texts) and the standard library.
+// It knows no JSON-RPC connection, no session and no sandbox.
+//
+// # Contract
+//
+//   - Decode: absent or null → no proxy. Otherwise serde's semantics and texts, bare,
+//     as -32602 (§2, §2.1): "missing field `proxy`", "invalid type: string \"x\",
+//     expected struct RemoteNetworkProxyLaunchConfig", "unknown variant `Full`, expected
+//     `limited` or `full`", …; unknown members ignored at every level. proxy has no
+//     sequence form (the reference buffers it); the launch config and auditMetadata do.
+//   - Check: §2.2 steps 3–6 (timeout zero, callback processId, transparentTcp without a
+//     sandbox, the proxy config build with its "invalid network proxy config: " texts).
+//     The order inside the build was probed on codex 0.171.0: enabled, transparentTcp
+//     without SOCKS5, allowed unix sockets (sorted, index within the allowed ones),
+//     denied domains (sorted), allowed domains (sorted), reviewDomains (as given).
+//     "none" domains and denied unix sockets are not validated. Step 2 of §2.2
+//     (managedNetwork.transparentTcp) is the caller's, through TransparentTCP.
+//   - Policy.Decide: §5.2 in order — deny list, review domains, local/private
+//     destinations (not_allowed_local unless allowLocalBinding or the exact literal is
+//     allowlisted), allowlist, limited-mode guard (GET/HEAD/OPTIONS; CONNECT →
+//     mitm_required; SOCKS5 refused before any domain rule). Pure.
+//   - Proxy: the listeners (§3), replies to the child (§5.3: 403 JSON with
+//     x-proxy-error, 400 missing host / Host mismatch / empty, 502 upstream failure,
+//     CONNECT "200 OK" with only a date header; SOCKS5 reply 2 for every block), and
+//     the resolution check of §5.2 step 7 (an allowed name whose every address is local
+//     is refused unless local binding is allowed or the name is an allowlisted local
+//     host). Every final decision goes to Options.Audit.
+//   - Env: the 34 variables of §4, overwriting the client's.
+//
+// # SOCKS5: our own, deliberately
+//
+// socks5.go is ~150 lines of RFC 1928 (no authentication, CONNECT only). No maintained Go
+// SOCKS5 server library is among the module's allowed dependencies (STYLE.md §18) nor in
+// the package lists this project draws from, and the ones that exist own the accept
+// loop and the dial, where the policy decision, the audit record and the resolution check
+// must sit between parsing the request and writing the reply. UDP ASSOCIATE and BIND
+// are answered "command not supported" (7).
+//
+// # HTTP forwarding
+//
+// Written by hand (http.go), not with httputil.ReverseProxy, which adds and rewrites
+// headers: the request head is re-emitted in origin form with its header lines' bytes and
+// order, hop-by-hop headers dropped; the body is bounded by its framing; the response is
+// relayed as raw bytes. One request per client connection, and the upstream is asked to
+// close ("Connection: close"), so that a second request on a kept-alive connection can
+// never reach an upstream without its own policy decision.
+//
+// # Not implemented (the executor advertises networkProxyLaunch: false)
+//
+// network/policyRequest callbacks (§6), the sandbox bridge (§8.1), transparent TCP
+// (§8.3), SOCKS5 UDP, an upstream proxy chain (allowUpstreamProxy) and credential
+// masking (§9). executor/process refuses a networkProxy that needs any of the first,
+// the last, or a sandbox, with -32602 "network proxy launch is unsupported on this
+// executor" (fail closed).
+//
+// # Known differences from the reference
+//
+//   - Forwarded responses are relayed byte for byte: the reference re-serialises them
+//     (adding a date header when absent) and keeps the upstream connection alive; ours
+//     sends the upstream "Connection: close" and closes the client connection after
+//     each response.
+//   - The reference decodes all of process/start's params in document order, so a
+//     managedNetwork type error that comes after a networkProxy type error in the text
+//     wins there; here managedNetwork is always decoded first.
+//   - An integer beyond u64/i64 anywhere inside proxy fails there with "invalid type:
+//     integer `N` as u128, expected any value" (§2.1 quirk); here only where a typed
+//     member holds it ("invalid number"), and unknown members are skipped.
+//   - credentialProviders is not type-checked (credential masking is not implemented).
+//   - A request line cut by a literal backslash escape is answered when its line ends;
+//     the reference (an incremental parser) may answer earlier.
+//
+// # Concurrency
+//
+// Decoded configs and compiled policies are immutable and safe for concurrent use. A
+// Proxy owns its goroutines: one accept routine per listener, one routine per client
+// connection, one copy routine per established tunnel or forward, and one re-chunking
+// routine per chunked request body; Close closes the listeners and every tracked
+// connection and returns after all of them have ended. Proxy.mu guards only the
+// connection table (no other lock is taken under it). Options.Audit is called on
+// connection routines and must not block.
+package netproxy
