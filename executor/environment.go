@@ -38,6 +38,14 @@ func withSessionTTL(info *protocol.EnvironmentInfo, ttl time.Duration) *protocol
 	return info
 }
 
+// withPrependPathDirs sets info's prependPathDirs to dirs (as file URIs) and returns info.
+func withPrependPathDirs(info *protocol.EnvironmentInfo, dirs []string) *protocol.EnvironmentInfo {
+	for _, d := range dirs {
+		info.PrependPathDirs = append(info.PrependPathDirs, protocol.FromNative(d))
+	}
+	return info
+}
+
 // detectEnvironment inspects the host once (spec/jsonrpc.md §3.8). l, if non-nil,
 // supplies sandboxSupport (spec/sandbox.md §3.3) and the sandbox-dependent capabilities.
 func detectEnvironment(l *sandbox.Launcher) *protocol.EnvironmentInfo {

@@ -37,6 +37,12 @@ type Options struct {
 	// blocks on its output as at its own bound, until acknowledgements or a closed
 	// session release bytes. Default process.DefaultMaxUnackedTotalBytes (64 MiB).
 	MaxUnackedTotalBytes int
+	// PrependPathDirs are absolute directories of helper binaries this executor ships,
+	// advertised as environmentInfo.prependPathDirs in priority order
+	// (capabilities-0.171.0.md §12.2): clients prepend them to the PATH they send. The
+	// executor does not add them to any child's PATH itself (neither does the reference).
+	// Nil: none, and the member is absent.
+	PrependPathDirs []string
 	// Logger receives structured logs; nil discards them.
 	Logger *slog.Logger
 	// Sandbox enforces sandbox intent (process/start and fs/* `sandbox`,
@@ -150,7 +156,7 @@ func NewServer(opts *Options) *Server {
 	return &Server{
 		opts:          o,
 		sessions:      session.NewRegistry[*sessionState](o.SessionTTL),
-		info:          withSessionTTL(detectEnvironment(o.Sandbox), o.SessionTTL),
+		info:          withPrependPathDirs(withSessionTTL(detectEnvironment(o.Sandbox), o.SessionTTL), o.PrependPathDirs),
 		fs:            fs.New(&fs.Options{Sandbox: o.Sandbox, RuntimeReadGrants: grants}),
 		budget:        process.NewBudget(o.MaxUnackedTotalBytes),
 		runtimeGrants: grants,

@@ -374,11 +374,11 @@ func runExecServerRemote(ctx context.Context, m *clapMatches, concurrent int, sb
 		Transport:        m.get("remote-transport", remote.TransportNoise),
 		AWS: remote.AWSConfig{SigV4: m.has("aws-sigv4"), Profile: m.get("aws-profile", ""),
 			Region: m.get("aws-region", ""), Service: m.get("aws-service", "")},
-		MaxStreams: remote.DefaultMaxStreams,
-		Observer:         remoteObserver(rt.tm),
-		Tracer:           handshakeTracer(rt.tr),
-		SpanTraceparent:  spanTraceparent(rt.tr),
-		Logger:           rt.log,
+		MaxStreams:      remote.DefaultMaxStreams,
+		Observer:        remoteObserver(rt.tm),
+		Tracer:          handshakeTracer(rt.tr),
+		SpanTraceparent: spanTraceparent(rt.tr),
+		Logger:          rt.log,
 	}
 	// After the credentials are resolved, as by the reference: the environment id, then
 	// (forward) the target URL.

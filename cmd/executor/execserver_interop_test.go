@@ -273,4 +273,3 @@ func TestExecServerInterop_CommandLines(t *testing.T) {
 		}
 	})
 }
-

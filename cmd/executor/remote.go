@@ -77,6 +77,7 @@ Flags (each also settable by the environment variable named in brackets):
 	logFormat := logFormatFlag(fs)
 	metricsAddr := metricsFlag(fs)
 	sandboxBackend := sandboxBackendFlag(fs)
+	pathDirsF := addPathDirsFlag(fs)
 	wsAuth := wsAuthFlags(fs) // accepted only to be refused, as by the reference
 	direct := directFlags(fs) // remote_direct.go
 	if err := fs.Parse(args); err != nil {
@@ -118,6 +119,10 @@ Flags (each also settable by the environment variable named in brackets):
 	if err := checkSandboxBackend(*sandboxBackend); err != nil {
 		return err
 	}
+	pathDirs, err := pathDirsF.check()
+	if err != nil {
+		return err
+	}
 	rt, err := startExecutorRuntime(ctx, stderr, *logLevel, *logFormat, *metricsAddr)
 	if err != nil {
 		return err
@@ -137,7 +142,7 @@ Flags (each also settable by the environment variable named in brackets):
 		ExitOnStdinClose: exitOnClose,
 		MaxStreams:       *maxStreams,
 		Server: executor.Options{ConcurrentRequests: *concurrent, SessionTTL: *ttl, MaxUnackedBytes: *maxUnacked,
-			MaxUnackedTotalBytes: *maxUnackedTotal, ProcessGuard: guard,
+			MaxUnackedTotalBytes: *maxUnackedTotal, PrependPathDirs: pathDirs, ProcessGuard: guard,
 			Observer: telemetry.WithTracing(executorObserver(tm), tr)},
 		Observer:        remoteObserver(tm),
 		Tracer:          handshakeTracer(tr),

@@ -30,6 +30,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	logFormat := logFormatFlag(fs)
 	metricsAddr := metricsFlag(fs)
 	sandboxBackend := sandboxBackendFlag(fs)
+	pathDirsF := addPathDirsFlag(fs)
 	wsAuth := wsAuthFlags(fs)
 	proxy := addProxyFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -70,6 +71,10 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err := checkSandboxBackend(*sandboxBackend); err != nil {
 		return err
 	}
+	pathDirs, err := pathDirsF.check()
+	if err != nil {
+		return err
+	}
 	rt, err := startExecutorRuntime(ctx, stderr, *logLevel, *logFormat, *metricsAddr)
 	if err != nil {
 		return err
@@ -86,6 +91,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			MaxRetainedBytes:     *maxBytes,
 			MaxRetainedChunks:    *maxChunks,
 			MaxUnackedTotalBytes: *maxUnackedTotal,
+			PrependPathDirs:      pathDirs,
 			Sandbox:              startSandbox(ctx, *sandboxBackend, log),
 			TCPUpstreamProxy:     proxy.upstream.String(),
 			Observer:             telemetry.WithTracing(executorObserver(tm), tr),

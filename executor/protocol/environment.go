@@ -54,10 +54,14 @@ type EnvironmentInfo struct {
 	ExecutorVersion string `json:"executorVersion"`
 	// ProviderID is the opaque build identity "sha256:<hex>" (capabilities-0.171.0.md
 	// §12.1; executor/provider_id.go); absent for unstamped builds.
-	ProviderID           string       `json:"providerId,omitempty"`
-	Cwd                  *PathURI     `json:"cwd"`
-	UserHomeDir          PathURI      `json:"userHomeDir,omitempty"`
-	PlatformOS           string       `json:"platformOs"`
+	ProviderID  string   `json:"providerId,omitempty"`
+	Cwd         *PathURI `json:"cwd"`
+	UserHomeDir PathURI  `json:"userHomeDir,omitempty"`
+	PlatformOS  string   `json:"platformOs"`
+	// PrependPathDirs are executor directories holding helper binaries (e.g. ripgrep)
+	// that clients put in front of the PATH they send, in priority order
+	// (capabilities-0.171.0.md §12.2); absent when empty, as with the reference.
+	PrependPathDirs      []PathURI    `json:"prependPathDirs,omitempty"`
 	TemporaryDirectories []PathURI    `json:"temporaryDirectories"`
 	TempDir              PathURI      `json:"tempDir"`
 	Capabilities         Capabilities `json:"capabilities"`
