@@ -164,6 +164,7 @@ func capabilities(l *sandbox.Launcher) protocol.Capabilities {
 	if l != nil && l.Report().Backend != sandbox.BackendNone {
 		c.SandboxedFileStreaming = true
 		c.CapabilityDiscoverySandbox = true
+		c.CapabilityDiscoveryV2 = true // capabilities/discoverV2 sandboxes like discoverV1
 	}
 	return c
 }

@@ -13,6 +13,7 @@ type Shell struct {
 type Capabilities struct {
 	NetworkProxyLaunch         bool `json:"networkProxyLaunch"`
 	CapabilityDiscoverySandbox bool `json:"capabilityDiscoverySandbox"`
+	CapabilityDiscoveryV2      bool `json:"capabilityDiscoveryV2"`
 	EnvironmentConfigRead      bool `json:"environmentConfigRead"`
 	HTTPHeaderEnvVars          bool `json:"httpHeaderEnvVars"`
 	SandboxedFileStreaming     bool `json:"sandboxedFileStreaming"`
