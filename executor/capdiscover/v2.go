@@ -33,6 +33,7 @@ import (
 	"github.com/execlab/executor/executor/oserr"
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/jsonwire"
+	"github.com/execlab/executor/sandbox/policy"
 )
 
 // Homes are the directories discoverV2 looks in. The zero value finds nothing.
@@ -51,12 +52,15 @@ type location struct {
 	plugin *pluginLocation
 }
 
+// locations lists the locations that exist as directories (with the executor's own
+// view: observed from codex 0.171.0, a request whose sandbox cannot be prepared still
+// succeeds when there is no location at all).
 func (h Homes) locations() []location {
 	var out []location
-	if h.CodexHome != "" {
+	if h.CodexHome != "" && isDir(filepath.Join(h.CodexHome, codexHomeSkillsRel)) {
 		out = append(out, location{root: filepath.Join(h.CodexHome, codexHomeSkillsRel), id: codexHomeSkillsID})
 	}
-	if h.Home != "" {
+	if h.Home != "" && isDir(filepath.Join(h.Home, userAgentSkillsRel)) {
 		out = append(out, location{root: filepath.Join(h.Home, userAgentSkillsRel), id: userAgentSkillsID})
 	}
 	if h.CodexHome != "" {
@@ -65,6 +69,11 @@ func (h Homes) locations() []location {
 		}
 	}
 	return out
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
 }
 
 // locationHelperMethod runs one location's scan in the sandboxed fs helper.
@@ -83,20 +92,22 @@ func init() {
 // scanLocation scans one location as a V1 root; a location that is missing, not a
 // directory or not accessible is empty, any other failure to inspect it a warning.
 func scanLocation(ctx context.Context, walker *fs.Service, uri protocol.PathURI, denyGlobs []string) *rootScan {
+	absent := emptyScan()
+	absent.Absent = true
 	native, err := uri.Native()
 	if err != nil {
-		return emptyScan()
+		return absent
 	}
 	st, err := os.Stat(native)
 	switch {
 	case errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.ENOTDIR):
-		return emptyScan()
+		return absent
 	case err != nil:
 		s := emptyScan()
 		s.Warnings = append(s.Warnings, "could not inspect capability root "+string(uri)+": "+oserr.Text(err))
 		return s
 	case !st.IsDir():
-		return emptyScan()
+		return absent
 	}
 	return scanRoot(ctx, walker, uri, denyGlobs)
 }
@@ -106,13 +117,9 @@ func scanLocation(ctx context.Context, walker *fs.Service, uri protocol.PathURI,
 // location a warning. ctx cancellation stops walks early and kills helpers.
 func (s *Service) DiscoverV2(ctx context.Context, p *protocol.DiscoverV2Params, h Homes) (*protocol.DiscoverV2Result, error) {
 	locs := h.locations()
-	var pl rootPlan
-	if p.Sandbox != nil && len(locs) > 0 {
-		var err error
-		req := &protocol.CapabilityRootRequest{Path: protocol.FromNative(locs[0].root), Sandbox: &protocol.CapabilitySandbox{Context: p.Sandbox.Context}}
-		if pl, err = s.plan(req); err != nil {
-			return nil, err
-		}
+	pl, err := s.planV2(p.Sandbox, len(locs) > 0)
+	if err != nil {
+		return nil, err
 	}
 	parsed := make([]locationResult, len(locs))
 	sem := make(chan struct{}, MaxConcurrentRoots)
@@ -128,15 +135,33 @@ func (s *Service) DiscoverV2(ctx context.Context, p *protocol.DiscoverV2Params, 
 	return assemble(parsed), nil
 }
 
+// planV2 resolves the request's sandbox as fs/* read operations resolve theirs, only when
+// there is a location to scan. A resolution error fails the request with its code;
+// windowsSandboxLevel "mxc" with a profile that needs a sandbox is -32603 mxcUnavailable
+// (observed from codex 0.171.0; a disabled or unrestricted profile ignores the level).
+func (s *Service) planV2(sb *protocol.DiscoverSandbox, needed bool) (rootPlan, error) {
+	if sb == nil || !needed {
+		return rootPlan{}, nil
+	}
+	c := sb.Context
+	mxc := c.WindowsSandboxLevel == policy.WindowsSandboxLevel("mxc")
+	if mxc {
+		c.WindowsSandboxLevel = policy.WindowsSandboxLevel("disabled")
+	}
+	pol, err := s.fs.ResolveSandbox(&c, true)
+	switch {
+	case err != nil:
+		return rootPlan{}, err
+	case pol != nil && mxc:
+		return rootPlan{}, jsonwire.Internal("%s", mxcUnavailable)
+	}
+	return rootPlan{pol: pol}, nil
+}
+
 // scanLocationPlanned scans one location in-process or in the helper, as planned.
 func (s *Service) scanLocationPlanned(ctx context.Context, loc *location, pl rootPlan) *rootScan {
 	uri := protocol.FromNative(loc.root)
-	switch {
-	case pl.rootErr != "":
-		sc := emptyScan()
-		sc.Warnings = append(sc.Warnings, pl.rootErr)
-		return sc
-	case pl.pol == nil:
+	if pl.pol == nil {
 		return scanLocation(ctx, s.fs, uri, nil)
 	}
 	raw, err := s.fs.RunHelper(ctx, pl.pol, locationHelperMethod, &helperParams{Path: uri})
@@ -161,6 +186,9 @@ type locationResult struct {
 
 // parseLocation interprets a location's V1 scan.
 func parseLocation(loc *location, sc *rootScan) locationResult {
+	if sc.Absent {
+		return locationResult{}
+	}
 	warned := len(sc.Warnings) > 0 || sc.Error != nil
 	var meta pluginManifestMeta
 	if loc.plugin != nil {
