@@ -13,6 +13,8 @@ import (
 	"github.com/execlab/executor/executor/fs"
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/jsonwire"
+	"github.com/execlab/executor/sandbox"
+	"github.com/execlab/executor/sandbox/sandboxtest"
 )
 
 // The expectations below were observed from codex 0.171.0 and 0.169.0 (the same cases
@@ -268,5 +270,50 @@ func BenchmarkDiscoverV2(b *testing.B) {
 		if err != nil || len(res.Skills) != 200 || len(res.Plugins) != 20 {
 			b.Fatalf("got %d skills, %d plugins, %v", len(res.Skills), len(res.Plugins), err)
 		}
+	}
+}
+
+// TestDiscoverV2_Sandboxed scans the locations in the bubblewrap helper: a denied skill
+// directory is dropped with one warning; an empty policy hides every location, which
+// then contributes nothing and no warning; mxc with a restricting policy fails (-32603).
+func TestDiscoverV2_Sandboxed(t *testing.T) {
+	l := sandboxtest.Launcher(t, sandbox.BackendBubblewrap)
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"home/.agents/skills/a/SKILL.md": "---\ndescription: a\n---\n",
+		"home/.agents/skills/b/SKILL.md": "---\ndescription: b\n---\n",
+	})
+	u := string(protocol.FromNative(dir))
+	sb := func(level, entries string) *protocol.DiscoverSandbox {
+		var c protocol.DiscoverSandbox
+		js := `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[` + entries +
+			`]}},"cwd":"` + u + `","windowsSandboxLevel":"` + level + `"}`
+		if err := json.Unmarshal([]byte(js), &c); err != nil {
+			t.Fatal(err)
+		}
+		return &c
+	}
+	minimal := `{"path":{"type":"special","value":{"kind":"minimal"}},"access":"read"}`
+	readDeny := minimal + `,{"path":{"type":"path","path":"` + u + `"},"access":"read"},{"path":{"type":"path","path":"` + u + `/home/.agents/skills/b"},"access":"none"}`
+	svc := capdiscover.New(fs.New(&fs.Options{Sandbox: l}))
+	h := capdiscover.Homes{Home: filepath.Join(dir, "home")}
+	call := func(s *protocol.DiscoverSandbox) (*protocol.DiscoverV2Result, error) {
+		return svc.DiscoverV2(context.Background(), &protocol.DiscoverV2Params{Cwd: protocol.PathURI(u), Sandbox: s}, h)
+	}
+	res, err := call(sb("disabled", readDeny))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Skills) != 1 || res.Skills[0].Name != "a" || len(res.Warnings) != 1 {
+		t.Errorf("deny: got %+v", res)
+	}
+	res, err = call(sb("disabled", ""))
+	if b, _ := json.Marshal(res); err != nil || string(b) != `{"plugins":[],"skills":[],"warnings":[]}` {
+		t.Errorf("empty policy: got %s, %v", b, err)
+	}
+	_, err = call(sb("mxc", readDeny))
+	if e, ok := err.(*jsonwire.Error); !ok || e.Code != jsonwire.CodeInternal ||
+		e.Message != "failed to prepare fs sandbox: failed to prepare MXC sandbox: native MXC is unavailable on this executor" {
+		t.Errorf("mxc: got %v", err)
 	}
 }
