@@ -4,10 +4,10 @@ package capdiscover
 // and installed plugins, parsed. Every location is scanned as one discoverV1 root (the
 // same walk, manifest priority, limits and sandboxed helper), then interpreted:
 //
-//	location                                   result
+//	location (in this order)                   result
+//	$CODEX_HOME/plugins/cache/<m>/<p>/<v>      one plugin "<p>@<m>" with its skills
 //	$CODEX_HOME/skills                         skills, discoveryRoot "codex-home-skills"
 //	$HOME/.agents/skills                       skills, discoveryRoot "user-agent-skills"
-//	$CODEX_HOME/plugins/cache/<m>/<p>/<v>      one plugin "<p>@<m>" with its skills
 //
 // A location that is missing, not a directory or not accessible contributes nothing. A
 // location whose scan warned (V1 warnings, a skill without valid front matter, a plugin
@@ -57,16 +57,18 @@ type location struct {
 // succeeds when there is no location at all).
 func (h Homes) locations() []location {
 	var out []location
+	// Plugins come first (observed from codex 0.171.0: at the MaxCapabilities budget a
+	// plugin is kept and the skills of $CODEX_HOME/skills are cut).
+	if h.CodexHome != "" {
+		for _, p := range installedPlugins(h.CodexHome) {
+			out = append(out, location{root: p.root, plugin: &p})
+		}
+	}
 	if h.CodexHome != "" && isDir(filepath.Join(h.CodexHome, codexHomeSkillsRel)) {
 		out = append(out, location{root: filepath.Join(h.CodexHome, codexHomeSkillsRel), id: codexHomeSkillsID})
 	}
 	if h.Home != "" && isDir(filepath.Join(h.Home, userAgentSkillsRel)) {
 		out = append(out, location{root: filepath.Join(h.Home, userAgentSkillsRel), id: userAgentSkillsID})
-	}
-	if h.CodexHome != "" {
-		for _, p := range installedPlugins(h.CodexHome) {
-			out = append(out, location{root: p.root, plugin: &p})
-		}
 	}
 	return out
 }
@@ -298,7 +300,10 @@ func nearestNamespace(namespaces map[string]string, file string) (string, bool) 
 }
 
 // assemble builds the response from the locations' results in order, within the
-// response budget (MaxCapabilities, MaxResponseBytes, MaxWarnings; READ, unprobed).
+// response budget (MaxCapabilities, MaxResponseBytes, MaxWarnings): a plugin counts 1 plus
+// its skills and may lose trailing skills to fit; what does not fit is dropped and the
+// response starts with warnSizeLimit (observed from codex 0.171.0 for the capability and
+// byte limits; MaxWarnings READ).
 func assemble(results []locationResult) *protocol.DiscoverV2Result {
 	out := &protocol.DiscoverV2Result{Plugins: []protocol.ExecutorPlugin{}, Skills: []protocol.ExecutorSkill{}, Warnings: []string{}}
 	var b budget
