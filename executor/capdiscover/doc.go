@@ -79,9 +79,9 @@
 // Deviations and unprobed corners of discoverV2: remotePluginId is always null (the
 // reference reads it from marketplace state this executor does not have, unprobed);
 // system skills ("system-skills") are not a location of their own ($CODEX_HOME/skills/
-// .system is walked as part of codex-home-skills, as observed); of the response budget
-// ("capability discovery size limit reached") the capability and byte limits were
-// probed, MaxWarnings only READ; a non-empty sequence as the sandbox is a type error; a
+// .system is walked as part of codex-home-skills, as observed); the response budget
+// (MaxCapabilities, MaxResponseBytes, MaxWarnings, "capability discovery size limit
+// reached") was READ and then probed at each limit, but not every order of cuts; a non-empty sequence as the sandbox is a type error; a
 // version set mixing semver and other names is ordered by a comparison that can be
 // intransitive, where the reference's sort may pick differently.
 //

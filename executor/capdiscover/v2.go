@@ -303,7 +303,7 @@ func nearestNamespace(namespaces map[string]string, file string) (string, bool) 
 // response budget (MaxCapabilities, MaxResponseBytes, MaxWarnings): a plugin counts 1 plus
 // its skills and may lose trailing skills to fit; what does not fit is dropped and the
 // response starts with warnSizeLimit (observed from codex 0.171.0 for the capability and
-// byte limits; MaxWarnings READ).
+// byte limits and MaxWarnings).
 func assemble(results []locationResult) *protocol.DiscoverV2Result {
 	out := &protocol.DiscoverV2Result{Plugins: []protocol.ExecutorPlugin{}, Skills: []protocol.ExecutorSkill{}, Warnings: []string{}}
 	var b budget
