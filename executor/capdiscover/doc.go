@@ -81,9 +81,10 @@
 // system skills ("system-skills") are not a location of their own ($CODEX_HOME/skills/
 // .system is walked as part of codex-home-skills, as observed); the response budget
 // (MaxCapabilities, MaxResponseBytes, MaxWarnings, "capability discovery size limit
-// reached") was READ and then probed at each limit, but not every order of cuts; a non-empty sequence as the sandbox is a type error; a
-// version set mixing semver and other names is ordered by a comparison that can be
-// intransitive, where the reference's sort may pick differently.
+// reached") was READ and then probed at each limit, but not every order of cuts; a
+// non-empty sequence as the sandbox is a type error; a version set mixing semver and
+// other names is ordered by a comparison that can be intransitive, where the
+// reference's sort may pick differently.
 //
 // # Limits (limits.go)
 //
