@@ -8,8 +8,11 @@ package capdiscover
 // "0.5.0"). Names that are not directories, not UTF-8, or hold a character other than
 // ASCII letters, digits, '-', '_' and '.' are ignored, as are "." and ".."; marketplace
 // and plugin names starting with '.' are ignored too (PROBED: ".b5" skipped, a version
-// ".1" accepted). The version directory is then scanned as one capability root; a
-// version without a readable manifest is a warning (PROBED: "local" without manifest).
+// ".1" accepted). Symlinked marketplace and plugin directories count, symlinked version
+// directories do not, and a marketplace reached twice (a symlink to another
+// marketplace) counts once, under its first name in sorted order (PROBED). The version
+// directory is then scanned as one capability root; a version without a readable
+// manifest is a warning (PROBED: "local" without manifest).
 
 import (
 	"encoding/json"
@@ -34,9 +37,15 @@ func (p *pluginLocation) id() string { return p.name + pluginIDSeparator + p.mar
 func installedPlugins(codexHome string) []pluginLocation {
 	cache := filepath.Join(codexHome, pluginCacheRel)
 	var out []pluginLocation
-	for _, m := range subdirs(cache, true) {
-		for _, p := range subdirs(filepath.Join(cache, m), true) {
-			if v, ok := activeVersion(subdirs(filepath.Join(cache, m, p), false)); ok {
+	seen := map[string]bool{} // canonical marketplace directories
+	for _, m := range subdirs(cache, true, true) {
+		canon, err := filepath.EvalSymlinks(filepath.Join(cache, m))
+		if err != nil || seen[canon] {
+			continue
+		}
+		seen[canon] = true
+		for _, p := range subdirs(filepath.Join(cache, m), true, true) {
+			if v, ok := activeVersion(subdirs(filepath.Join(cache, m, p), false, false)); ok {
 				out = append(out, pluginLocation{marketplace: m, name: p, version: v, root: filepath.Join(cache, m, p, v)})
 			}
 		}
@@ -45,9 +54,9 @@ func installedPlugins(codexHome string) []pluginLocation {
 }
 
 // subdirs lists the valid directory names in dir, sorted; noDot also refuses names that
-// start with '.'. Entries are checked with Lstat semantics of os.ReadDir plus a Stat
-// for symlinks, so a symlinked directory counts (unprobed).
-func subdirs(dir string, noDot bool) []string {
+// start with '.'; followLinks counts a symlink to a directory as a directory (PROBED:
+// symlinked marketplaces and plugins count, symlinked version directories do not).
+func subdirs(dir string, noDot, followLinks bool) []string {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil
@@ -59,7 +68,7 @@ func subdirs(dir string, noDot bool) []string {
 			continue
 		}
 		isDir := e.IsDir()
-		if e.Type()&os.ModeSymlink != 0 {
+		if followLinks && e.Type()&os.ModeSymlink != 0 {
 			if st, err := os.Stat(filepath.Join(dir, name)); err == nil {
 				isDir = st.IsDir()
 			}
