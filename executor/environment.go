@@ -177,6 +177,7 @@ func capabilities(l *sandbox.Launcher) protocol.Capabilities {
 		// (executor/capdiscover); without a backend both fail closed.
 		c.SandboxedFileStreaming = true
 		c.CapabilityDiscoverySandbox = true
+		c.CapabilityDiscoveryV2 = true // capabilities/discoverV2 sandboxes like discoverV1
 	}
 	// The root-write flags describe the bubblewrap backend (proven against 0.171.0 and
 	// 0.169.0 by the sandbox_root_write_* scenarios); the degraded Landlock backend

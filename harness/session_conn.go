@@ -63,6 +63,7 @@ var retrySafe = map[string]bool{
 	"fs/canonicalize":                true,
 	"fs/walk":                        true,
 	"capabilityRoots/discoverV1":     true, // read-only scan
+	"capabilities/discoverV2":        true, // read-only scan
 
 	// environmentConfig/read only reads files.
 	protocol.MethodEnvironmentConfigRead: true,

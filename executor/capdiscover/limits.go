@@ -45,3 +45,43 @@ const (
 // manifestDirs are the plugin manifest directories in priority order: the first that holds
 // a readable plugin.json wins (§4.2 step 4, PROBED: .codex-plugin over .claude-plugin).
 var manifestDirs = [...]string{".codex-plugin", ".claude-plugin", ".cursor-plugin"}
+
+// capabilities/discoverV2 limits (spec/capabilities-0.171.0.md §5).
+const (
+	// MaxSkillNameChars is the longest skill name, in characters (PROBED: 64 accepted, 65
+	// drops the skill); also the limit of a tool's type and transport (READ).
+	MaxSkillNameChars = 64
+	// MaxQualifiedNameChars is the longest "<namespace>:<name>" (READ: 64*2+1).
+	MaxQualifiedNameChars = 2*MaxSkillNameChars + 1
+	// MaxSidecarTextChars is the longest tool value, description, command or url in
+	// agents/openai.yaml, in characters (READ).
+	MaxSidecarTextChars = 1024
+	// MaxCapabilities is the most plugins and skills one response carries, a plugin
+	// counting 1 plus its skills (READ; PROBED: 2,048 kept, plugins first).
+	MaxCapabilities = 2_048
+	// MaxResponseBytes is the largest encoded response (4 MiB, READ; PROBED with 160
+	// skills of 30,000-byte descriptions: 139 kept, byte for byte).
+	MaxResponseBytes = 4 << 20
+	// MaxWarnings is the most warnings one response carries (READ; PROBED: 71 locations
+	// with problems → 64 warnings).
+	MaxWarnings = 64
+)
+
+// discoverV2 location layout (PROBED).
+const (
+	codexHomeSkillsID   = "codex-home-skills"
+	userAgentSkillsID   = "user-agent-skills"
+	codexHomeSkillsRel  = "skills"
+	userAgentSkillsRel  = ".agents/skills"
+	pluginCacheRel      = "plugins/cache"
+	localPluginVersion  = "local" // always the active version when present (READ, PROBED)
+	defaultCodexHomeRel = ".codex"
+)
+
+// discoverV2 warning texts (PROBED: one per location that had any problem).
+const (
+	warnMetadata      = "some capability metadata could not be loaded; discovery may be incomplete"
+	warnSizeLimit     = "capability discovery size limit reached"
+	defaultSkillName  = "skill"
+	pluginIDSeparator = "@"
+)

@@ -31,6 +31,9 @@ type rootScan struct {
 	NamespaceManifests []protocol.CapabilityFile  `json:"namespaceManifests"`
 	Warnings           []string                   `json:"warnings"`
 	Error              *string                    `json:"error"`
+	// Absent (discoverV2 only): the location is missing, not a directory or not
+	// accessible, so it contributes nothing, not even a warning.
+	Absent bool `json:"absent,omitempty"`
 }
 
 func emptyScan() *rootScan {

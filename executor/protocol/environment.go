@@ -14,6 +14,7 @@ type Capabilities struct {
 	NetworkProxyLaunch         bool `json:"networkProxyLaunch"`
 	CapabilityDiscoverySandbox bool `json:"capabilityDiscoverySandbox"`
 	FsWatchMissing             bool `json:"fsWatchMissing"`
+	CapabilityDiscoveryV2      bool `json:"capabilityDiscoveryV2"`
 	EnvironmentConfigRead      bool `json:"environmentConfigRead"`
 	HTTPHeaderEnvVars          bool `json:"httpHeaderEnvVars"`
 	SandboxedFileStreaming     bool `json:"sandboxedFileStreaming"`

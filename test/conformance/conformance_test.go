@@ -55,12 +55,12 @@ func serverArgs(sc *Scenario) []string {
 
 func runReference(t *testing.T, sc *Scenario, r refbin.Release) *transcript {
 	t.Helper()
-	return run(t, sc, startServer(t, r.Path, append([]string{"exec-server"}, serverArgs(sc)...), codexHome(t, sc)))
+	return run(t, sc, startServer(t, r.Path, append([]string{"exec-server"}, serverArgs(sc)...), codexHome(t, sc), sc))
 }
 
 func runOurs(t *testing.T, sc *Scenario) *transcript {
 	t.Helper()
-	return run(t, sc, startServer(t, ourBin, append([]string{"serve"}, serverArgs(sc)...), codexHome(t, sc)))
+	return run(t, sc, startServer(t, ourBin, append([]string{"serve"}, serverArgs(sc)...), codexHome(t, sc), sc))
 }
 
 // codexHome is the CODEX_HOME for a server of sc: "" (startServer then uses

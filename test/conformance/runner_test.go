@@ -32,8 +32,9 @@ type server struct {
 const recvTimeout = 5 * time.Second
 
 // startServer starts bin in a fresh ${TMP} with CODEX_HOME=codexHome, or
-// ${TMP}/codex-home when codexHome is "".
-func startServer(t *testing.T, bin string, args []string, codexHome string) *server {
+// ${TMP}/codex-home when codexHome is "". With sc.HomeInTmp, HOME=${TMP}/home (created
+// empty); with sc.FilesBeforeStart, sc's files and setup are laid before the start.
+func startServer(t *testing.T, bin string, args []string, codexHome string, sc *Scenario) *server {
 	t.Helper()
 	tmp, err := os.MkdirTemp("/var/tmp/executor-tests", "scenario-")
 	if err != nil {
@@ -49,6 +50,16 @@ func startServer(t *testing.T, bin string, args []string, codexHome string) *ser
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "CODEX_HOME="+codexHome, "TMPDIR="+tmp, "RUST_LOG=off",
 		"CONFORMANCE_HDR=from-env", "CONFORMANCE_EMPTY=")
+	if sc != nil && sc.HomeInTmp {
+		home := filepath.Join(tmp, "home")
+		if err := os.Mkdir(home, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cmd.Env = append(cmd.Env, "HOME="+home)
+	}
+	if sc != nil && sc.FilesBeforeStart {
+		layFiles(t, sc, tmp)
+	}
 	cmd.Dir = tmp
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -109,10 +120,11 @@ type received struct {
 }
 
 // run plays the scenario against srv and returns its transcript.
-func run(t *testing.T, sc *Scenario, srv *server) *transcript {
+// layFiles writes sc's files under tmp, then runs its setup there.
+func layFiles(t *testing.T, sc *Scenario, tmp string) {
 	t.Helper()
 	for rel, content := range sc.Files {
-		p := filepath.Join(srv.tmp, rel)
+		p := filepath.Join(tmp, rel)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -122,10 +134,17 @@ func run(t *testing.T, sc *Scenario, srv *server) *transcript {
 	}
 	if sc.Setup != "" {
 		cmd := exec.Command("bash", "-c", sc.Setup)
-		cmd.Dir = srv.tmp
+		cmd.Dir = tmp
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("setup: %v: %s", err, out)
 		}
+	}
+}
+
+func run(t *testing.T, sc *Scenario, srv *server) *transcript {
+	t.Helper()
+	if !sc.FilesBeforeStart {
+		layFiles(t, sc, srv.tmp)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

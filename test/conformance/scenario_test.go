@@ -18,6 +18,8 @@ import (
 //	                                            // before the server starts) instead of a
 //	                                            // directory outside ${TMP}, so "files" can
 //	                                            // write codex-home/config.toml
+//	 "homeInTmp": true,                         // HOME=${TMP}/home (created empty)
+//	 "filesBeforeStart": true,                  // lay files and setup before the servers start
 //	 "setup": "ln -s a b; mkfifo f",            // sh script run in ${TMP} after files
 //	 "steps": [
 //	   {"send": {...}},                         // a JSON message (Text frame); ${TMP}, ${TMPURI}, ${SESSION},
@@ -53,6 +55,13 @@ type Scenario struct {
 	// files and setup can prepare its config.toml (environmentConfig/read scenarios)
 	// and its path is scrubbed like every ${TMP} path.
 	CodexHomeInTmp bool `json:"codexHomeInTmp"`
+	// HomeInTmp starts the servers with HOME=${TMP}/home (created empty), so that files
+	// can lay $HOME/.agents/skills (capabilities/discoverV2 scenarios).
+	HomeInTmp bool `json:"homeInTmp"`
+	// FilesBeforeStart lays files and runs setup before the servers start instead of
+	// after: the reference builds its discoverV2 inventory at start and its watchers miss
+	// trees created later (spec/capabilities-0.171.0.md §5).
+	FilesBeforeStart bool `json:"filesBeforeStart"`
 	// MergeOutput folds the process/output chunks of each stream within a recvUntil batch
 	// into one message and masks event seqs (after checking they are contiguous), for
 	// scenarios whose read boundaries depend on scheduling (PTY echo, for one).
