@@ -212,7 +212,10 @@ func sortedKeys(m map[string]int) []string {
 //   - Each call's outcome is ok or error: a call that the reference answered with a result
 //     and ours with an error (or the reverse) is a difference; error codes and messages
 //     are test/conformance's business.
-//   - The server's notifications are compared as a set of methods.
+//   - The server's notifications are compared as a set of methods (process/output comes in
+//     as many chunks as the timing makes).
+//   - The command's output the CLI sends to the model is compared without its chunk id and
+//     wall time (the command sends stderr to stdout, so the order is fixed).
 
 // placeholders maps per-run directories to stable names, longest first.
 type placeholders [][2]string
@@ -429,6 +432,9 @@ func runParity(t *testing.T, rel refbin.Release, cmd string, setup func(env exec
 	}
 	ref, ours = out[0], out[1]
 	diffs := compareSessions(ref.cliSession, ours.cliSession, ref.names, ours.names)
+	if r, o := ref.names.apply(ref.toolOutput()), ours.names.apply(ours.toolOutput()); r != o {
+		diffs = append(diffs, fmt.Sprintf("the command's output sent to the model differs: reference %q, ours %q", r, o))
+	}
 	if len(diffs) > 0 || t.Failed() || os.Getenv("CODEX_E2E_VERBOSE") != "" {
 		log := t.Logf
 		if len(diffs) > 0 {
@@ -436,11 +442,28 @@ func runParity(t *testing.T, rel refbin.Release, cmd string, setup func(env exec
 		}
 		log("codex %s: %d difference(s) between the reference and ours:\n  %s", rel.Version, len(diffs), strings.Join(diffs, "\n  "))
 		for _, p := range []paritySession{ref, ours} {
-			t.Logf("calls the CLI sent to %s, in order:\n%s  server notifications: %v",
-				p.server, renderKeyedCalls(p.calls(), p.names), p.serverNotifications())
+			t.Logf("calls the CLI sent to %s, in order:\n%s  server notifications: %v\n  tool output: %q",
+				p.server, renderKeyedCalls(p.calls(), p.names), p.serverNotifications(), p.toolOutput())
 		}
 	}
 	return ref, ours
+}
+
+// toolOutput is the scripted command's output as the CLI sent it to the model, without the
+// lines that vary from run to run (chunk id, wall time).
+func (s cliSession) toolOutput() string {
+	for _, r := range s.requests {
+		if o, ok := toolOutput(r); ok {
+			var keep []string
+			for _, line := range strings.Split(o, "\n") {
+				if !strings.HasPrefix(line, "Chunk ID: ") && !strings.HasPrefix(line, "Wall time: ") {
+					keep = append(keep, line)
+				}
+			}
+			return strings.Join(keep, "\n")
+		}
+	}
+	return ""
 }
 
 // renderKeyedCalls is a method sequence for the log, normalized.
@@ -467,7 +490,10 @@ func renderKeyedCalls(calls []rpcCall, names placeholders) string {
 // `codex exec-server` and against `executor serve`, each behind a recording wsTap, and the
 // two recordings must agree after the normalization above: every call sent to the
 // reference is sent to ours, none is answered with an error by ours that the reference
-// answered with a result, and nothing extra. For 0.171.0 the recording of the reference
+// answered with a result, and nothing extra. The command writes proof.txt, runs
+// `git status` (which touches .git, the watch's present path: fs/missingChanged) and tries
+// to create .agents/skills, which workspace-write keeps read-only through both servers;
+// its output, as the CLI sends it to the model, must be the same through both. For 0.171.0 the recording of the reference
 // must include environmentConfig/read and fs/watchMissing (the capabilities the issue is
 // about), so the comparison proves ours receives them too. On a difference both normalized
 // sequences are logged; CODEX_E2E_VERBOSE=1 logs them always.
@@ -477,7 +503,7 @@ func TestCodexCLI_SameMethodsAsReference(t *testing.T) {
 	refbin.Releases(t)
 	ensureCodexDaemonDir(t)
 	refbin.ForEachRelease(t, func(t *testing.T, rel refbin.Release) {
-		ref, ours := runParity(t, rel, "echo e2e-parity > proof.txt && git status --short",
+		ref, ours := runParity(t, rel, "exec 2>&1; echo e2e-parity > proof.txt && git status --short; mkdir -p .agents/skills && echo made-skills-dir",
 			func(executorEnv) {}, func(string) {})
 		if rel.Version != "0.171.0" {
 			return
