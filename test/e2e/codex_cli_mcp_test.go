@@ -110,6 +110,10 @@ func TestCodexCLI_SeesEnvironmentMCPAndSkill(t *testing.T) {
 				t.Errorf("%s: the first model request does not list the repository skill %s", s.server, skills[0])
 			}
 		}
+		// The executor's config reached the CLI in the same form from both servers.
+		if r, o := configReadResult(ref), configReadResult(ours); r != o {
+			t.Errorf("environmentConfig/read results differ after normalization:\nreference %s\nours      %s", r, o)
+		}
 		for _, name := range skills {
 			if sawSkill[0] != nil && sawSkill[1] != nil && sawSkill[0][name] != sawSkill[1][name] {
 				t.Errorf("skill %s reaches the model through the reference: %v, through ours: %v", name, sawSkill[0][name], sawSkill[1][name])
@@ -119,6 +123,22 @@ func TestCodexCLI_SeesEnvironmentMCPAndSkill(t *testing.T) {
 			t.Logf("MCP methods: reference %v, ours %v; skills seen: reference %v, ours %v", mcpMethods[0], mcpMethods[1], sawSkill[0], sawSkill[1])
 		}
 	})
+}
+
+// configReadResult is the result of the session's first environmentConfig/read, with its
+// directories replaced by placeholders and re-encoded with sorted keys ("" if none).
+func configReadResult(s paritySession) string {
+	for _, c := range s.calls() {
+		if c.Method == "environmentConfig/read" && c.Answered && !c.failed() {
+			var v any
+			if json.Unmarshal([]byte(s.names.apply(string(c.Result))), &v) != nil {
+				return "not JSON: " + string(c.Result)
+			}
+			b, _ := json.Marshal(v) // maps marshal with sorted keys
+			return string(b)
+		}
+	}
+	return ""
 }
 
 // writeFile writes contents to path, creating its directory.
