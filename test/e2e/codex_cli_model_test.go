@@ -37,6 +37,7 @@ type scriptedModel struct {
 
 // modelRequest is the part of a Responses API request body the script looks at.
 type modelRequest struct {
+	Raw   []byte            `json:"-"` // the whole body, for searching
 	Model string            `json:"model"`
 	Input []json.RawMessage `json:"input"`
 	Tools []struct {
@@ -87,6 +88,7 @@ func (m *scriptedModel) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad json", http.StatusBadRequest)
 		return
 	}
+	req.Raw = body
 	m.mu.Lock()
 	m.requests = append(m.requests, req)
 	turn := len(m.requests)

@@ -232,21 +232,7 @@ func runCodexExec(t *testing.T, rel refbin.Release, srv *execServer, isOurs bool
 		tap = startWSTap(t, srv.url)
 		serverURL = tap.URL()
 	}
-	config := fmt.Sprintf(`model = "e2e-scripted"
-model_provider = "e2e"
-check_for_update_on_startup = false
-
-[model_providers.e2e]
-name = "e2e scripted model"
-base_url = %q
-wire_api = "responses"
-env_key = "E2E_MODEL_API_KEY"
-request_max_retries = 0
-stream_max_retries = 0
-`, model.BaseURL())
-	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeScriptedModelConfig(t, codexHome, model, "")
 
 	env := []string{
 		"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + userHome, "TMPDIR=" + tmp,
@@ -389,6 +375,27 @@ stream_max_retries = 0
 		fail("our debug log never mentions process_id=%s", start.ProcessID)
 	}
 	t.Logf("codex %s → %s (%s): methods %v; tool output %q", rel.Version, srv.name, mode.name, methods, output)
+}
+
+// writeScriptedModelConfig writes $CODEX_HOME/config.toml for a CLI that talks to model
+// (offline, no retries), with extra TOML appended.
+func writeScriptedModelConfig(t *testing.T, codexHome string, model *scriptedModel, extra string) {
+	t.Helper()
+	config := fmt.Sprintf(`model = "e2e-scripted"
+model_provider = "e2e"
+check_for_update_on_startup = false
+
+[model_providers.e2e]
+name = "e2e scripted model"
+base_url = %q
+wire_api = "responses"
+env_key = "E2E_MODEL_API_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+`, model.BaseURL()) + extra
+	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // countStarted counts our debug log's "process started" lines with mode's sandbox type.
