@@ -46,11 +46,40 @@ func (e executorEnv) vars() []string {
 	return []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + e.home, "TMPDIR=" + e.tmp, "CODEX_HOME=" + e.codexHome}
 }
 
-// startOursIn and startReferenceIn start `executor serve` and rel's `codex exec-server` in env.
-func startOursIn(t *testing.T, env executorEnv) *execServer {
+// startOursIn and startReferenceIn start `executor serve` (with extra arguments) and rel's
+// `codex exec-server` in env.
+func startOursIn(t *testing.T, env executorEnv, extra ...string) *execServer {
 	t.Helper()
 	return startExecServer(t, "executor serve", remoteExecutorBin(t), env.vars(),
-		"serve", "--listen", "ws://127.0.0.1:0", "--log-level", "debug")
+		append([]string{"serve", "--listen", "ws://127.0.0.1:0", "--log-level", "debug"}, extra...)...)
+}
+
+// referenceHelperDir is the directory rel's exec-server advertises as prependPathDirs: its
+// package's codex-path (ripgrep), beside bin/ (capabilities-0.171.0.md §12.2); "" if absent.
+func referenceHelperDir(rel refbin.Release) string {
+	d := filepath.Join(filepath.Dir(filepath.Dir(rel.Path)), "codex-path")
+	if st, err := os.Stat(d); err != nil || !st.IsDir() {
+		return ""
+	}
+	return d
+}
+
+// prependPathDirs is the prependPathDirs member of the session's initialize result, as JSON
+// ("" when absent).
+func (s cliSession) prependPathDirs() string {
+	for _, c := range s.calls() {
+		if c.Method != "initialize" {
+			continue
+		}
+		var r struct {
+			EnvironmentInfo struct {
+				PrependPathDirs json.RawMessage `json:"prependPathDirs"`
+			} `json:"environmentInfo"`
+		}
+		_ = json.Unmarshal(c.Result, &r) // absent or malformed: ""
+		return string(r.EnvironmentInfo.PrependPathDirs)
+	}
+	return ""
 }
 
 func startReferenceIn(t *testing.T, rel refbin.Release, env executorEnv) *execServer {
@@ -419,7 +448,11 @@ func runParity(t *testing.T, rel refbin.Release, cmd string, setup func(env exec
 		setup(env)
 		var srv *execServer
 		if which == "ours" {
-			srv = startOursIn(t, env)
+			var extra []string // advertise the reference's helper directory as it does
+			if d := referenceHelperDir(rel); d != "" {
+				extra = []string{"--prepend-path-dir", d}
+			}
+			srv = startOursIn(t, env, extra...)
 		} else {
 			srv = startReferenceIn(t, rel, env)
 		}
@@ -432,6 +465,9 @@ func runParity(t *testing.T, rel refbin.Release, cmd string, setup func(env exec
 	}
 	ref, ours = out[0], out[1]
 	diffs := compareSessions(ref.cliSession, ours.cliSession, ref.names, ours.names)
+	if r, o := ref.prependPathDirs(), ours.prependPathDirs(); r != o {
+		diffs = append(diffs, fmt.Sprintf("initialize prependPathDirs: reference %s, ours %s", r, o))
+	}
 	if r, o := ref.names.apply(ref.toolOutput()), ours.names.apply(ours.toolOutput()); r != o {
 		diffs = append(diffs, fmt.Sprintf("the command's output sent to the model differs: reference %q, ours %q", r, o))
 	}
