@@ -58,7 +58,7 @@ func TestWriteBlockDecode_AllocationsAndBytes(t *testing.T) {
 		}
 		p.Chunk.Release()
 	})
-	if got > 7 {
+	if got > 7 && !raceEnabled { // under -race the pool drops chunks at random
 		t.Errorf("got %v allocations per decoded request, want ≤ 7", got)
 	}
 }
