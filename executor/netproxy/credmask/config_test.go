@@ -1,0 +1,78 @@
+package credmask_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/execlab/executor/executor/netproxy/credmask"
+)
+
+// TestDecodeProviders_ReferenceTexts pins the texts observed on codex 0.171.0
+// (process/start with networkProxy.proxy.credentialProviders; see config.go).
+func TestDecodeProviders_ReferenceTexts(t *testing.T) {
+	const unknownField = "expected one of `env`, `patterns`, `url_prefixes`, `url_prefix_from_env`, `auth`, `header`, `prefix`"
+	tests := []struct {
+		name, raw, want string
+	}{
+		{"string", `"s"`, `invalid type: string "s", expected a map`},
+		{"sequence", `[1]`, `invalid type: sequence, expected a map`},
+		{"null", `null`, `invalid type: null, expected a map`},
+		{"provider bool", `{"x":true}`, "invalid type: boolean `true`, expected struct CredentialProviderConfig"},
+		{"provider null", `{"x":null}`, `invalid type: null, expected struct CredentialProviderConfig`},
+		{"camelCase", `{"x":{"urlPrefixes":["a"]}}`, "unknown field `urlPrefixes`, " + unknownField},
+		{"unknown", `{"x":{"env":["A"],"bogus":1}}`, "unknown field `bogus`, " + unknownField},
+		{"unknown first", `{"x":{"bogus":1,"env":1}}`, "unknown field `bogus`, " + unknownField},
+		{"type error first", `{"x":{"env":1,"bogus":1}}`, "invalid type: integer `1`, expected a sequence"},
+		{"env string", `{"x":{"env":"X"}}`, `invalid type: string "X", expected a sequence`},
+		{"env element", `{"x":{"env":[1]}}`, "invalid type: integer `1`, expected a string"},
+		{"header number", `{"x":{"header":1}}`, "invalid type: integer `1`, expected a string"},
+		{"auth variant", `{"x":{"auth":["bogus"]}}`, "unknown variant `bogus`, expected one of `bearer`, `token`, `basic`, `header`"},
+		{"auth string", `{"x":{"auth":"bearer"}}`, `invalid type: string "bearer", expected a sequence`},
+		{"float", `{"x":{"env":1.5}}`, "invalid type: floating point `1.5`, expected a sequence"},
+		{"float integral", `{"x":{"env":[2.0]}}`, "invalid type: floating point `2.0`, expected a string"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := credmask.DecodeProviders(json.RawMessage(tt.raw))
+			if err == nil || err.Error() != tt.want {
+				t.Fatalf("DecodeProviders(%s) = %v, want %q", tt.raw, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestDecodeProviders_Accepted(t *testing.T) {
+	for _, raw := range []string{
+		``, `{}`,
+		`{"x":{"auth":[{"bearer":null}]}}`,
+		`{"x":{"prefix":null}}`,
+		`{"x":{"url_prefix_from_env":null}}`,
+		`{"x":[["A"]]}`,
+		`{"c":{"env":["T"],"patterns":["tok_[a-z]{8}"],"url_prefixes":["http://127.0.0.1:9/"],"url_prefix_from_env":"U","auth":["bearer","token","basic","header"],"header":"X-Key","prefix":"Key "}}`,
+	} {
+		if _, err := credmask.DecodeProviders(json.RawMessage(raw)); err != nil {
+			t.Errorf("DecodeProviders(%s) = %v, want nil", raw, err)
+		}
+	}
+	got, err := credmask.DecodeProviders(json.RawMessage(`{"b":{"env":["B"]},"a":[["A"],["p"]]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].ID != "b" || got[1].ID != "a" || got[1].Config.Env[0] != "A" || got[1].Config.Patterns[0] != "p" {
+		t.Fatalf("got %+v, want b then a (document order), a from the sequence form", got)
+	}
+}
+
+func FuzzDecodeProviders(f *testing.F) {
+	for _, s := range []string{`{}`, `{"x":{"env":["A"],"auth":[{"header":null}],"header":"X"}}`, `{"x":[["A"],[],[],null]}`, `{"x":{"auth":[{}]}}`, `[`, `{"x":{"env":[1e400]}}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		entries, err := credmask.DecodeProviders(raw)
+		if err != nil {
+			return
+		}
+		// Whatever decodes must compile or be skipped, never panic.
+		_ = credmask.CompileForTest(entries)
+	})
+}
