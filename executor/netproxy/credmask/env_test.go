@@ -33,7 +33,7 @@ var (
 
 func bashC() []string { return []string{"bash", "-c", "env"} }
 
-func customProviders(t *testing.T, raw string) []credmask.ProviderEntry {
+func customProviders(t testing.TB, raw string) []credmask.ProviderEntry {
 	t.Helper()
 	p, err := credmask.DecodeProviders(json.RawMessage(raw))
 	if err != nil {
