@@ -23,6 +23,7 @@ import (
 	"encoding/base64"
 	"net/http"
 	"net/textproto"
+	"slices"
 	"strings"
 )
 
@@ -225,6 +226,8 @@ func (b *Broker) rewrite(req Request, h headerAccess) RewriteResult {
 		h.set(name, v)
 		res.Rewritten = append(res.Rewritten, name)
 	}
+	slices.Sort(res.Rewritten)
+	slices.Sort(res.Ambiguous)
 	return res
 }
 

@@ -10,9 +10,9 @@ import (
 )
 
 type fixture struct {
-	b                         *credmask.Broker
-	gh, oa, ct, hk, u1, u2    string // dummies
-	realHK, realU1, realU2    string
+	b                      *credmask.Broker
+	gh, oa, ct, hk, u1, u2 string // dummies
+	realHK, realU1, realU2 string
 }
 
 // newFixture masks GitHub, OpenAI, a loopback bearer provider, a header provider and
