@@ -20,6 +20,10 @@ package credmask
 //	{"x":{"auth":["bogus"]}}  unknown variant `bogus`, expected one of `bearer`, `token`, `basic`, `header`
 //	{"x":{"auth":[{"bearer":null}]}}, {"x":{"prefix":null}}, {"x":[["A"]]}  accepted
 //	{"x":{"env":1,"bogus":1}} the first bad member in document order wins
+//	{"x":{"auth":[1]}}        invalid type: integer `1`, expected string or map
+//	{"x":{"auth":[{}]}}       invalid value: map, expected map with a single key
+//	{"x":{"auth":[{"bearer":1}]}} invalid type: integer `1`, expected unit
+//	{"x":[[],[],[],null,[],null,null,1]} invalid length 8, expected 7 elements in sequence
 
 import (
 	"bytes"
@@ -185,7 +189,7 @@ func decodeAuth(raw json.RawMessage) (AuthScheme, error) {
 			n++
 			name = key
 			if string(bytes.TrimSpace(val)) != "null" {
-				valErr = invalidType(val, "unit variant")
+				valErr = invalidType(val, "unit")
 			}
 			return nil
 		})
@@ -203,7 +207,7 @@ func decodeAuth(raw json.RawMessage) (AuthScheme, error) {
 		}
 		return AuthScheme(name), nil
 	default:
-		return "", invalidType(raw, "enum CredentialProviderAuth")
+		return "", invalidType(raw, "string or map")
 	}
 	if !isAuth(name) {
 		return "", unknownVariant(name)

@@ -28,6 +28,11 @@ func TestDecodeProviders_ReferenceTexts(t *testing.T) {
 		{"header number", `{"x":{"header":1}}`, "invalid type: integer `1`, expected a string"},
 		{"auth variant", `{"x":{"auth":["bogus"]}}`, "unknown variant `bogus`, expected one of `bearer`, `token`, `basic`, `header`"},
 		{"auth string", `{"x":{"auth":"bearer"}}`, `invalid type: string "bearer", expected a sequence`},
+		{"auth number", `{"x":{"auth":[1]}}`, "invalid type: integer `1`, expected string or map"},
+		{"auth empty map", `{"x":{"auth":[{}]}}`, "invalid value: map, expected map with a single key"},
+		{"auth two keys", `{"x":{"auth":[{"bearer":null,"token":null}]}}`, "invalid value: map, expected map with a single key"},
+		{"auth value", `{"x":{"auth":[{"bearer":1}]}}`, "invalid type: integer `1`, expected unit"},
+		{"sequence too long", `{"x":[[],[],[],null,[],null,null,1]}`, "invalid length 8, expected 7 elements in sequence"},
 		{"float", `{"x":{"env":1.5}}`, "invalid type: floating point `1.5`, expected a sequence"},
 		{"float integral", `{"x":{"env":[2.0]}}`, "invalid type: floating point `2.0`, expected a string"},
 	}

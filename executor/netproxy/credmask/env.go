@@ -80,10 +80,14 @@ func Prepare(argv []string, env map[string]string, cfg *Config) (*Prepared, erro
 		r = mrand.New(mrand.NewChaCha8(seed))
 	}
 	providers := builtinProviders(env)
+	unprotected := false
 	for _, p := range CompileProviders(cfg.Providers, log) {
-		if b := p.bind(env, log); b != nil {
+		if b := p.bind(env, log, &unprotected); b != nil {
 			providers = append(providers, b)
 		}
+	}
+	if unprotected {
+		log.Warn(unprotectedLogText)
 	}
 	b := &Broker{}
 	marker := map[string]string{}

@@ -210,6 +210,8 @@ func TestCompileProviders_SkipsWithReferenceLog(t *testing.T) {
 		{"no env", `{"x":{"auth":[{"bearer":null}]}}`, "credential provider `x` has no environment keys"},
 		{"no patterns", `{"c":{"env":["CUSTOM_TOK"],"url_prefixes":["https://x.example/"]}}`, "credential provider `c` has no credential patterns"},
 		{"header without name", `{"c":{"env":["CUSTOM_TOK"],"patterns":["tok_[a-z]{8}"],"url_prefixes":["https://x.example/"],"auth":["header"]}}`, "credential provider `c` requires a header name exactly when using header authentication"},
+		{"no destination", `{"c":{"env":["CUSTOM_TOK"],"patterns":["tok_[a-z]{8}"]}}`, "credential provider `c` has no destination URL prefixes"},
+		{"from-env unset", `{"c":{"env":["CUSTOM_TOK"],"patterns":["tok_[a-z]{8}"],"url_prefix_from_env":"NOPE"}}`, "Credential masking could not protect some environment credentials; continuing with those values unmasked."},
 		{"overlapping env", `{"c":{` + ok + `},"d":{` + ok + `}}`, `ignoring credential provider with an overlapping environment source" provider=d`},
 	}
 	for _, tt := range tests {
@@ -228,5 +230,25 @@ func TestCompileProviders_SkipsWithReferenceLog(t *testing.T) {
 				t.Errorf("CUSTOM_TOK = %q, want it real (provider skipped)", p.Env["CUSTOM_TOK"])
 			}
 		})
+	}
+}
+
+func TestPrepare_URLPrefixFromEnv(t *testing.T) {
+	env := map[string]string{"CUSTOM_TOK": realCustom, "API_BASE": "https://api.corp.example/v2"}
+	p, err := credmask.Prepare(bashC(), env, &credmask.Config{Masking: true, Rand: credmask.RandFromSeed(5),
+		Providers: customProviders(t, `{"c":{"env":["CUSTOM_TOK"],"patterns":["tok_[a-z]{8}"],"url_prefix_from_env":"API_BASE","auth":["token"]}}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := p.Env["CUSTOM_TOK"]
+	if d == realCustom || !p.Broker.Intercepts("api.corp.example", 443) {
+		t.Fatalf("CUSTOM_TOK %q, intercepts %v; want masked and bound to API_BASE", d, p.Broker.Intercepts("api.corp.example", 443))
+	}
+	for path, want := range map[string]string{"/v2/repos": "token " + realCustom, "/v3": "token " + d} {
+		lines := []credmask.HeaderLine{{Name: "authorization", Value: "token " + d}}
+		p.Broker.RewriteLines(credmask.Request{Scheme: "https", Host: "api.corp.example", Path: path}, lines)
+		if lines[0].Value != want {
+			t.Errorf("path %s: %q, want %q", path, lines[0].Value, want)
+		}
 	}
 }

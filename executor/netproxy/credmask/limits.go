@@ -17,6 +17,10 @@ const (
 	// not a plain `bash -c SCRIPT` (§9.1).
 	UnavailableLogText = "Credential masking is unavailable for this shell startup; preserving shell profiles and snapshots and running with unmasked credentials."
 
+	// unprotectedLogText is logged (warn) when a custom provider's credential has no
+	// destination in this environment (url_prefix_from_env unset) and stays real.
+	unprotectedLogText = "Credential masking could not protect some environment credentials; continuing with those values unmasked."
+
 	// caDirName is the directory under $CODEX_HOME that holds the CA certificate and
 	// the trust bundle: proxy/ca-<sha256 of the file>.pem and
 	// proxy/ca-bundle-<sha256 of the file>.pem (probed 0.171.0; the key is never written).

@@ -255,7 +255,7 @@ func compileProvider(e ProviderEntry) (*provider, error) {
 		}
 	}
 	if len(p.dests) == 0 && p.fromEnv == "" {
-		return nil, fmt.Errorf("credential provider `%s` has no destinations", id)
+		return nil, fmt.Errorf("credential provider `%s` has no destination URL prefixes", id)
 	}
 	p.auth = slices.Compact(slices.Clone(c.Auth))
 	if len(p.auth) == 0 {
@@ -286,14 +286,21 @@ func compileProvider(e ProviderEntry) (*provider, error) {
 }
 
 // bind returns p with its url_prefix_from_env destination resolved against env, or
-// nil when the provider has no destination in this environment.
-func (p *provider) bind(env map[string]string, log *slog.Logger) *provider {
+// nil when the provider has no destination in this environment. unprotected is set
+// when the provider's credential must stay real for lack of a destination (0.171.0
+// then logs unprotectedLogText once).
+func (p *provider) bind(env map[string]string, log *slog.Logger, unprotected *bool) *provider {
 	if p.fromEnv == "" {
 		return p
 	}
 	v, ok := env[p.fromEnv]
 	if !ok || strings.TrimSpace(v) == "" {
 		if len(p.dests) == 0 {
+			for _, k := range p.env {
+				if p.accepts(strings.TrimSpace(env[k])) {
+					*unprotected = true
+				}
+			}
 			return nil
 		}
 		return p
