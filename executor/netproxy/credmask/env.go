@@ -120,25 +120,7 @@ func Prepare(argv []string, env map[string]string, cfg *Config) (*Prepared, erro
 		out[EnvBrokeredCredentials] = "[]"
 		return &Prepared{Env: out}, nil
 	}
-	// Aliases: any other variable holding a brokered real value (raw or trimmed).
-	keys := make([]string, 0, len(env))
-	for k := range env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if _, done := marker[aliasPrefix+k]; done {
-			continue
-		}
-		v := strings.TrimSpace(env[k])
-		for _, c := range b.creds {
-			if v != "" && v == c.real.Reveal() {
-				out[k] = c.dummy
-				marker[aliasPrefix+k] = c.dummy
-				break
-			}
-		}
-	}
+	b.maskAliases(env, out, marker)
 	enc, err := encodeMarker(marker)
 	if err != nil {
 		return nil, err
@@ -172,4 +154,26 @@ func randFromSeed(seed uint64) *mrand.Rand {
 	var s [32]byte
 	binary.LittleEndian.PutUint64(s[:], seed)
 	return mrand.New(mrand.NewChaCha8(s))
+}
+
+// maskAliases masks every other variable holding a brokered real value (trimmed).
+func (b *Broker) maskAliases(env, out, marker map[string]string) {
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if _, done := marker[aliasPrefix+k]; done {
+			continue
+		}
+		v := strings.TrimSpace(env[k])
+		for _, c := range b.creds {
+			if v != "" && v == c.real.Reveal() {
+				out[k] = c.dummy
+				marker[aliasPrefix+k] = c.dummy
+				break
+			}
+		}
+	}
 }

@@ -257,23 +257,8 @@ func compileProvider(e ProviderEntry) (*provider, error) {
 	if len(p.dests) == 0 && p.fromEnv == "" {
 		return nil, fmt.Errorf("credential provider `%s` has no destination URL prefixes", id)
 	}
-	p.auth = slices.Compact(slices.Clone(c.Auth))
-	if len(p.auth) == 0 {
-		p.auth = []AuthScheme{AuthBearer}
-	}
-	wantsHeader := slices.Contains(p.auth, AuthHeader)
-	hasHeader := c.Header != nil && *c.Header != ""
-	if wantsHeader != hasHeader || (hasHeader && !validHeaderName(*c.Header)) {
-		return nil, fmt.Errorf("credential provider `%s` requires a header name exactly when using header authentication", id)
-	}
-	if hasHeader {
-		p.header = canonicalHeader(*c.Header)
-	}
-	if c.Prefix != nil {
-		if !headerSafe(*c.Prefix) {
-			return nil, fmt.Errorf("invalid credential prefix for provider `%s`", id)
-		}
-		p.prefix = *c.Prefix
+	if err := p.compileAuth(c); err != nil {
+		return nil, err
 	}
 	p.dummyFn = func(real string, r *rand.Rand) (string, error) {
 		g := p.matchingGenerator(real)
@@ -283,6 +268,30 @@ func compileProvider(e ProviderEntry) (*provider, error) {
 		return g.Generate(r)
 	}
 	return p, nil
+}
+
+// compileAuth sets the auth schemes (default bearer), the header and the prefix.
+func (p *provider) compileAuth(c ProviderConfig) error {
+	id := p.id
+	p.auth = slices.Compact(slices.Clone(c.Auth))
+	if len(p.auth) == 0 {
+		p.auth = []AuthScheme{AuthBearer}
+	}
+	wantsHeader := slices.Contains(p.auth, AuthHeader)
+	hasHeader := c.Header != nil && *c.Header != ""
+	if wantsHeader != hasHeader || (hasHeader && !validHeaderName(*c.Header)) {
+		return fmt.Errorf("credential provider `%s` requires a header name exactly when using header authentication", id)
+	}
+	if hasHeader {
+		p.header = canonicalHeader(*c.Header)
+	}
+	if c.Prefix != nil {
+		if !headerSafe(*c.Prefix) {
+			return fmt.Errorf("invalid credential prefix for provider `%s`", id)
+		}
+		p.prefix = *c.Prefix
+	}
+	return nil
 }
 
 // bind returns p with its url_prefix_from_env destination resolved against env, or
