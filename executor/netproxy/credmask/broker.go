@@ -2,7 +2,11 @@ package credmask
 
 // The broker: the credentials of one masked launch and the header rewriting of §9.3.
 //
-// Rewriting rules, per request, for the credentials whose destinations contain it:
+// Rewriting rules, per request, for the credentials whose destinations contain it
+// (observed on codex 0.171.0 for plain HTTP to a loopback custom provider: bearer in
+// any case, token, "Bearer  <dummy>" sent as "Bearer <real>", over-long and embedded
+// tokens untouched, paths outside the prefix or with encoded dots or slashes
+// untouched, basic user and password merged, header + prefix exact):
 //
 //   - bearer / token: an Authorization value "<Scheme> <dummy>" (scheme
 //     case-insensitive) becomes "<Scheme> <real>"; the token must equal the dummy
@@ -12,7 +16,8 @@ package credmask
 //   - header (custom providers): the provider's header, exactly prefix + dummy.
 //   - Built-in providers accept bearer, token and basic (git sends basic with the token
 //     as password).
-//   - A header that appears more than once is never rewritten. When two credentials
+//   - A header that appears more than once is never rewritten (a known difference:
+//     0.171.0 rewrote a repeated Authorization and forwarded a single line). When two credentials
 //     would rewrite one header differently (and it is not a basic user/password merge),
 //     the header is ambiguous and left untranslated.
 //   - A request outside a credential's destinations (other host, port, scheme or path

@@ -50,6 +50,8 @@ func TestRewriteHeaders(t *testing.T) {
 		want   string
 	}{
 		{"github bearer", gh, "Authorization", "Bearer " + f.gh, "Bearer " + realPAT},
+		{"bearer lowercase keeps the scheme's spelling", gh, "Authorization", "bearer " + f.gh, "bearer " + realPAT},
+		{"two spaces collapse to one (0.171.0)", gh, "Authorization", "Bearer  " + f.gh, "Bearer " + realPAT},
 		{"github token scheme", gh, "Authorization", "token " + f.gh, "token " + realPAT},
 		{"github basic password (git)", gh, "Authorization", basic("x-access-token", f.gh), basic("x-access-token", realPAT)},
 		{"github any path", credmask.Request{Scheme: "https", Host: "github.com", Path: "/a/../b"}, "Authorization", "Bearer " + f.gh, "Bearer " + realPAT},
