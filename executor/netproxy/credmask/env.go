@@ -86,9 +86,6 @@ func Prepare(argv []string, env map[string]string, cfg *Config) (*Prepared, erro
 			providers = append(providers, b)
 		}
 	}
-	if unprotected {
-		log.Warn(unprotectedLogText)
-	}
 	b := &Broker{}
 	marker := map[string]string{}
 	for _, p := range providers {
@@ -115,12 +112,17 @@ func Prepare(argv []string, env map[string]string, cfg *Config) (*Prepared, erro
 			marker[aliasPrefix+k] = c.dummy
 		}
 	}
+	if unprotected {
+		log.Warn(unprotectedLogText)
+	}
 	if len(b.creds) == 0 {
 		out[EnvBrokerActive] = "1"
 		out[EnvBrokeredCredentials] = "[]"
 		return &Prepared{Env: out}, nil
 	}
-	b.maskAliases(env, out, marker)
+	if b.maskAliases(env, out, marker) && !unprotected {
+		log.Warn(unprotectedLogText)
+	}
 	enc, err := encodeMarker(marker)
 	if err != nil {
 		return nil, err
@@ -156,8 +158,12 @@ func randFromSeed(seed uint64) *mrand.Rand {
 	return mrand.New(mrand.NewChaCha8(s))
 }
 
-// maskAliases masks every other variable holding a brokered real value (trimmed).
-func (b *Broker) maskAliases(env, out, marker map[string]string) {
+// maskAliases masks every other variable whose value is exactly a brokered real value
+// (0.171.0: "v" is an alias of GITHUB_TOKEN=" v ", " v " is not). It reports whether
+// some other value merely contains a real value (a URL with the token inside, the
+// value with spaces): those stay real, as in the reference, which then logs
+// unprotectedLogText.
+func (b *Broker) maskAliases(env, out, marker map[string]string) (unprotected bool) {
 	keys := make([]string, 0, len(env))
 	for k := range env {
 		keys = append(keys, k)
@@ -167,13 +173,18 @@ func (b *Broker) maskAliases(env, out, marker map[string]string) {
 		if _, done := marker[aliasPrefix+k]; done {
 			continue
 		}
-		v := strings.TrimSpace(env[k])
+		v := env[k]
 		for _, c := range b.creds {
-			if v != "" && v == c.real.Reveal() {
+			real := c.real.Reveal()
+			if v == real {
 				out[k] = c.dummy
 				marker[aliasPrefix+k] = c.dummy
 				break
 			}
+			if len(real) >= minEmbeddedLen && strings.Contains(v, real) {
+				unprotected = true
+			}
 		}
 	}
+	return unprotected
 }

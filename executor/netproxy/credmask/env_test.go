@@ -252,3 +252,28 @@ func TestPrepare_URLPrefixFromEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestPrepare_AliasesAreExact follows 0.171.0: GITHUB_TOKEN=" v " is brokered as "v";
+// COPY="v" is an alias; COPY2=" v " and EMBED (the value inside a URL) stay real and
+// the unprotected-credential warning is logged.
+func TestPrepare_AliasesAreExact(t *testing.T) {
+	var logs bytes.Buffer
+	env := map[string]string{"GITHUB_TOKEN": " padded-value ", "COPY": "padded-value", "COPY2": " padded-value ",
+		"EMBED": "url=https://x:padded-value@h", "OPENAI_API_KEY": "sk-abc"}
+	p, err := credmask.Prepare(bashC(), env, &credmask.Config{Masking: true, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Env["COPY"] != p.Env["GITHUB_TOKEN"] || !strings.HasPrefix(p.Env["COPY"], "ghp_masked") {
+		t.Errorf("COPY = %q, want the GITHUB_TOKEN dummy %q", p.Env["COPY"], p.Env["GITHUB_TOKEN"])
+	}
+	if p.Env["COPY2"] != " padded-value " || p.Env["EMBED"] != env["EMBED"] {
+		t.Errorf("COPY2 %q, EMBED %q: want them unchanged", p.Env["COPY2"], p.Env["EMBED"])
+	}
+	if n := strings.Count(logs.String(), "Credential masking could not protect some environment credentials"); n != 1 {
+		t.Errorf("unprotected warning logged %d times, want 1: %s", n, logs.String())
+	}
+	if o := p.Env["OPENAI_API_KEY"]; len(o) != 51 || !strings.HasPrefix(o, "sk-masked") {
+		t.Errorf("OPENAI_API_KEY=sk-abc became %q, want sk-masked… of 51 bytes (0.171.0)", o)
+	}
+}

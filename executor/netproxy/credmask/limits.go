@@ -54,6 +54,9 @@ const (
 	MaxProviders = 64
 	// MaxPatternLen bounds one custom pattern's source (bytes).
 	MaxPatternLen = 1024
+	// minEmbeddedLen: a real value at least this long found inside another variable's
+	// value counts as an unprotected copy (logged; the value stays real).
+	minEmbeddedLen = 8
 	// maxRepeatExtra bounds how far beyond its minimum a generated repetition goes.
 	maxRepeatExtra = 8
 	// maxGeneratedLen bounds a generated dummy (bytes).
