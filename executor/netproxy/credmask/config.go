@@ -333,3 +333,22 @@ func quoteList(names []string) string {
 	}
 	return strings.Join(q, ", ")
 }
+
+// Providers is credentialProviders as a field type: declared in the proxy config
+// struct as `CredentialProviders credmask.Providers `json:"credentialProviders,omitempty"“,
+// jsonwire decodes it in document order with the texts of DecodeProviders (absent →
+// nil; null → "invalid type: null, expected a map").
+type Providers []ProviderEntry
+
+// UnmarshalJSON implements json.Unmarshaler with DecodeProviders.
+func (p *Providers) UnmarshalJSON(raw []byte) error {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return invalidType(json.RawMessage("null"), "a map")
+	}
+	entries, err := DecodeProviders(raw)
+	if err != nil {
+		return err
+	}
+	*p = entries
+	return nil
+}

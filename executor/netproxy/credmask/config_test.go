@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/execlab/executor/executor/netproxy/credmask"
+	"github.com/execlab/executor/jsonwire"
 )
 
 // TestDecodeProviders_ReferenceTexts pins the texts observed on codex 0.171.0
@@ -80,4 +81,31 @@ func FuzzDecodeProviders(f *testing.F) {
 		// Whatever decodes must compile or be skipped, never panic.
 		_ = credmask.CompileForTest(entries)
 	})
+}
+
+// TestProviders_AsJSONWireField decodes Providers as a struct member through jsonwire,
+// as executor/netproxy's config would: document order decides which error wins.
+func TestProviders_AsJSONWireField(t *testing.T) {
+	type proxy struct {
+		Mode                string             `json:"mode,omitempty"`
+		CredentialProviders credmask.Providers `json:"credentialProviders,omitempty"`
+	}
+	var p proxy
+	if err := jsonwire.Decode([]byte(`{"credentialProviders":{"c":{"env":["A"]}},"mode":"full"}`), &p); err != nil || len(p.CredentialProviders) != 1 || p.CredentialProviders[0].ID != "c" {
+		t.Fatalf("decode: %v, %+v", err, p)
+	}
+	p = proxy{}
+	if err := jsonwire.Decode([]byte(`{"mode":"full"}`), &p); err != nil || p.CredentialProviders != nil {
+		t.Fatalf("absent: %v, %+v", err, p)
+	}
+	for raw, want := range map[string]string{
+		`{"credentialProviders":null}`:                       "invalid type: null, expected a map",
+		`{"credentialProviders":{"x":{"bogus":1}},"mode":1}`: "unknown field `bogus`, expected one of `env`, `patterns`, `url_prefixes`, `url_prefix_from_env`, `auth`, `header`, `prefix`",
+		`{"mode":1,"credentialProviders":{"x":{"bogus":1}}}`: "invalid type: number, expected a string", // jsonwire's text for the member before it
+	} {
+		err := jsonwire.Decode([]byte(raw), &p)
+		if err == nil || err.Error() != want {
+			t.Errorf("Decode(%s) = %v, want %q", raw, err, want)
+		}
+	}
 }

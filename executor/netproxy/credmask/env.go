@@ -26,7 +26,7 @@ type Config struct {
 	// Masking is proxy.credentialMasking.
 	Masking bool
 	// Providers are the decoded credentialProviders (DecodeProviders), nil for none.
-	Providers []ProviderEntry
+	Providers Providers
 	// CABundlePath is the trust bundle (CA.TrustBundle); written into CAEnvVars when
 	// Masking is on. Empty leaves those variables alone.
 	CABundlePath string
