@@ -6,8 +6,8 @@
 //
 // # Layers
 //
-// Above: executor/netproxy (which decodes proxy.credentialProviders with
-// DecodeProviders, owns one CA per executor, calls Prepare on the child environment
+// Above: executor/netproxy (which declares proxy.credentialProviders as a Providers
+// member so that it decodes in document order, owns one CA per executor, calls Prepare on the child environment
 // after writing the §4 proxy variables, and, per request, Broker.Intercepts for a
 // CONNECT and Broker.RewriteLines before forwarding) and executor/process (argv, env,
 // lifetime). Below: jsonwire (serde texts) and the standard library (regexp/syntax,
@@ -21,8 +21,11 @@
 //     the trust bundle; for a maskable startup, built-in and custom credentials and
 //     their aliases become dummies and CODEX_NETWORK_PROXY_CREDENTIAL_BROKER_ACTIVE=1
 //     and CODEX_NETWORK_PROXY_BROKERED_CREDENTIALS=[[name,dummy],…] are set (sorted:
-//     "@alias:V" for every masked V, then the canonical variables); otherwise
-//     UnavailableLogText is logged and the values stay real. Probed on 0.171.0.
+//     "@alias:V" for every masked V, then the canonical variables; "[]" when nothing
+//     was masked); otherwise UnavailableLogText is logged and the values stay real. An
+//     alias is a variable whose value is exactly a brokered (trimmed) real value; a
+//     value that merely contains one stays real and a warning is logged. Probed on
+//     0.171.0.
 //   - Built-in providers (providers.go): GH_TOKEN/GITHUB_TOKEN → github.com,
 //     api.github.com, *.ghe.com; GH_ENTERPRISE_TOKEN/GITHUB_ENTERPRISE_TOKEN → GH_HOST
 //     when it is not a cloud host; OPENAI_API_KEY → api.openai.com. Any non-empty,
