@@ -48,3 +48,27 @@ func TestGenerate_Impossible(t *testing.T) {
 		t.Fatalf("Generate(a\\bb) = %q, want an error", s)
 	}
 }
+
+// FuzzGenerate: for any pattern Go accepts, Generate returns a full match or an error,
+// within its bounds.
+func FuzzGenerate(f *testing.F) {
+	for _, p := range []string{`tok_[a-z]{8}`, `(a|b)*c{2,}`, `\bx\B`, `[^a-z]{3}`, `(?i)k[0-9]+`, `a{1000}`, `(?s).{4}`, `[\p{Greek}]{2}`} {
+		f.Add(p, uint64(1))
+	}
+	f.Fuzz(func(t *testing.T, pattern string, seed uint64) {
+		if len(pattern) > credmask.MaxPatternLen {
+			return
+		}
+		re, err := regexp.Compile(`^(?:` + pattern + `)$`)
+		if err != nil {
+			return
+		}
+		s, err := credmask.GenerateForTest(pattern, credmask.RandFromSeed(seed))
+		if err != nil {
+			return
+		}
+		if !re.MatchString(s) {
+			t.Fatalf("Generate(%q) = %q, not a match", pattern, s)
+		}
+	})
+}
