@@ -155,6 +155,10 @@ func TestPrepare_AnyGitHubValueAndEnterpriseHost(t *testing.T) {
 	if p.Broker.Intercepts("github.com", 8443) || p.Broker.Intercepts("example.com", 443) || p.Broker.Intercepts("ghe.com", 443) {
 		t.Error("broker intercepts a destination no credential is bound to")
 	}
+	p, err = credmask.Prepare(bashC(), map[string]string{"GH_HOST": "https://GHE.Corp.example/", "GITHUB_ENTERPRISE_TOKEN": "e-secret-2"}, &credmask.Config{Masking: true})
+	if err != nil || !p.Broker.Intercepts("ghe.corp.example", 443) {
+		t.Errorf("GH_HOST as a URL: broker %v, err %v; want ghe.corp.example bound", p.Broker, err)
+	}
 	// GH_HOST naming a cloud host does not activate the enterprise source.
 	p, err = credmask.Prepare(bashC(), map[string]string{"GH_HOST": "github.com", "GH_ENTERPRISE_TOKEN": "e-secret"}, &credmask.Config{Masking: true})
 	if err != nil {

@@ -82,6 +82,10 @@ func builtinProviders(env map[string]string) []*provider {
 
 func ghHost(env map[string]string) string {
 	h := strings.TrimSpace(env[envGHHost])
+	if _, rest, ok := strings.Cut(h, "://"); ok {
+		h = rest
+	}
+	h, _, _ = strings.Cut(h, "/")
 	if hh, _, err := net.SplitHostPort(h); err == nil {
 		h = hh
 	}
