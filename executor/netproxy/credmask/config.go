@@ -70,7 +70,7 @@ type ProviderEntry struct {
 
 // DecodeProviders decodes the raw credentialProviders member. nil or empty raw means
 // absent (no providers). Errors carry the reference's bare serde text, for the caller
-// to send as -32602. Semantic problems are not errors here: see CompileProviders.
+// to send as -32602. Semantic problems are not errors here: see compileProviders.
 func DecodeProviders(raw json.RawMessage) ([]ProviderEntry, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {

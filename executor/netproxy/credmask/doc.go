@@ -31,7 +31,7 @@
 //     when it is not a cloud host; OPENAI_API_KEY → api.openai.com. Any non-empty,
 //     header-safe value is brokered (0.171.0 masks GITHUB_TOKEN=x too).
 //   - DecodeProviders (config.go): the reference's serde texts, snake_case, unknown
-//     fields rejected. CompileProviders: semantic problems skip the provider with the
+//     fields rejected. compileProviders: semantic problems skip the provider with the
 //     reference's warning ("ignoring invalid credential provider"), never fail.
 //   - Dummies: built-ins keep the prefix and add "masked" (ghp_masked…, sk-proj-masked…)
 //     at the real length (GitHub ≥ 40, OpenAI ≥ 51); custom providers generate from the

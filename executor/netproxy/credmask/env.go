@@ -81,7 +81,7 @@ func Prepare(argv []string, env map[string]string, cfg *Config) (*Prepared, erro
 	}
 	providers := builtinProviders(env)
 	unprotected := false
-	for _, p := range CompileProviders(cfg.Providers, log) {
+	for _, p := range compileProviders(cfg.Providers, log) {
 		if b := p.bind(env, log, &unprotected); b != nil {
 			providers = append(providers, b)
 		}

@@ -38,4 +38,4 @@ func (c *CA) LeafCacheLen() int {
 }
 
 // CompileForTest compiles entries and returns how many were kept.
-func CompileForTest(entries []ProviderEntry) int { return len(CompileProviders(entries, nil)) }
+func CompileForTest(entries []ProviderEntry) int { return len(compileProviders(entries, nil)) }

@@ -181,13 +181,13 @@ func headerSafe(v string) bool {
 	return true
 }
 
-// CompileProviders validates the decoded custom providers. An invalid provider is
+// compileProviders validates the decoded custom providers. An invalid provider is
 // skipped with a warning in the reference's words ("ignoring invalid credential
 // provider", provider=<id>, error=<why>); a provider whose env overlaps an earlier
 // one (by id order) is skipped with "ignoring credential provider with an overlapping
 // environment source". It never fails: a start with bad providers succeeds (§9.4).
 // Ids are processed in sorted order; at most MaxProviders are kept.
-func CompileProviders(entries []ProviderEntry, log *slog.Logger) []*provider {
+func compileProviders(entries []ProviderEntry, log *slog.Logger) []*provider {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
