@@ -32,6 +32,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	sandboxBackend := sandboxBackendFlag(fs)
 	wsAuth := wsAuthFlags(fs)
 	proxy := addProxyFlags(fs)
+	tunnelAllow := tunnelAllowFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -70,6 +71,10 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err := checkSandboxBackend(*sandboxBackend); err != nil {
 		return err
 	}
+	tunnelPolicy, err := tunnelAllow()
+	if err != nil {
+		return err
+	}
 	rt, err := startExecutorRuntime(ctx, stderr, *logLevel, *logFormat, *metricsAddr)
 	if err != nil {
 		return err
@@ -89,6 +94,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			Sandbox:              startSandbox(ctx, *sandboxBackend, log),
 			TCPUpstreamProxy:     proxy.upstream.String(),
 			Observer:             telemetry.WithTracing(executorObserver(tm), tr),
+			TunnelPolicy:         tunnelPolicy,
 		},
 		Stdin:    stdin,
 		Stdout:   stdout,
