@@ -7,6 +7,7 @@ package harness
 // in its own buffer, which the flow-control window bounds.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,7 +25,7 @@ import (
 
 // TunnelWindow is the harness's receive window per tunnelled connection, in bytes: the
 // executor has at most this much data in flight towards it.
-const TunnelWindow = 1 << 20
+const TunnelWindow = 2 << 20
 
 // ErrTunnelRefused is wrapped by DialTCP's error when the executor's policy
 // (--tunnel-allow) does not allow the destination; the error's text is the executor's,
@@ -476,3 +477,12 @@ func (tc *TunnelConn) SetWriteDeadline(t time.Time) error {
 	signal(tc.writable)
 	return nil
 }
+
+// tunnelPrefix starts every tunnel notification as our executor and this package encode
+// them (the envelope's first member is the method).
+var tunnelPrefix = []byte(`{"method":"tunnel/`)
+
+// isTunnelNotification reports, without parsing, whether msg is a tunnel notification
+// in the canonical encoding: session recovery need not look at it (tunnels never
+// survive a reconnect). Other encodings are parsed as usual, with the same outcome.
+func isTunnelNotification(msg []byte) bool { return bytes.HasPrefix(msg, tunnelPrefix) }

@@ -199,3 +199,53 @@ func TestDialTCP_SlowReaderBackPressure(t *testing.T) {
 	}
 	close(stop)
 }
+
+func TestDialTCP_DeadlinesAndClose(t *testing.T) {
+	c := dialOurs(t)
+	_, port := listenTCP(t, func(nc net.Conn) { _, _ = io.Copy(io.Discard, nc) }) // never writes
+	conn, err := c.DialTCP(testCtx(t), "127.0.0.1", port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	if _, err := conn.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("read past the deadline: %v, want os.ErrDeadlineExceeded", err)
+	}
+	var ne net.Error
+	_ = conn.SetReadDeadline(time.Now().Add(-time.Second))
+	if _, err := conn.Read(make([]byte, 1)); !errors.As(err, &ne) || !ne.Timeout() {
+		t.Fatalf("read with a past deadline: %v, want a timeout net.Error", err)
+	}
+	_ = conn.SetReadDeadline(time.Time{})
+	done := make(chan error, 1)
+	go func() { _, err := conn.Read(make([]byte, 1)); done <- err }()
+	time.Sleep(20 * time.Millisecond)
+	conn.Close()
+	if err := <-done; !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("read across Close: %v, want net.ErrClosed", err)
+	}
+	if _, err := conn.Write([]byte("x")); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("write after Close: %v, want net.ErrClosed", err)
+	}
+}
+
+// The connection dies with the Client's connection: reads fail with ErrTunnelReset.
+func TestDialTCP_ResetWhenClientCloses(t *testing.T) {
+	c := dialOurs(t)
+	_, port := listenTCP(t, func(nc net.Conn) { _, _ = io.Copy(io.Discard, nc) })
+	conn, err := c.DialTCP(testCtx(t), "127.0.0.1", port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := conn.Read(make([]byte, 1)); done <- err }()
+	c.Close()
+	select {
+	case err := <-done:
+		if !errors.Is(err, harness.ErrTunnelReset) {
+			t.Fatalf("read after the Client closed: %v, want ErrTunnelReset", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("read still blocked 10 s after the Client closed")
+	}
+}

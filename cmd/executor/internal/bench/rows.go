@@ -130,6 +130,7 @@ var rows = []Row{
 	},
 	{Name: "tunnel_cpu", Unit: "× relay_cpu", Goal: Goal{Kind: OursAtMost, Value: 1.2}, Describe: "remote executor CPU per GiB of tunnel_stream ÷ per GiB of relay_cpu's stream, back to back", Measure: measureTunnelCPU, OursOnly: true},
 	{Name: "tunnel_parallel16", Unit: "MiB/s", Goal: Goal{Kind: OursAtLeast, Value: 200}, Describe: "16 tunnelled connections at once, 256 MiB in all, every byte verified, aggregate", Measure: measureTunnelParallel, OursOnly: true},
+	{Name: "tunnel_parallel16_streams", Unit: "MiB/s", Goal: Goal{Kind: OursAtLeast, Value: 0}, Describe: "tunnel_parallel16 with a relay stream of its own per connection (the rejected design; informative)", Measure: measureTunnelParallelStreams, OursOnly: true},
 	{Name: "tunnel_echo_rtt", Unit: "ms", Goal: Goal{Kind: OursAtMost, Value: 1}, Describe: "p50 1-byte echo round trip through a tunnel minus p50 over plain loopback", Measure: measureTunnelEchoRTT, OursOnly: true},
 	{Name: "tunnel_idle_memory", Unit: "KiB", Goal: Goal{Kind: OursAtMost, Value: 64}, Describe: "executor heap + stacks per idle tunnelled connection at 1,000 (tunnel.Table in process, after GC)", Measure: measureTunnelIdleMemory, OursOnly: true},
 	{

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/harness"
 )
 
@@ -341,8 +342,8 @@ func (s *session) pipe(lc net.Conn, tc *harness.TunnelConn, dest string) {
 	defer tc.Close()
 	errc := make(chan error, 1)
 	go func() {
-		// 64 KiB reads: one tunnel/data each (io.Copy would use lc's WriteTo, 32 KiB).
-		_, err := io.CopyBuffer(tc, struct{ io.Reader }{lc}, make([]byte, 64<<10))
+		// Reads of a whole chunk: one tunnel/data each (io.Copy would use lc's WriteTo, 32 KiB).
+		_, err := io.CopyBuffer(tc, struct{ io.Reader }{lc}, make([]byte, protocol.TunnelMaxChunk))
 		if err == nil {
 			err = tc.CloseWrite()
 		}
