@@ -249,3 +249,50 @@ func TestDialTCP_ResetWhenClientCloses(t *testing.T) {
 		t.Fatal("read still blocked 10 s after the Client closed")
 	}
 }
+
+// A destination that does not read stops the client's writes: Write blocks once the
+// executor's window and the kernel's buffers are full, and a write deadline ends it.
+func TestDialTCP_SlowDestinationBackPressure(t *testing.T) {
+	c := dialOurs(t)
+	release := make(chan struct{})
+	var got atomic.Int64
+	_, port := listenTCP(t, func(nc net.Conn) {
+		<-release
+		n, _ := io.Copy(io.Discard, nc)
+		got.Store(n)
+	})
+	conn, err := c.DialTCP(testCtx(t), "127.0.0.1", port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	const limit = 32 << 20 // window 2 MiB + loopback socket buffers + slack
+	_ = conn.SetWriteDeadline(time.Now().Add(3 * time.Second))
+	chunk := make([]byte, 256<<10)
+	var sent int64
+	for sent <= limit {
+		n, err := conn.Write(chunk)
+		sent += int64(n)
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if sent > limit {
+		t.Fatalf("wrote %d bytes to a destination that reads nothing; want ≤ %d", sent, limit)
+	}
+	close(release)
+	_ = conn.SetWriteDeadline(time.Time{})
+	if err := conn.CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	if _, err := io.Copy(io.Discard, conn); err != nil {
+		t.Fatalf("waiting for the destination's FIN: %v", err)
+	}
+	if got.Load() != sent {
+		t.Fatalf("destination received %d bytes, want %d", got.Load(), sent)
+	}
+}
