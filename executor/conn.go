@@ -140,8 +140,8 @@ func (c *conn) HandleNotification(_ context.Context, n *jsonrpc.Message) error {
 // the window. Before initialize, or with params that do not decode, it is left to
 // HandleNotification, which closes the connection as for any unexpected notification.
 func (c *conn) HandleInline(n *jsonrpc.Message) bool {
-	if strings.HasPrefix(n.Method, "tunnel/") {
-		return c.res.tunnels.HandleNotification(n.Method, n.Params)
+	if strings.HasPrefix(n.Method, "tunnel/") { // port tunnels; before initialize: as above
+		return c.session() != nil && c.res.tunnels.HandleNotification(n.Method, n.Params)
 	}
 	if n.Method != protocol.MethodProcessAck {
 		return false
