@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/execlab/executor/harness"
 	"github.com/execlab/executor/internal/refbin"
 )
 
@@ -372,5 +374,80 @@ func TestTunnel_ReleasedExecutor(t *testing.T) {
 				t.Fatalf("the released executor logged: %s", extra)
 			}
 		})
+	}
+}
+
+// harness.Client.DialTCP over harness.Dial (the relay), without the CLI: bytes verified
+// both ways, half-close, and a relay cut resets the open connection (ErrTunnelReset) while
+// the Client recovers and opens new ones.
+func TestTunnel_SDKThroughRelay(t *testing.T) {
+	rig := startChaosRig(t)
+	tok, err := os.ReadFile(rig.TokenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c, err := harness.Dial(ctx, &harness.RemoteOptions{Registry: rig.Proxy, EnvironmentID: rig.Env, Token: strings.TrimSpace(string(tok))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Initialize(ctx, "tunnel-e2e", ""); err != nil {
+		t.Fatal(err)
+	}
+	echoPort := echoServer(t)
+
+	conn, err := c.DialTCP(ctx, "127.0.0.1", echoPort)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const size = 32 << 20
+	payload := make([]byte, size)
+	_, _ = rand.NewChaCha8([32]byte{31}).Read(payload)
+	go func() {
+		_, _ = conn.Write(payload)
+		_ = conn.CloseWrite()
+	}()
+	got, err := io.ReadAll(conn)
+	if err != nil || !bytes.Equal(got, payload) {
+		t.Fatalf("echo of %d bytes: got %d, equal=%v, %v", size, len(got), bytes.Equal(got, payload), err)
+	}
+	conn.Close()
+
+	// An idle tunnel across a cut: reset, not hung.
+	idle, err := c.DialTCP(ctx, "127.0.0.1", echoPort)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	readErr := make(chan error, 1)
+	go func() { _, err := idle.Read(make([]byte, 1)); readErr <- err }()
+	rig.inject(t, "side=harness cut=2s")
+	select {
+	case err := <-readErr:
+		if !errors.Is(err, harness.ErrTunnelReset) {
+			t.Fatalf("read across the cut: %v, want ErrTunnelReset", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("tunnel read still blocked 60 s after the relay cut")
+	}
+	// The Client recovered: a new tunnel works.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		nc, err := c.DialTCP(ctx, "127.0.0.1", echoPort)
+		if err == nil {
+			_, _ = nc.Write([]byte("again"))
+			_ = nc.CloseWrite()
+			b, err := io.ReadAll(nc)
+			nc.Close()
+			if err == nil && string(b) == "again" {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no tunnel 60 s after the cut: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
