@@ -327,6 +327,19 @@ func TestTunnel_ThroughRelay(t *testing.T) {
 	})
 
 	t.Run("SIGINT leaves nothing behind", func(t *testing.T) {
+		// An open, idle tunnelled connection must not hold the exit up.
+		open, err := net.Dial("tcp", lEcho)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer open.Close()
+		_ = open.SetDeadline(time.Now().Add(20 * time.Second))
+		if _, err := io.WriteString(open, "x"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(open, make([]byte, 1)); err != nil {
+			t.Fatal(err)
+		}
 		_ = cli.cmd.Process.Signal(syscall.SIGINT)
 		select {
 		case err := <-cli.waited:

@@ -347,6 +347,9 @@ func (s *session) pipe(lc net.Conn, tc *harness.TunnelConn, dest string) {
 		if err == nil {
 			err = tc.CloseWrite()
 		}
+		if err != nil {
+			_ = tc.Close() // the local side failed (or Run is ending): unblock the read below
+		}
 		errc <- err
 	}()
 	reset := func(err error) {
