@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"time"
 
@@ -139,6 +140,9 @@ func (c *conn) HandleNotification(_ context.Context, n *jsonrpc.Message) error {
 // the window. Before initialize, or with params that do not decode, it is left to
 // HandleNotification, which closes the connection as for any unexpected notification.
 func (c *conn) HandleInline(n *jsonrpc.Message) bool {
+	if strings.HasPrefix(n.Method, "tunnel/") { // port tunnels; before initialize: as above
+		return c.session() != nil && c.res.tunnels.HandleNotification(n.Method, n.Params)
+	}
 	if n.Method != protocol.MethodProcessAck {
 		return false
 	}
