@@ -69,6 +69,9 @@ type Options struct {
 	// tunnel.DefaultPolicy (loopback only). A policy that allows nothing ("none") turns
 	// the tcpTunnel capability off.
 	TunnelPolicy *tunnel.Policy
+	// TunnelListenPolicy says what tunnel/listen may bind (`--tunnel-listen-allow`). Nil:
+	// tunnel.DefaultListenPolicy (loopback); "none" turns tcpTunnelListen off.
+	TunnelListenPolicy *tunnel.Policy
 }
 
 func (o *Options) withDefaults() Options {
@@ -84,6 +87,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if c.TunnelPolicy == nil {
 		c.TunnelPolicy = tunnel.DefaultPolicy()
+	}
+	if c.TunnelListenPolicy == nil {
+		c.TunnelListenPolicy = tunnel.DefaultListenPolicy()
 	}
 	return c
 }
@@ -165,7 +171,7 @@ func NewServer(opts *Options) *Server {
 	return &Server{
 		opts:          o,
 		sessions:      session.NewRegistry[*sessionState](o.SessionTTL),
-		info:          withTunnel(withPrependPathDirs(withSessionTTL(detectEnvironment(o.Sandbox), o.SessionTTL), o.PrependPathDirs), o.TunnelPolicy),
+		info:          withTunnel(withPrependPathDirs(withSessionTTL(detectEnvironment(o.Sandbox), o.SessionTTL), o.PrependPathDirs), o.TunnelPolicy, o.TunnelListenPolicy),
 		fs:            fs.New(&fs.Options{Sandbox: o.Sandbox, RuntimeReadGrants: grants}),
 		budget:        process.NewBudget(o.MaxUnackedTotalBytes),
 		runtimeGrants: grants,

@@ -17,6 +17,22 @@ const familyTunnel = "tunnel"
 func init() {
 	// Ordinary lane: the dial may take up to tunnel.DialTimeout.
 	register(protocol.MethodTunnelOpen, bind(familyTunnel, jsonrpc.LaneOrdinary, tunnelOpen))
+	register(protocol.MethodTunnelListen, bind(familyTunnel, jsonrpc.LaneOrdinary, tunnelListen))
+	register(protocol.MethodTunnelUnlisten, bind(familyTunnel, jsonrpc.LaneOrdinary, tunnelUnlisten))
+}
+
+// tunnelListen serves tunnel/listen (capability tcpTunnelListen): a listener on the
+// executor's host whose connections arrive as tunnel/accepted.
+func tunnelListen(ctx context.Context, c *conn, p *protocol.TunnelListenParams) (any, error) {
+	res, start := c.res.tunnels.Listen(ctx, p)
+	if start == nil {
+		return res, nil
+	}
+	return jsonrpc.Then(res, start), nil
+}
+
+func tunnelUnlisten(_ context.Context, c *conn, p *protocol.TunnelUnlistenParams) (any, error) {
+	return c.res.tunnels.Unlisten(p), nil
 }
 
 func tunnelOpen(ctx context.Context, c *conn, p *protocol.TunnelOpenParams) (any, error) {
@@ -30,11 +46,13 @@ func tunnelOpen(ctx context.Context, c *conn, p *protocol.TunnelOpenParams) (any
 // tunnelOptions are the options of every connection's tunnel.Table.
 func (s *Server) tunnelOptions() *tunnel.Options {
 	obs, _ := s.opts.Observer.(tunnel.Observer)
-	return &tunnel.Options{Policy: s.opts.TunnelPolicy, Logger: s.opts.Logger, Observer: obs}
+	return &tunnel.Options{Policy: s.opts.TunnelPolicy, ListenPolicy: s.opts.TunnelListenPolicy, Logger: s.opts.Logger, Observer: obs}
 }
 
-// withTunnel sets info's tcpTunnel capability when the policy allows any destination.
-func withTunnel(info *protocol.EnvironmentInfo, p *tunnel.Policy) *protocol.EnvironmentInfo {
+// withTunnel sets info's tcpTunnel capability when the policy allows any destination,
+// and tcpTunnelListen when the listen policy allows any bind.
+func withTunnel(info *protocol.EnvironmentInfo, p, listen *tunnel.Policy) *protocol.EnvironmentInfo {
 	info.Capabilities.TCPTunnel = p.Enabled()
+	info.Capabilities.TCPTunnelListen = listen.Enabled()
 	return info
 }

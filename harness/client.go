@@ -233,7 +233,7 @@ func (c *Client) readMessages() error {
 		case kindResponse, kindError:
 			c.resolve(m)
 		case kindNotification:
-			if c.tunnels.handle(m.method, m.params) {
+			if c.tunnels.handle(c, m.method, m.params) {
 				if rel != nil {
 					rel.ReleaseMessage(b)
 				}

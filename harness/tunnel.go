@@ -38,10 +38,12 @@ var ErrTunnelReset = errors.New("tunnel reset")
 
 // tunnelTable is the Client's open tunnels by connection id.
 type tunnelTable struct {
-	next atomic.Uint64
-	// mu guards conns. Held briefly, never across a write.
-	mu    sync.Mutex
-	conns map[uint64]*TunnelConn
+	next         atomic.Uint64
+	nextListener atomic.Uint64
+	// mu guards conns and listeners. Held briefly, never across a write.
+	mu        sync.Mutex
+	conns     map[uint64]*TunnelConn
+	listeners map[uint64]*TunnelListener // tunnel_listen.go
 }
 
 func (t *tunnelTable) add(tc *TunnelConn) {
@@ -68,18 +70,23 @@ func (t *tunnelTable) remove(id uint64) {
 // resetAll resets every tunnel with err (connection lost or replaced). Never blocks.
 func (t *tunnelTable) resetAll(err error) {
 	t.mu.Lock()
-	conns := t.conns
-	t.conns = nil
+	conns, ls := t.conns, t.listeners
+	t.conns, t.listeners = nil, nil
 	t.mu.Unlock()
 	for _, tc := range conns {
 		tc.fail(err)
+	}
+	for _, l := range ls {
+		l.fail(err)
 	}
 }
 
 // handle takes a tunnel/* notification on the read loop and reports whether it was one.
 // It never blocks. Unknown ids are ignored (a close crossing ours).
-func (t *tunnelTable) handle(method string, params []byte) bool {
+func (t *tunnelTable) handle(c *Client, method string, params []byte) bool {
 	switch method {
+	case protocol.MethodTunnelAccepted:
+		t.handleAccepted(c, params)
 	case protocol.MethodTunnelData:
 		var p struct {
 			ConnID uint64          `json:"connId"`

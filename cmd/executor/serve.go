@@ -76,7 +76,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
-	tunnelPolicy, err := tunnelAllow()
+	tunnelPolicy, tunnelListenPolicy, err := tunnelAllow()
 	if err != nil {
 		return err
 	}
@@ -101,6 +101,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			TCPUpstreamProxy:     proxy.upstream.String(),
 			Observer:             telemetry.WithTracing(executorObserver(tm), tr),
 			TunnelPolicy:         tunnelPolicy,
+			TunnelListenPolicy:   tunnelListenPolicy,
 		},
 		Stdin:    stdin,
 		Stdout:   stdout,

@@ -49,6 +49,9 @@ type Capabilities struct {
 	ProcessOutputAck bool `json:"processOutputAck,omitempty"`
 	// TCPTunnel: tunnel/open and the tunnel/* notifications exist (port tunnels).
 	TCPTunnel bool `json:"tcpTunnel,omitempty"`
+	// TCPTunnelListen: tunnel/listen, tunnel/unlisten and tunnel/accepted exist (remote
+	// listeners; accepted connections use the tunnel/* data notifications).
+	TCPTunnelListen bool `json:"tcpTunnelListen,omitempty"`
 }
 
 // EnvironmentInfo is the result of environment/info and part of the initialize result.

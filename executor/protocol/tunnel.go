@@ -100,3 +100,71 @@ type TunnelCloseParams struct {
 	ConnID uint64 `json:"connId"`
 	Reason string `json:"reason,omitempty"`
 }
+
+// Remote listeners (capability tcpTunnelListen; docs/protocol-extensions.md, "Remote
+// listeners"): the executor listens on its host and each accepted connection becomes a
+// tunnel with an executor-chosen connId, using the data path above.
+//
+//	→ tunnel/listen {listenerId,host,port,window} request; executor checks --tunnel-listen-allow, binds
+//	← {status:"listening",port,address}          or refused / failed with a message
+//	← tunnel/accepted {listenerId,connId,peer,window}  notification: a new tunnel
+//	→ tunnel/unlisten {listenerId}                request: stop accepting (accepted tunnels stay)
+const (
+	MethodTunnelListen   = "tunnel/listen"
+	MethodTunnelAccepted = "tunnel/accepted"
+	MethodTunnelUnlisten = "tunnel/unlisten"
+)
+
+// TunnelAcceptedIDBase is the first connId the executor chooses for accepted
+// connections; ids from it up are the executor's, below it the client's (2^52: exact in
+// a float64, far above any client counter).
+const TunnelAcceptedIDBase uint64 = 1 << 52
+
+// TunnelListenParams is the params of tunnel/listen.
+type TunnelListenParams struct {
+	// ListenerID is chosen by the client, unique among its listeners on this connection
+	// (so the client knows it before any tunnel/accepted, and can unlisten an abandoned
+	// request).
+	ListenerID uint64 `json:"listenerId"`
+	Host       string `json:"host"`
+	// Port 0 asks for an ephemeral port (returned in the result).
+	Port uint16 `json:"port"`
+	// Window is the client's receive window for every accepted connection (0: 2 MiB).
+	Window uint64 `json:"window"`
+}
+
+// Statuses of tunnel/listen (besides refused and failed).
+const (
+	TunnelListening     TunnelOpenStatus = "listening"
+	TunnelListenerInUse TunnelOpenStatus = "listenerIdInUse"
+)
+
+// TunnelListenResult is the result of tunnel/listen.
+type TunnelListenResult struct {
+	Status TunnelOpenStatus `json:"status"`
+	// Port is the bound port (the chosen one for port 0); Address the bound address.
+	Port    uint16 `json:"port,omitempty"`
+	Address string `json:"address,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// TunnelAcceptedParams is the params of tunnel/accepted.
+type TunnelAcceptedParams struct {
+	ListenerID uint64 `json:"listenerId"`
+	ConnID     uint64 `json:"connId"`
+	// Peer is the accepted connection's remote address on the executor's host.
+	Peer string `json:"peer"`
+	// Window is the executor's receive window for this connection.
+	Window uint64 `json:"window"`
+}
+
+// TunnelUnlistenParams is the params of tunnel/unlisten.
+type TunnelUnlistenParams struct {
+	ListenerID uint64 `json:"listenerId"`
+}
+
+// TunnelUnlistenResult is the result of tunnel/unlisten: Closed is false for an id that
+// is not listening.
+type TunnelUnlistenResult struct {
+	Closed bool `json:"closed"`
+}

@@ -13,12 +13,16 @@ import (
 // FlagName is the command-line flag that sets the policy, named in refusals.
 const FlagName = "--tunnel-allow"
 
+// ListenFlagName is the flag that sets the listen policy (ParseListenPolicy).
+const ListenFlagName = "--tunnel-listen-allow"
+
 // Policy says which destinations a tunnel/open may reach. The zero value and nil refuse
 // everything; DefaultPolicy allows loopback. A Policy is immutable and safe for
 // concurrent use.
 type Policy struct {
-	rules []rule
-	spec  string // as given, for messages
+	rules  []rule
+	spec   string // as given, for messages
+	listen bool   // a bind policy (--tunnel-listen-allow)
 }
 
 // rule is one HOST|CIDR:PORT[-PORT] entry: exactly one of name and prefix is set.
@@ -44,14 +48,40 @@ func ParsePolicy(specs []string) (*Policy, error) {
 	if len(specs) == 0 {
 		return DefaultPolicy(), nil
 	}
-	if len(specs) == 1 && specs[0] == "none" {
-		return &Policy{spec: "none"}, nil
+	return parsePolicy(specs, false)
+}
+
+// DefaultListenPolicy allows binds to loopback addresses on every port (and port 0):
+// 127.0.0.0/8, ::1 and localhost.
+func DefaultListenPolicy() *Policy {
+	p, _ := parsePolicy([]string{"127.0.0.0/8:1-65535", "[::1]:1-65535", "localhost:1-65535"}, true)
+	p.spec = "loopback binds only (the default)"
+	return p
+}
+
+// ParseListenPolicy parses `--tunnel-listen-allow` values: the addresses tunnel/listen
+// may bind, with ParsePolicy's syntax ("0.0.0.0:8080" allows the wildcard bind on that
+// port). No values means DefaultListenPolicy; "none" turns listening off.
+func ParseListenPolicy(specs []string) (*Policy, error) {
+	if len(specs) == 0 {
+		return DefaultListenPolicy(), nil
 	}
-	p := &Policy{spec: strings.Join(specs, ", ")}
+	return parsePolicy(specs, true)
+}
+
+func parsePolicy(specs []string, listen bool) (*Policy, error) {
+	flag := FlagName
+	if listen {
+		flag = ListenFlagName
+	}
+	if len(specs) == 1 && specs[0] == "none" {
+		return &Policy{spec: "none", listen: listen}, nil
+	}
+	p := &Policy{spec: strings.Join(specs, ", "), listen: listen}
 	for _, s := range specs {
 		r, err := parseRule(s)
 		if err != nil {
-			return nil, fmt.Errorf("%s %q: %w", FlagName, s, err)
+			return nil, fmt.Errorf("%s %q: %w", flag, s, err)
 		}
 		p.rules = append(p.rules, r)
 	}
@@ -141,9 +171,14 @@ func (p *Policy) String() string {
 type RefusedError struct {
 	Dest   string
 	Policy string
+	Listen bool // a bind refused by the listen policy
 }
 
 func (e *RefusedError) Error() string {
+	if e.Listen {
+		return fmt.Sprintf("binding %s is not allowed by this executor's tunnel listen policy (%s); the executor's operator can allow it with %s HOST|CIDR:PORT[-PORT] on `executor remote` or `executor serve`",
+			e.Dest, e.Policy, ListenFlagName)
+	}
 	return fmt.Sprintf("destination %s is not allowed by this executor's tunnel policy (%s); the executor's operator can allow it with %s HOST|CIDR:PORT[-PORT] on `executor remote` or `executor serve`",
 		e.Dest, e.Policy, FlagName)
 }
@@ -159,13 +194,13 @@ type Resolver interface {
 // destination past an address rule.
 func (p *Policy) Resolve(ctx context.Context, r Resolver, host string, port uint16) (string, error) {
 	dest := net.JoinHostPort(host, strconv.Itoa(int(port)))
-	refused := &RefusedError{Dest: dest, Policy: p.String()}
-	if !p.Enabled() || port == 0 {
+	refused := &RefusedError{Dest: dest, Policy: p.String(), Listen: p != nil && p.listen}
+	if !p.Enabled() || (port == 0 && (p == nil || !p.listen)) {
 		return "", refused
 	}
 	lower := strings.ToLower(host)
 	for _, r := range p.rules {
-		if r.name != "" && r.name == lower && port >= r.lo && port <= r.hi {
+		if r.name != "" && r.name == lower && r.allowsPort(port) {
 			return dest, nil
 		}
 	}
@@ -184,10 +219,19 @@ func (p *Policy) Resolve(ctx context.Context, r Resolver, host string, port uint
 	for _, a := range addrs {
 		a = a.Unmap()
 		for _, r := range p.rules {
-			if r.name == "" && r.prefix.Contains(a) && port >= r.lo && port <= r.hi {
+			if r.name == "" && r.prefix.Contains(a) && r.allowsPort(port) {
 				return netip.AddrPortFrom(a, port).String(), nil
 			}
 		}
 	}
 	return "", refused
+}
+
+// allowsPort: port in the rule's range; port 0 (an ephemeral bind, listen policies only)
+// when the range is every port, since the chosen port is unknown before the bind.
+func (r rule) allowsPort(port uint16) bool {
+	if port == 0 {
+		return r.lo == 1 && r.hi == 65535
+	}
+	return port >= r.lo && port <= r.hi
 }

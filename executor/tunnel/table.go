@@ -40,6 +40,11 @@ type Options struct {
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// Resolver resolves host names for the policy. Nil: net.DefaultResolver.
 	Resolver Resolver
+	// ListenPolicy says which addresses tunnel/listen may bind. Nil:
+	// DefaultListenPolicy (loopback).
+	ListenPolicy *Policy
+	// Listen binds a listener. Nil: net.ListenConfig.
+	Listen func(ctx context.Context, network, addr string) (net.Listener, error)
 }
 
 type nopObserver struct{}
@@ -70,6 +75,13 @@ func (o *Options) withDefaults() Options {
 	if c.Resolver == nil {
 		c.Resolver = net.DefaultResolver
 	}
+	if c.ListenPolicy == nil {
+		c.ListenPolicy = DefaultListenPolicy()
+	}
+	if c.Listen == nil {
+		var lc net.ListenConfig
+		c.Listen = lc.Listen
+	}
 	return c
 }
 
@@ -83,17 +95,21 @@ type Table struct {
 	life   context.Context
 	cancel context.CancelFunc
 
-	// mu guards conns and closed. Held briefly; never while calling n or a socket.
-	mu     sync.Mutex
-	conns  map[uint64]*conn
-	closed bool
-	wg     sync.WaitGroup // one count per running routineRead / routineWrite
+	// mu guards conns, listeners, nextAccepted and closed. Held briefly; never
+	// while calling n or a socket.
+	mu           sync.Mutex
+	conns        map[uint64]*conn
+	listeners    map[uint64]*listener // listen.go
+	nextAccepted uint64               // next executor-chosen connId (≥ protocol.TunnelAcceptedIDBase)
+	closed       bool
+	wg           sync.WaitGroup // one count per running routineRead / routineWrite
 }
 
 // NewTable returns an empty table whose notifications go to n.
 func NewTable(n Notifier, opts *Options) *Table {
 	life, cancel := context.WithCancel(context.Background())
-	return &Table{n: n, opts: opts.withDefaults(), life: life, cancel: cancel, conns: make(map[uint64]*conn)}
+	return &Table{n: n, opts: opts.withDefaults(), life: life, cancel: cancel, conns: make(map[uint64]*conn),
+		listeners: make(map[uint64]*listener)}
 }
 
 // Enabled reports whether the policy allows any destination (the tcpTunnel capability).
@@ -241,11 +257,15 @@ func (t *Table) Len() int {
 	return len(t.conns)
 }
 
-// Close resets every tunnel (sockets closed, nothing sent: the connection is gone) and
-// returns after their goroutines have exited. Opens after Close fail.
+// Close closes every listener, resets every tunnel (sockets closed, nothing sent: the
+// connection is gone) and returns after their goroutines have exited. Opens and listens
+// after Close fail.
 func (t *Table) Close() {
 	t.mu.Lock()
 	t.closed = true
+	t.mu.Unlock()
+	t.closeListeners()
+	t.mu.Lock()
 	conns := make([]*conn, 0, len(t.conns))
 	for _, c := range t.conns {
 		conns = append(conns, c)

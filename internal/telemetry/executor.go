@@ -33,6 +33,7 @@ type Executor struct {
 	registration *prometheus.CounterVec
 	dials        *prometheus.CounterVec
 	tunnelOpens  *prometheus.CounterVec // tunnel.go
+	tunnelListen *prometheus.CounterVec // tunnel.go
 
 	sessions atomic.Pointer[func() int] // set by TrackSessions; read at scrape time
 	q        queues                     // queue depths, read at scrape time (queues.go)
@@ -97,10 +98,11 @@ func NewExecutor(reg prometheus.Registerer) *Executor {
 			Help: "Successful registrations with the registry (initial, reregister)."}, []string{"kind"}),
 		dials: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "executor_rendezvous_dials_total",
 			Help: "Rendezvous websocket dials, by outcome (ok, http_error, network_error)."}, []string{"outcome"}),
-		tunnelOpens: newTunnelOpens(),
+		tunnelOpens:  newTunnelOpens(),
+		tunnelListen: newTunnelListen(),
 	}
 	reg.MustRegister(e.conns, e.requests, e.latency, e.procsStarted, e.procsExited, e.denials, e.outputBytes,
-		e.backpressure, e.streams, e.handshakes, e.refused, e.dropped, e.cooldowns, e.registration, e.dials, e.tunnelOpens,
+		e.backpressure, e.streams, e.handshakes, e.refused, e.dropped, e.cooldowns, e.registration, e.dials, e.tunnelOpens, e.tunnelListen,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "executor_sessions",
 			Help: "Sessions alive (attached, or detached within their retention)."}, e.sessionCount),
 		newQueueCollector(&e.q))
