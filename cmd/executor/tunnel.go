@@ -16,14 +16,17 @@ func runTunnel(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("executor tunnel", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `usage: executor tunnel [--registry URL --environment-id ID --token-file F | --url ws://… [--auth-bearer-token-file F]] (-L [BIND:]LPORT:HOST:HPORT | -D [BIND:]PORT)…
+		fmt.Fprint(stderr, `usage: executor tunnel [--registry URL --environment-id ID --token-file F | --url ws://… [--auth-bearer-token-file F]] (-L [BIND:]LPORT:HOST:HPORT | -D [BIND:]PORT | -R [BIND:]RPORT:HOST:HPORT)…
 
 Forwards local ports to destinations as the executor's host sees them, through the
 executor's connection (no port is opened on the executor's host). -L as ssh's; -D is a
 SOCKS5 proxy (CONNECT, names resolved by the executor). BIND defaults to 127.0.0.1. The
 executor's --tunnel-allow decides which destinations are allowed (loopback by default).
+-R as ssh's: the executor listens on BIND:RPORT of its host (RPORT 0: a free port, logged)
+and each connection to it is connected here to HOST:HPORT; its --tunnel-listen-allow
+decides which binds are allowed (loopback by default).
 Runs until SIGINT/SIGTERM; a broken relay resets open connections but keeps the
-listeners. Exits 255 when the first connection fails or the executor has no tunnels.
+listeners (-R listeners are re-established). Exits 255 when the first connection fails or the executor has no tunnels.
 
 Flags:
 `)
@@ -34,9 +37,10 @@ Flags:
 	tokenFile := fs.String("token-file", os.Getenv("EXECUTOR_TOKEN_FILE"), "file whose first token line is the bearer for the registry [EXECUTOR_TOKEN_FILE]")
 	url := fs.String("url", os.Getenv("EXECUTOR_URL"), "ws:// URL of a local 'executor serve' instead of a registry [EXECUTOR_URL]")
 	authTokenFile := fs.String("auth-bearer-token-file", os.Getenv("EXECUTOR_AUTH_BEARER_TOKEN_FILE"), "with --url: file holding the listener's bearer token [EXECUTOR_AUTH_BEARER_TOKEN_FILE]")
-	var locals, socks stringList
+	var locals, socks, remotes stringList
 	fs.Var(&locals, "L", "[BIND:]LPORT:HOST:HPORT: forward connections to BIND:LPORT to HOST:HPORT (repeatable)")
 	fs.Var(&socks, "D", "[BIND:]PORT: SOCKS5 proxy whose CONNECTs open tunnels (repeatable)")
+	fs.Var(&remotes, "R", "[BIND:]RPORT:HOST:HPORT: the executor listens on BIND:RPORT of its host; connections are connected here to HOST:HPORT (repeatable)")
 	reconnect := fs.Duration("reconnect-timeout", defaultReconnectTimeout, "through a registry: how long to keep trying to resume the session after the connection breaks (then it is dialled anew)")
 	logLevel := fs.String("log-level", envOr("EXECUTOR_LOG_LEVEL", "warn"), "log level on stderr [EXECUTOR_LOG_LEVEL]")
 	logFormat := logFormatFlag(fs)
@@ -61,8 +65,15 @@ Flags:
 		}
 		cfg.Socks = append(cfg.Socks, a)
 	}
-	if len(cfg.Locals)+len(cfg.Socks) == 0 {
-		return fmt.Errorf("%w: give at least one -L or -D", errUsage)
+	for _, s := range remotes {
+		r, err := tunnelcli.ParseRemote(s)
+		if err != nil {
+			return fmt.Errorf("%w: %w", errUsage, err)
+		}
+		cfg.Remotes = append(cfg.Remotes, r)
+	}
+	if len(cfg.Locals)+len(cfg.Socks)+len(cfg.Remotes) == 0 {
+		return fmt.Errorf("%w: give at least one -L, -D or -R", errUsage)
 	}
 	switch {
 	case *url != "":
@@ -92,7 +103,7 @@ Flags:
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, tunnelcli.ErrUnsupported):
+	case errors.Is(err, tunnelcli.ErrUnsupported), errors.Is(err, tunnelcli.ErrListenUnsupported):
 		fmt.Fprintf(stderr, "executor tunnel: %v\n", err)
 		return &errExitCode{code: execTransportFailure}
 	case ctx.Err() != nil:

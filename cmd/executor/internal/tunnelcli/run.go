@@ -18,6 +18,11 @@ import (
 // released codex exec-server, or one started with --tunnel-allow none).
 var ErrUnsupported = errors.New("the executor does not support tunnels (a released codex exec-server, or one started with --tunnel-allow none)")
 
+// ErrListenUnsupported is returned by Run when -R is given and the executor does not
+// advertise tcpTunnelListen (a released codex exec-server, an executor without remote
+// listeners, or one started with --tunnel-listen-allow none).
+var ErrListenUnsupported = errors.New("the executor does not support remote listeners (-R): a released codex exec-server, an older executor, or one started with --tunnel-listen-allow none")
+
 // Implementation limits.
 const (
 	// ConnectWait bounds how long a connection accepted while the session is being
@@ -39,10 +44,12 @@ type Config struct {
 	ReconnectTimeout time.Duration
 	Locals           []Forward
 	Socks            []string // listen addresses
+	Remotes          []Remote // -R: listeners on the executor's host
 	// Logger receives the log lines (connections reset, reconnects); nil discards.
 	Logger *slog.Logger
 	// Ready, when set, is called once every listener is bound and the session is up,
-	// with the listeners' addresses in order (-L first, then -D). For tests.
+	// with the listeners' addresses in order (-L first, then -D, then -R: the bound
+	// address on the executor's host). For tests.
 	Ready func(addrs []net.Addr)
 }
 
@@ -83,6 +90,18 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	s.set(c)
+	var remotes []*harness.TunnelListener
+	for _, r := range cfg.Remotes {
+		ln, err := c.ListenTCP(ctx, r.BindHost, r.BindPort)
+		if err != nil {
+			for _, ln := range remotes {
+				_ = ln.Close()
+			}
+			_ = c.Close()
+			return fmt.Errorf("-R listening on %s on the executor's host: %w", r.Bind(), err)
+		}
+		remotes = append(remotes, ln)
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -109,10 +128,22 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 		go func() { defer wg.Done(); s.routineAccept(ctx, ln, handle) }()
 	}
+	for i, r := range cfg.Remotes {
+		if r.BindPort == 0 { // as ssh's "Allocated port": the user needs it
+			log.Warn("-R: allocated port on the executor's host", "listen_on_executor", remotes[i].Addr().String(), "destination", socksDest(r.Host, r.Port))
+		} else {
+			log.Info("remote forwarding", "listen_on_executor", remotes[i].Addr().String(), "destination", socksDest(r.Host, r.Port))
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); s.routineRemote(ctx, r, remotes[i]) }()
+	}
 	if cfg.Ready != nil {
-		addrs := make([]net.Addr, len(lns))
-		for i, ln := range lns {
-			addrs[i] = ln.Addr()
+		addrs := make([]net.Addr, 0, len(lns)+len(remotes))
+		for _, ln := range lns {
+			addrs = append(addrs, ln.Addr())
+		}
+		for _, ln := range remotes {
+			addrs = append(addrs, ln.Addr())
 		}
 		cfg.Ready(addrs)
 	}
@@ -199,9 +230,13 @@ func (s *session) dial(ctx context.Context) (*harness.Client, error) {
 		_ = c.Close()
 		return nil, err
 	}
-	if !c.Capabilities().TCPTunnel {
+	if !c.Capabilities().TCPTunnel && len(s.cfg.Locals)+len(s.cfg.Socks) > 0 {
 		_ = c.Close()
 		return nil, ErrUnsupported
+	}
+	if !c.Capabilities().TCPTunnelListen && len(s.cfg.Remotes) > 0 {
+		_ = c.Close()
+		return nil, ErrListenUnsupported
 	}
 	return c, nil
 }
@@ -228,7 +263,7 @@ func (s *session) routineRedial(ctx context.Context) {
 				s.log.Warn("connected to the executor again")
 				break
 			}
-			if errors.Is(err, ErrUnsupported) {
+			if errors.Is(err, ErrUnsupported) || errors.Is(err, ErrListenUnsupported) {
 				s.log.Error(err.Error())
 			} else {
 				s.log.Warn("dialling the executor failed", "error", err, "retry_in", delay)
@@ -264,6 +299,9 @@ func (s *session) routineAccept(ctx context.Context, ln net.Listener, handle fun
 	for {
 		lc, err := ln.Accept()
 		if err != nil {
+			if errors.Is(err, harness.ErrTunnelReset) {
+				return // a remote listener, gone with the connection: routineRemote listens again
+			}
 			if ctx.Err() == nil && !errors.Is(err, net.ErrClosed) {
 				s.log.Warn("accept failed", "error", err)
 				continue
@@ -374,5 +412,61 @@ func (s *session) pipe(lc net.Conn, tc *harness.TunnelConn, dest string) {
 	// The other direction ends at the local side's FIN, or a reset.
 	if err := <-errc; err != nil {
 		reset(err)
+	}
+}
+
+// routineRemote serves one -R: accepts on ln (a listener on the executor's host) and
+// connects each connection to r.Host:r.Port here. When the connection to the executor
+// breaks (the executor closes its listeners with it) it listens again on the next
+// session, with back-off. Owner: Run; ends with ctx.
+func (s *session) routineRemote(ctx context.Context, r Remote, ln *harness.TunnelListener) {
+	dest := socksDest(r.Host, r.Port)
+	handle := func(ctx context.Context, ac net.Conn) {
+		tc := ac.(*harness.TunnelConn)
+		d := net.Dialer{Timeout: ConnectWait}
+		lc, err := d.DialContext(ctx, "tcp", dest)
+		if err != nil {
+			s.log.Warn("-R: connecting the accepted connection failed", "peer_on_executor", tc.RemoteAddr().String(), "destination", dest, "error", err)
+			_ = tc.Close()
+			return
+		}
+		s.pipe(lc, tc, dest)
+	}
+	delay := redialMin
+	for {
+		if ln == nil {
+			c, err := s.client(ctx)
+			if err == nil {
+				ln, err = c.ListenTCP(ctx, r.BindHost, r.BindPort)
+			}
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				s.log.Warn("-R: listening on the executor's host failed; retrying", "bind", r.Bind(), "error", err, "retry_in", delay)
+				t := time.NewTimer(delay)
+				select {
+				case <-ctx.Done():
+					t.Stop()
+					return
+				case <-t.C:
+				}
+				delay = min(2*delay, redialMax)
+				continue
+			}
+			delay = redialMin
+			s.log.Warn("-R: listening on the executor's host again", "listen_on_executor", ln.Addr().String())
+		}
+		closed := make(chan struct{})
+		stop := context.AfterFunc(ctx, func() { _ = ln.Close(); close(closed) })
+		s.routineAccept(ctx, ln, handle)
+		if !stop() {
+			<-closed // Close's tunnel/unlisten has returned: nothing outlives Run
+		}
+		_ = ln.Close()
+		if ctx.Err() != nil {
+			return
+		}
+		ln = nil
 	}
 }

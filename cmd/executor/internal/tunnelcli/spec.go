@@ -100,3 +100,48 @@ func port(s string, allowZero bool) (int, error) {
 	}
 	return p, nil
 }
+
+// Remote is one -R: the executor listens on BindHost:BindPort (0: an ephemeral port) and
+// each connection it accepts is connected here to Host:Port.
+type Remote struct {
+	BindHost string
+	BindPort int
+	Host     string
+	Port     int
+}
+
+// Bind is the listen address on the executor's host, as given.
+func (r Remote) Bind() string { return net.JoinHostPort(r.BindHost, strconv.Itoa(r.BindPort)) }
+
+// ParseRemote parses -R's [BIND:]RPORT:HOST:HPORT (ssh's syntax); IPv6 addresses are
+// bracketed. BIND defaults to 127.0.0.1; "" and "*" mean every address (0.0.0.0), which
+// the executor's --tunnel-listen-allow must allow.
+func ParseRemote(s string) (Remote, error) {
+	parts, err := splitColons(s)
+	if err != nil {
+		return Remote{}, fmt.Errorf("-R %q: %w", s, err)
+	}
+	bind := "127.0.0.1"
+	switch len(parts) {
+	case 3:
+	case 4:
+		bind, parts = parts[0], parts[1:]
+		if bind == "" || bind == "*" {
+			bind = "0.0.0.0"
+		}
+	default:
+		return Remote{}, fmt.Errorf("-R %q: want [BIND:]RPORT:HOST:HPORT", s)
+	}
+	rport, err := port(parts[0], true)
+	if err != nil {
+		return Remote{}, fmt.Errorf("-R %q: %w", s, err)
+	}
+	hport, err := port(parts[2], false)
+	if err != nil {
+		return Remote{}, fmt.Errorf("-R %q: %w", s, err)
+	}
+	if parts[1] == "" {
+		return Remote{}, fmt.Errorf("-R %q: empty HOST", s)
+	}
+	return Remote{BindHost: bind, BindPort: rport, Host: parts[1], Port: hport}, nil
+}

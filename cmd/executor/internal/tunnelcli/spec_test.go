@@ -96,3 +96,49 @@ func FuzzParseLocal(f *testing.F) {
 		}
 	})
 }
+
+func TestParseRemote(t *testing.T) {
+	tests := []struct {
+		in   string
+		want Remote
+		ok   bool
+	}{
+		{"8080:localhost:80", Remote{"127.0.0.1", 8080, "localhost", 80}, true},
+		{"0:127.0.0.1:80", Remote{"127.0.0.1", 0, "127.0.0.1", 80}, true},
+		{"0.0.0.0:8080:db:5432", Remote{"0.0.0.0", 8080, "db", 5432}, true},
+		{"[::1]:8080:[fd00::1]:22", Remote{"::1", 8080, "fd00::1", 22}, true},
+		{"*:1:h:2", Remote{"0.0.0.0", 1, "h", 2}, true},
+		{":1:h:2", Remote{"0.0.0.0", 1, "h", 2}, true},
+		{"8080:h", Remote{}, false},
+		{"8080:h:0", Remote{}, false},
+		{"70000:h:1", Remote{}, false},
+		{"x:h:1", Remote{}, false},
+		{"1:[h:2", Remote{}, false},
+		{"1::2", Remote{}, false},
+		{"a:b:1:h:2", Remote{}, false},
+	}
+	for _, tt := range tests {
+		got, err := ParseRemote(tt.in)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("ParseRemote(%q) = %+v, %v; want %+v ok=%v", tt.in, got, err, tt.want, tt.ok)
+		}
+	}
+	if got := (Remote{BindHost: "::1", BindPort: 80}).Bind(); got != "[::1]:80" {
+		t.Errorf("Bind = %q", got)
+	}
+}
+
+func FuzzParseRemote(f *testing.F) {
+	for _, s := range []string{"8080:localhost:80", "[::1]:0:[fd00::1]:22", "*:1:h:2", "1:[h:2", "::::", "[]:1:h:1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := ParseRemote(s)
+		if err != nil {
+			return
+		}
+		if r.Host == "" || r.Port < 1 || r.Port > 65535 || r.BindPort < 0 || r.BindPort > 65535 || r.BindHost == "" {
+			t.Fatalf("ParseRemote(%q) = %+v", s, r)
+		}
+	})
+}

@@ -1,0 +1,210 @@
+package e2e_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Remote listeners (`executor tunnel -R`, issue 31) through `executor serve` and through
+// a real registry + rendezvous + `executor remote`.
+
+var rListenLine = regexp.MustCompile(`listen_on_executor=(\S+) destination=(\S+)`)
+
+// startRTunnelCLI runs `executor tunnel` with base (how to reach the executor) and args,
+// waits (≤ 30 s) until it logged want -R listeners, and returns it with the executor-side
+// address of each, by destination. Cleanup interrupts it.
+func startRTunnelCLI(t *testing.T, base []string, want int, args ...string) (*tunnelCLI, map[string]string) {
+	t.Helper()
+	argv := append(append(append([]string{"tunnel"}, base...), "--log-level", "info"), args...)
+	cmd := exec.Command(remoteExecutorBin(t), argv...)
+	out := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tc := &tunnelCLI{cmd: cmd, out: out, waited: make(chan error, 1)}
+	go func() { tc.waited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGINT)
+		select {
+		case err := <-tc.waited:
+			tc.waited <- err
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Errorf("executor tunnel ignored SIGINT for 10 s")
+		}
+		if t.Failed() {
+			t.Logf("executor tunnel output:\n%s", out.String())
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		m := rListenLine.FindAllStringSubmatch(out.String(), -1)
+		if len(m) >= want {
+			addrs := map[string]string{}
+			for _, x := range m {
+				addrs[x[2]] = x[1]
+			}
+			return tc, addrs
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("executor tunnel did not report %d -R listeners within 30 s:\n%s", want, out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// runRTunnelCLI runs `executor tunnel` to its end (≤ 60 s) and returns its exit code and
+// output.
+func runRTunnelCLI(t *testing.T, base []string, args ...string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, remoteExecutorBin(t), append(append([]string{"tunnel"}, base...), args...)...)
+	out := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatalf("executor tunnel: %v", err)
+	}
+	return cmd.ProcessState.ExitCode(), out.String()
+}
+
+// checkRTunnel runs the -R checks against an executor reached with base.
+func checkRTunnel(t *testing.T, base []string) {
+	httpPort, echoPort := blobServer(t), echoServer(t)
+	httpDest, echoDest := "127.0.0.1:"+strconv.Itoa(httpPort), "127.0.0.1:"+strconv.Itoa(echoPort)
+	cli, addrs := startRTunnelCLI(t, base, 2, "-R", "0:"+httpDest, "-R", "127.0.0.1:0:"+echoDest)
+	rHTTP, rEcho := addrs[httpDest], addrs[echoDest]
+	if rHTTP == "" || rEcho == "" {
+		t.Fatalf("listeners %v: want one for %s and %s", addrs, httpDest, echoDest)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	t.Run("download 64 MiB", func(t *testing.T) {
+		const size = 64 << 20
+		want := blobSum(size)
+		start := time.Now()
+		n, got, err := httpGetSum(ctx, fmt.Sprintf("http://%s/size/%d", rHTTP, size))
+		took := time.Since(start)
+		if err != nil || n != size || got != want {
+			t.Fatalf("got %d bytes (identical=%v), %v; want %d identical", n, got == want, err, size)
+		}
+		t.Logf("64 MiB through -R in %v: %.0f MiB/s (machine shared; informative)", took, float64(size)/(1<<20)/took.Seconds())
+	})
+
+	t.Run("echo with half-close", func(t *testing.T) {
+		c, err := net.Dial("tcp", rEcho)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+		buf := make([]byte, 64)
+		for i := 0; i < 20; i++ {
+			msg := fmt.Sprintf("line %d\n", i)
+			if _, err := io.WriteString(c, msg); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := io.ReadFull(c, buf[:len(msg)]); err != nil || string(buf[:len(msg)]) != msg {
+				t.Fatalf("echo %d: %q, %v", i, buf[:len(msg)], err)
+			}
+		}
+		if _, err := io.WriteString(c, "last"); err != nil {
+			t.Fatal(err)
+		}
+		_ = c.(*net.TCPConn).CloseWrite()
+		rest, err := io.ReadAll(c)
+		if err != nil || string(rest) != "last" {
+			t.Fatalf("after half-close: %q, %v; want \"last\" then EOF", rest, err)
+		}
+	})
+
+	t.Run("refused bind", func(t *testing.T) {
+		code, out := runRTunnelCLI(t, base, "-R", "0.0.0.0:0:"+httpDest)
+		if code != 255 || !strings.Contains(out, "--tunnel-listen-allow") || !strings.Contains(out, "0.0.0.0:0") {
+			t.Fatalf("exit %d, output %q; want 255 and a refusal naming the bind and --tunnel-listen-allow", code, out)
+		}
+	})
+
+	t.Run("SIGINT closes the listeners and leaves no process", func(t *testing.T) {
+		open, err := net.Dial("tcp", rEcho) // an open, idle connection must not hold the exit up
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer open.Close()
+		_ = open.SetDeadline(time.Now().Add(20 * time.Second))
+		if _, err := io.WriteString(open, "x"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(open, make([]byte, 1)); err != nil {
+			t.Fatal(err)
+		}
+		_ = cli.cmd.Process.Signal(syscall.SIGINT)
+		select {
+		case err := <-cli.waited:
+			cli.waited <- err
+			if err != nil {
+				t.Fatalf("executor tunnel after SIGINT: %v, want exit 0", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("executor tunnel still running 10 s after SIGINT")
+		}
+		if err := syscall.Kill(cli.cmd.Process.Pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Fatalf("process %d still exists: %v", cli.cmd.Process.Pid, err)
+		}
+		// The executor closes the listeners with the connection; the ports are free again.
+		for _, a := range []string{rHTTP, rEcho} {
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				ln, err := net.Listen("tcp", a)
+				if err == nil {
+					ln.Close()
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%s still bound 10 s after the tunnel exited: %v", a, err)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+	})
+}
+
+func TestRTunnel_ThroughServe(t *testing.T) {
+	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + t.TempDir(), "TMPDIR=" + t.TempDir()}
+	srv := startExecServer(t, "ours", remoteExecutorBin(t), env, "serve", "--listen", "ws://127.0.0.1:0", "--log-level", "info")
+	checkRTunnel(t, []string{"--url", srv.url})
+	// Every listen and accept is logged with its address.
+	for _, want := range []string{"tunnel listening", "tunnel accepted", "tunnel listen refused by policy", "tunnel listener closed"} {
+		waitText(t, want, srv.stderr, want, 10*time.Second)
+	}
+}
+
+func TestRTunnel_ThroughRelay(t *testing.T) {
+	rig := startChaosRig(t)
+	checkRTunnel(t, []string{"--registry", rig.Proxy, "--environment-id", rig.Env, "--token-file", rig.TokenFile})
+}
+
+// An executor without remote listeners (here: --tunnel-listen-allow none): exit 255,
+// said once, and -L still works there.
+func TestRTunnel_NoCapability(t *testing.T) {
+	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + t.TempDir(), "TMPDIR=" + t.TempDir()}
+	srv := startExecServer(t, "ours", remoteExecutorBin(t), env, "serve", "--listen", "ws://127.0.0.1:0", "--tunnel-listen-allow", "none")
+	code, out := runRTunnelCLI(t, []string{"--url", srv.url}, "-R", "0:127.0.0.1:1")
+	if code != 255 || strings.Count(out, "does not support remote listeners") != 1 {
+		t.Fatalf("exit %d, output %q; want 255 and the message once", code, out)
+	}
+}
