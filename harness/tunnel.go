@@ -429,7 +429,8 @@ func (tc *TunnelConn) CloseWrite() error {
 }
 
 // Close implements net.Conn: the executor closes the remote socket (a reset when data was
-// still flowing). Pending Reads and Writes return net.ErrClosed.
+// still flowing; after CloseWrite and the remote FIN, the executor first writes what it
+// still holds). Pending Reads and Writes return net.ErrClosed.
 func (tc *TunnelConn) Close() error {
 	tc.mu.Lock()
 	if tc.closed {
@@ -437,13 +438,19 @@ func (tc *TunnelConn) Close() error {
 		return nil
 	}
 	tc.closed = true
+	// Both FINs exchanged: the executor ends the connection itself once it has written
+	// what we sent (its tunnel/close{} then finds no id); a tunnel/close now would
+	// discard data it has not yet written.
+	orderly := tc.sentEOF && tc.gotEOF && tc.err == nil
 	tc.inbuf, tc.inBytes = nil, 0
 	tc.mu.Unlock()
 	signal(tc.readable)
 	signal(tc.writable)
 	if tc.c.tunnels.get(tc.id) == tc {
 		tc.c.tunnels.remove(tc.id)
-		_ = tc.c.sendTunnel(protocol.MethodTunnelClose, &protocol.TunnelCloseParams{ConnID: tc.id})
+		if !orderly {
+			_ = tc.c.sendTunnel(protocol.MethodTunnelClose, &protocol.TunnelCloseParams{ConnID: tc.id})
+		}
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/netip"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -94,5 +95,83 @@ func FuzzParsePolicy(f *testing.F) {
 		}
 		_, _ = p.Resolve(context.Background(), fakeResolver{}, "127.0.0.1", 80)
 		_ = p.String()
+	})
+}
+
+func TestListenPolicy_Resolve(t *testing.T) {
+	res := fakeResolver{"localhost": {netip.MustParseAddr("127.0.0.1")}, "lan": {netip.MustParseAddr("10.0.0.5")}}
+	tests := []struct {
+		specs []string
+		host  string
+		port  uint16
+		want  string // "" = refused
+	}{
+		{nil, "127.0.0.1", 8080, "127.0.0.1:8080"},
+		{nil, "127.0.0.1", 0, "127.0.0.1:0"}, // ephemeral: the default allows every port
+		{nil, "::1", 0, "[::1]:0"},
+		{nil, "localhost", 0, "localhost:0"},
+		{nil, "0.0.0.0", 8080, ""},
+		{nil, "::", 8080, ""},
+		{nil, "10.0.0.5", 80, ""},
+		{[]string{"none"}, "127.0.0.1", 80, ""},
+		{[]string{"0.0.0.0:8080"}, "0.0.0.0", 8080, "0.0.0.0:8080"},
+		{[]string{"0.0.0.0:8080"}, "0.0.0.0", 0, ""}, // a range short of every port: no ephemeral bind
+		{[]string{"0.0.0.0:8000-9000"}, "0.0.0.0", 9000, "0.0.0.0:9000"},
+		{[]string{"0.0.0.0:*"}, "0.0.0.0", 0, "0.0.0.0:0"},
+		{[]string{"10.0.0.0/8:*"}, "lan", 0, "10.0.0.5:0"},
+		{[]string{"10.0.0.0/8:*"}, "127.0.0.1", 1, ""},
+	}
+	for _, tt := range tests {
+		p, err := ParseListenPolicy(tt.specs)
+		if err != nil {
+			t.Fatalf("ParseListenPolicy(%q): %v", tt.specs, err)
+		}
+		got, err := p.Resolve(context.Background(), res, tt.host, tt.port)
+		if tt.want == "" {
+			var re *RefusedError
+			if !errors.As(err, &re) || !re.Listen || !strings.Contains(err.Error(), ListenFlagName) || strings.Contains(err.Error(), FlagName+" ") {
+				t.Errorf("%q %s:%d: got %q, %v; want a refusal naming %s", tt.specs, tt.host, tt.port, got, err, ListenFlagName)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("%q %s:%d: got %q, %v; want %q", tt.specs, tt.host, tt.port, got, err, tt.want)
+		}
+	}
+	// The dial policy still refuses port 0.
+	if _, err := DefaultPolicy().Resolve(context.Background(), res, "127.0.0.1", 0); err == nil {
+		t.Error("dial policy allowed port 0")
+	}
+}
+
+func TestParseListenPolicy_Errors(t *testing.T) {
+	for _, s := range [][]string{{"0.0.0.0"}, {"h:0"}, {"none", "h:1"}, {"::1:22"}} {
+		if p, err := ParseListenPolicy(s); err == nil {
+			t.Errorf("ParseListenPolicy(%q) = %v, want an error", s, p)
+		} else if !strings.Contains(err.Error(), ListenFlagName) {
+			t.Errorf("ParseListenPolicy(%q): %v does not name the flag", s, err)
+		}
+	}
+	if p, _ := ParseListenPolicy([]string{"none"}); p.Enabled() {
+		t.Error("none: Enabled")
+	}
+	if !DefaultListenPolicy().Enabled() {
+		t.Error("default: not Enabled")
+	}
+}
+
+func FuzzParseListenPolicy(f *testing.F) {
+	for _, s := range []string{"0.0.0.0:8080", "[::]:*", "lan:1-2", "none", "h:9-3", "x:"} {
+		f.Add(s, uint16(0))
+	}
+	f.Fuzz(func(t *testing.T, s string, port uint16) {
+		p, err := ParseListenPolicy([]string{s})
+		if err != nil {
+			return
+		}
+		addr, err := p.Resolve(context.Background(), fakeResolver{}, "127.0.0.1", port)
+		if err == nil && !strings.HasSuffix(addr, ":"+strconv.Itoa(int(port))) {
+			t.Fatalf("%q: port %d resolved to %q", s, port, addr)
+		}
 	})
 }
