@@ -74,3 +74,44 @@ func ExampleClient_DialTCP() {
 	fmt.Println(string(body))
 	// Output: hello from the executor's host
 }
+
+// A service on the harness's side (a callback receiver, a local dev server) is offered on
+// the executor's loopback: code there connects to ln's port. ListenTCP is a
+// net.Listener, so it plugs into any Go server, here net/http's.
+func ExampleClient_ListenTCP() {
+	url, stop := exampleServe()
+	defer stop()
+
+	ctx := context.Background()
+	c, err := harness.DialLocal(ctx, url, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	if _, err := c.Initialize(ctx, "example", ""); err != nil {
+		panic(err)
+	}
+	ln, err := c.ListenTCP(ctx, "127.0.0.1", 0) // port 0: the executor picks one
+	if err != nil {
+		panic(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, "hello from the harness's side")
+	})}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = srv.Serve(ln) }()
+
+	// A client on the executor's host (here the same machine).
+	tr := &http.Transport{}
+	resp, err := (&http.Client{Transport: tr}).Get(fmt.Sprintf("http://127.0.0.1:%d/", ln.Port()))
+	if err != nil {
+		panic(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	tr.CloseIdleConnections()
+	fmt.Println(string(body))
+	_ = srv.Close()
+	<-done
+	// Output: hello from the harness's side
+}
