@@ -3,10 +3,14 @@ package executor_test
 import (
 	"context"
 	"errors"
+	"net"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/execlab/executor/executor"
+	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/executor/tunnel"
 )
 
@@ -55,5 +59,57 @@ func TestTunnel_NotificationsBeforeAndAfterInitialize(t *testing.T) {
 	early.Send(map[string]any{"method": "tunnel/data", "params": map[string]any{"connId": 1, "data": ""}})
 	if _, err := early.TryRecv(5 * time.Second); err == nil || errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("tunnel/data before initialize: %v, want the connection closed", err)
+	}
+}
+
+func TestTunnelListen_AdvertisedUnlessNone(t *testing.T) {
+	none, _ := tunnel.ParseListenPolicy([]string{"none"})
+	for _, tt := range []struct {
+		policy *tunnel.Policy
+		want   any
+	}{{nil, true}, {none, nil}} {
+		c := newHarness(t, &executor.Options{TunnelListenPolicy: tt.policy}).dial()
+		caps := c.Handshake("")["environmentInfo"].(map[string]any)["capabilities"].(map[string]any)
+		if caps["tcpTunnelListen"] != tt.want || caps["tcpTunnel"] != true {
+			t.Errorf("listen policy %v: tcpTunnelListen = %v (tcpTunnel %v), want %v", tt.policy, caps["tcpTunnelListen"], caps["tcpTunnel"], tt.want)
+		}
+	}
+}
+
+// tunnel/listen through the JSON-RPC layer: a refusal names the flag; a listener's
+// connection arrives as tunnel/accepted after the result, with an executor-chosen id
+// that the data path serves; tunnel/unlisten stops it.
+func TestTunnelListen_AcceptedAfterResult(t *testing.T) {
+	c := newHarness(t, nil).dial()
+	c.Handshake("")
+	resp, _ := c.Call(5, "tunnel/listen", map[string]any{"listenerId": 1, "host": "0.0.0.0", "port": 0, "window": 0})
+	if res := resp["result"].(map[string]any); res["status"] != "refused" || !strings.Contains(res["message"].(string), "--tunnel-listen-allow") {
+		t.Fatalf("wildcard bind: %v, want refused naming --tunnel-listen-allow", resp)
+	}
+	resp, notes := c.Call(6, "tunnel/listen", map[string]any{"listenerId": 1, "host": "127.0.0.1", "port": 0, "window": 0})
+	res := resp["result"].(map[string]any)
+	if res["status"] != "listening" || len(notes) != 0 {
+		t.Fatalf("listen: %v %v", resp, notes)
+	}
+	port := int(res["port"].(float64))
+	nc, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	if _, err := nc.Write([]byte("hi")); err != nil {
+		t.Fatal(err)
+	}
+	acc := c.Recv()
+	p, _ := acc["params"].(map[string]any)
+	if acc["method"] != "tunnel/accepted" || p["listenerId"] != float64(1) || p["connId"].(float64) < float64(protocol.TunnelAcceptedIDBase) {
+		t.Fatalf("got %v, want tunnel/accepted", acc)
+	}
+	if data := c.Recv(); data["method"] != "tunnel/data" || data["params"].(map[string]any)["data"] != "aGk=" {
+		t.Fatalf("got %v, want tunnel/data \"hi\"", data)
+	}
+	resp, _ = c.Call(7, "tunnel/unlisten", map[string]any{"listenerId": 1})
+	if resp["result"].(map[string]any)["closed"] != true {
+		t.Fatalf("unlisten: %v", resp)
 	}
 }
