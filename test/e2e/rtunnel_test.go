@@ -81,8 +81,9 @@ func runRTunnelCLI(t *testing.T, base []string, args ...string) (int, string) {
 	return cmd.ProcessState.ExitCode(), out.String()
 }
 
-// checkRTunnel runs the -R checks against an executor reached with base.
-func checkRTunnel(t *testing.T, base []string) {
+// checkRTunnel runs the -R checks against an executor reached with base; extra, when
+// set, runs before the SIGINT check with the echo listener's executor-side address.
+func checkRTunnel(t *testing.T, base []string, extra func(t *testing.T, rEcho string, cli *tunnelCLI)) {
 	httpPort, echoPort := blobServer(t), echoServer(t)
 	httpDest, echoDest := "127.0.0.1:"+strconv.Itoa(httpPort), "127.0.0.1:"+strconv.Itoa(echoPort)
 	cli, addrs := startRTunnelCLI(t, base, 2, "-R", "0:"+httpDest, "-R", "127.0.0.1:0:"+echoDest)
@@ -139,6 +140,10 @@ func checkRTunnel(t *testing.T, base []string) {
 		}
 	})
 
+	if extra != nil {
+		extra(t, rEcho, cli)
+	}
+
 	t.Run("SIGINT closes the listeners and leaves no process", func(t *testing.T) {
 		open, err := net.Dial("tcp", rEcho) // an open, idle connection must not hold the exit up
 		if err != nil {
@@ -186,7 +191,7 @@ func checkRTunnel(t *testing.T, base []string) {
 func TestRTunnel_ThroughServe(t *testing.T) {
 	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + t.TempDir(), "TMPDIR=" + t.TempDir()}
 	srv := startExecServer(t, "ours", remoteExecutorBin(t), env, "serve", "--listen", "ws://127.0.0.1:0", "--log-level", "info")
-	checkRTunnel(t, []string{"--url", srv.url})
+	checkRTunnel(t, []string{"--url", srv.url}, nil)
 	// Every listen and accept is logged with its address.
 	for _, want := range []string{"tunnel listening", "tunnel accepted", "tunnel listen refused by policy", "tunnel listener closed"} {
 		waitText(t, want, srv.stderr, want, 10*time.Second)
@@ -195,7 +200,24 @@ func TestRTunnel_ThroughServe(t *testing.T) {
 
 func TestRTunnel_ThroughRelay(t *testing.T) {
 	rig := startChaosRig(t)
-	checkRTunnel(t, []string{"--registry", rig.Proxy, "--environment-id", rig.Env, "--token-file", rig.TokenFile})
+	checkRTunnel(t, []string{"--registry", rig.Proxy, "--environment-id", rig.Env, "--token-file", rig.TokenFile},
+		func(t *testing.T, rEcho string, cli *tunnelCLI) {
+			t.Run("relay cut of 5 s: the listener comes back on the same port", func(t *testing.T) {
+				rig.inject(t, "side=harness cut=5s")
+				waitText(t, "the re-listen", cli.out, "listening on the executor's host again", 90*time.Second)
+				deadline := time.Now().Add(60 * time.Second)
+				for {
+					err := echoOnce(rEcho)
+					if err == nil {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("no echo through %s 60 s after the re-listen: %v", rEcho, err)
+					}
+					time.Sleep(500 * time.Millisecond)
+				}
+			})
+		})
 }
 
 // An executor without remote listeners (here: --tunnel-listen-allow none): exit 255,
@@ -207,4 +229,23 @@ func TestRTunnel_NoCapability(t *testing.T) {
 	if code != 255 || strings.Count(out, "does not support remote listeners") != 1 {
 		t.Fatalf("exit %d, output %q; want 255 and the message once", code, out)
 	}
+}
+
+// echoOnce sends one line with half-close through addr and checks the echo.
+func echoOnce(addr string) error {
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(c, "again"); err != nil {
+		return err
+	}
+	_ = c.(*net.TCPConn).CloseWrite()
+	got, err := io.ReadAll(c)
+	if err != nil || string(got) != "again" {
+		return fmt.Errorf("echo %q, %v", got, err)
+	}
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strconv"
 	"sync"
 	"time"
 
@@ -432,18 +433,21 @@ func (s *session) routineRemote(ctx context.Context, r Remote, ln *harness.Tunne
 		}
 		s.pipe(lc, tc, dest)
 	}
+	// After a reconnect the same port is bound again (the one the executor chose for
+	// RPORT 0), so the address users were given stays valid.
+	port := ln.Port()
 	delay := redialMin
 	for {
 		if ln == nil {
 			c, err := s.client(ctx)
 			if err == nil {
-				ln, err = c.ListenTCP(ctx, r.BindHost, r.BindPort)
+				ln, err = c.ListenTCP(ctx, r.BindHost, port)
 			}
 			if err != nil {
 				if ctx.Err() != nil {
 					return
 				}
-				s.log.Warn("-R: listening on the executor's host failed; retrying", "bind", r.Bind(), "error", err, "retry_in", delay)
+				s.log.Warn("-R: listening on the executor's host failed; retrying", "bind", net.JoinHostPort(r.BindHost, strconv.Itoa(port)), "error", err, "retry_in", delay)
 				t := time.NewTimer(delay)
 				select {
 				case <-ctx.Done():
