@@ -12,6 +12,11 @@
 //
 //   - the destination policy (Policy, `--tunnel-allow`): which HOST|CIDR:PORT[-PORT] an
 //     open may reach; loopback only by default;
+//   - remote listeners (listen.go; tunnel/listen, tunnel/unlisten, capability
+//     tcpTunnelListen): a bind policy (ParseListenPolicy, `--tunnel-listen-allow`,
+//     loopback binds by default), one routineAccept per listener, and per accepted socket
+//     a conn with an executor-chosen id (≥ protocol.TunnelAcceptedIDBase) announced by
+//     tunnel/accepted and then served exactly as an opened one;
 //   - per connection id, one socket with two goroutines, routineRead (socket → peer) and
 //     routineWrite (peer → socket), and end-to-end flow control: each side advertises a
 //     receive window in tunnel/open and its result; a sender keeps at most that many

@@ -10,6 +10,11 @@
 //     the module's dependency rule (STYLE.md §18) asks for a written reason per module,
 //     and the maintained Go libraries (golang.org/x/net/proxy) implement the client side
 //     only.
+//   - -R [BIND:]RPORT:HOST:HPORT (ssh's syntax): the executor listens on BIND:RPORT of its
+//     host (tunnel/listen, harness.Client.ListenTCP; RPORT 0 picks a free port, logged
+//     at Warn) and each connection it accepts is connected here to HOST:HPORT. The
+//     listeners belong to the connection: after a reconnect routineRemote listens again,
+//     on the same port, with back-off.
 //
 // Lifetime: listeners are bound before the first connection to the executor and live
 // until ctx ends (SIGINT/SIGTERM in main): a broken relay never closes them. The harness
