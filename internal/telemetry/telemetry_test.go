@@ -51,6 +51,7 @@ func TestStart_LoopbackAndMetrics(t *testing.T) {
 	e.OutputBytes(7)
 	e.FrameDropped(mux.DropMalformed)
 	e.TrackSessions(func() int { return 3 })
+	e.TunnelListenEvent("accepted")
 	text := get(t, "http://"+srv.Addr()+"/metrics")
 	for _, want := range []string{
 		"go_goroutines ", "process_resident_memory_bytes ",
@@ -60,6 +61,8 @@ func TestStart_LoopbackAndMetrics(t *testing.T) {
 		"executor_sandbox_denials_total 1", "executor_process_output_bytes_total 7",
 		`executor_relay_frames_dropped_total{reason="malformed"} 1`, "executor_sessions 3",
 		`executor_rpc_requests_total{code="0",method="fs/readFile"} 0`, // pre-created
+		`executor_tunnel_listen_events_total{event="accepted"} 1`,
+		`executor_tunnel_listen_events_total{event="refused"} 0`,
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("scrape lacks %q", want)
