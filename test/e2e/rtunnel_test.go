@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/execlab/executor/internal/refbin"
 )
 
 // Remote listeners (`executor tunnel -R`, issue 31) through `executor serve` and through
@@ -248,4 +250,17 @@ func echoOnce(addr string) error {
 		return fmt.Errorf("echo %q, %v", got, err)
 	}
 	return nil
+}
+
+// Against a released exec-server, -R exits 255 and says so once.
+func TestRTunnel_ReleasedExecutor(t *testing.T) {
+	for _, rel := range refbin.Releases(t) {
+		t.Run(rel.Version, func(t *testing.T) {
+			url := startReferenceServe(t, rel)
+			code, out := runRTunnelCLI(t, []string{"--url", url}, "-R", "0:127.0.0.1:1")
+			if code != 255 || strings.Count(out, "does not support remote listeners") != 1 {
+				t.Fatalf("exit %d, output %q; want 255 and the message once", code, out)
+			}
+		})
+	}
 }
