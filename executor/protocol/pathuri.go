@@ -8,7 +8,7 @@ package protocol
 //	Windows UNC     file://server/share/dir     (any authority)
 //	opaque fallback file:///%00/bad/path/<unpadded base64url of the native path bytes>
 //
-// Decoding parses with WHATWG rules (pathuri_parse.go), then rejects other schemes,
+// Decoding parses with WHATWG rules (internal/whatwg), then rejects other schemes,
 // credentials, ports, queries, fragments and encoded NULs outside the fallback. The value
 // kept is the canonical serialization, which is what the reference echoes back.
 
@@ -19,6 +19,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/execlab/executor/internal/whatwg"
 	"github.com/execlab/executor/jsonwire"
 )
 
@@ -59,21 +60,21 @@ func (e *PathURIError) Error() string { return e.Msg }
 // ParsePathURI parses and validates s and returns its canonical form. Errors are
 // *PathURIError or *InvalidPathError with the reference's exact text.
 func ParsePathURI(s string) (PathURI, error) {
-	u, err := parseURL(s)
+	u, err := whatwg.Parse(s)
 	if err != nil {
 		return "", &PathURIError{Msg: "invalid URI: " + err.Error()}
 	}
-	if u.scheme != "file" {
-		return "", &PathURIError{Msg: "unsupported path URI scheme `" + u.scheme + "`"}
+	if u.Scheme != "file" {
+		return "", &PathURIError{Msg: "unsupported path URI scheme `" + u.Scheme + "`"}
 	}
-	if u.query {
+	if u.Query {
 		return "", &PathURIError{Msg: "query parameters are not allowed in path URIs"}
 	}
-	if u.fragment {
+	if u.Fragment {
 		return "", &PathURIError{Msg: "fragments are not allowed in path URIs"}
 	}
-	canon := u.serialize()
-	if strings.Contains(percentDecode(strings.Join(u.path, "/")), "\x00") {
+	canon := u.Serialize()
+	if strings.Contains(whatwg.PercentDecode(strings.Join(u.Path, "/")), "\x00") {
 		if _, ok := opaqueBytes(canon); !ok {
 			return "", &InvalidPathError{URI: canon}
 		}
@@ -125,20 +126,20 @@ func (p PathURI) Native() (string, error) {
 		}
 		return string(raw), nil
 	}
-	u, err := parseURL(s)
+	u, err := whatwg.Parse(s)
 	if err != nil {
 		return "", err
 	}
-	if i := driveSegment(u.path); i >= 0 {
-		return "", &InvalidPathError{URI: windowsDriveURI(u.path[i:])}
+	if i := driveSegment(u.Path); i >= 0 {
+		return "", &InvalidPathError{URI: windowsDriveURI(u.Path[i:])}
 	}
-	if hostIsWindows || u.host != "" {
+	if hostIsWindows || u.Host != "" {
 		return "", &InvalidPathError{URI: s}
 	}
 	var b strings.Builder
-	for _, seg := range u.path {
+	for _, seg := range u.Path {
 		b.WriteByte('/')
-		b.WriteString(percentDecode(seg))
+		b.WriteString(whatwg.PercentDecode(seg))
 	}
 	return path.Clean(b.String()), nil
 }
@@ -158,7 +159,7 @@ func (p PathURI) NativeCwd() (string, error) {
 func driveSegment(segs []string) int {
 	for i, s := range segs {
 		if s != "" {
-			if isNormalizedDriveLetter(s) {
+			if whatwg.IsNormalizedDriveLetter(s) {
 				return i
 			}
 			return -1
@@ -213,8 +214,8 @@ func FromNative(p string) PathURI {
 	b = append(b, "file://"...)
 	for i := 0; i < len(p); i++ {
 		c := p[i]
-		if c != '/' && inSegmentSet(c) {
-			b = append(b, '%', upperHex[c>>4], upperHex[c&0xF])
+		if c != '/' && whatwg.InSpecialSegmentSet(c) {
+			b = whatwg.AppendPercent(b, c)
 			continue
 		}
 		b = append(b, c)
@@ -227,8 +228,8 @@ func FromNative(p string) PathURI {
 func AppendNativeSegment(dst []byte, name string) []byte {
 	for i := 0; i < len(name); i++ {
 		c := name[i]
-		if inSegmentSet(c) {
-			dst = append(dst, '%', upperHex[c>>4], upperHex[c&0xF])
+		if whatwg.InSpecialSegmentSet(c) {
+			dst = whatwg.AppendPercent(dst, c)
 			continue
 		}
 		dst = append(dst, c)
@@ -238,18 +239,4 @@ func AppendNativeSegment(dst []byte, name string) []byte {
 
 func opaque(p string) PathURI {
 	return PathURI(badPathPrefix + base64.RawURLEncoding.EncodeToString([]byte(p)))
-}
-
-// inSegmentSet reports whether a native path byte is percent-encoded in a URI segment
-// (rust-url's special path-segment set): controls, DEL, bytes ≥ 0x80, space and
-// " # % / < > ? \ ` { }.
-func inSegmentSet(c byte) bool {
-	if c < 0x20 || c >= 0x7F {
-		return true
-	}
-	switch c {
-	case ' ', '"', '#', '%', '/', '<', '>', '?', '\\', '`', '{', '}':
-		return true
-	}
-	return false
 }

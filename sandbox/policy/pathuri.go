@@ -1,7 +1,8 @@
 package policy
 
 // PathUri handling (spec/jsonrpc.md §4), reduced to what the sandbox needs: parse a
-// file: URL the way the reference's WHATWG parser does for the inputs clients send, then
+// file: URL with internal/whatwg's rules, the way the reference's parser does for the
+// inputs clients send, then
 // convert it to a native Linux path. Parsing rejects syntax the reference rejects while
 // decoding; host applicability (UNC authority, drive letter, NUL byte) is checked only
 // by Native, because the reference reports it later, during sandbox preparation.
@@ -9,6 +10,8 @@ package policy
 import (
 	"path"
 	"strings"
+
+	"github.com/execlab/executor/internal/whatwg"
 )
 
 // PathURI is a parsed file: URL. The zero value is "absent".
@@ -29,9 +32,7 @@ func ParsePathURI(s string) (PathURI, error) {
 }
 
 func parsePathURI(s string) (PathURI, *Error) {
-	s = strings.Trim(s, "\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f ")
-	s = strings.NewReplacer("\t", "", "\n", "", "\r", "").Replace(s)
-	scheme, rest, ok := splitScheme(s)
+	scheme, rest, ok := whatwg.SplitScheme(whatwg.Trim(s))
 	if !ok {
 		return PathURI{}, invalidParams("invalid URI: relative URL without a base")
 	}
@@ -58,14 +59,14 @@ func parsePathURI(s string) (PathURI, *Error) {
 		host := rest[:end]
 		rest = rest[end:]
 		if strings.ContainsAny(host, "@:") {
-			if isDriveSegment(host) {
+			if whatwg.IsNormalizedDriveLetter(host) {
 				rest = "/" + host + rest
 				host = ""
 			} else {
 				return PathURI{}, invalidParams("invalid URI: invalid international domain name")
 			}
 		}
-		host = strings.ToLower(percentDecode(host))
+		host = strings.ToLower(whatwg.PercentDecode(host))
 		if host == "localhost" {
 			host = ""
 		}
@@ -76,74 +77,22 @@ func parsePathURI(s string) (PathURI, *Error) {
 	}
 	var segs []string
 	for _, seg := range strings.Split(rest[1:], "/") {
-		switch strings.ToLower(seg) {
-		case ".", "%2e":
+		switch {
+		case whatwg.IsSingleDotSegment(seg):
 			continue
-		case "..", ".%2e", "%2e.", "%2e%2e":
+		case whatwg.IsDoubleDotSegment(seg):
 			if len(segs) > 0 {
 				segs = segs[:len(segs)-1]
 			}
 			continue
 		}
-		segs = append(segs, percentDecode(seg))
+		segs = append(segs, whatwg.PercentDecode(seg))
 	}
-	if len(segs) > 0 && isDriveSegment(segs[0]) {
+	if len(segs) > 0 && whatwg.IsNormalizedDriveLetter(segs[0]) {
 		u.windows = true
 	}
 	u.path = path.Clean("/" + strings.Join(segs, "/"))
 	return u, nil
-}
-
-func splitScheme(s string) (scheme, rest string, ok bool) {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
-		case i > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'):
-		case i > 0 && c == ':':
-			return s[:i], s[i+1:], true
-		default:
-			return "", "", false
-		}
-	}
-	return "", "", false
-}
-
-func isDriveSegment(s string) bool {
-	return len(s) == 2 && (s[0] >= 'a' && s[0] <= 'z' || s[0] >= 'A' && s[0] <= 'Z') && s[1] == ':'
-}
-
-func unhex(c byte) (byte, bool) {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0', true
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10, true
-	case c >= 'A' && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
-}
-
-// percentDecode decodes %XX escapes; malformed escapes stay literal (WHATWG).
-func percentDecode(s string) string {
-	if strings.IndexByte(s, '%') < 0 {
-		return s
-	}
-	b := make([]byte, 0, len(s))
-	for i := 0; i < len(s); i++ {
-		if s[i] == '%' && i+2 < len(s) {
-			hi, ok1 := unhex(s[i+1])
-			lo, ok2 := unhex(s[i+2])
-			if ok1 && ok2 {
-				b = append(b, hi<<4|lo)
-				i += 2
-				continue
-			}
-		}
-		b = append(b, s[i])
-	}
-	return string(b)
 }
 
 // IsZero reports whether u is absent.
@@ -155,24 +104,12 @@ func (u PathURI) String() string {
 	if !u.set {
 		return ""
 	}
-	var b strings.Builder
-	b.WriteString("file://")
-	b.WriteString(u.host)
+	b := append([]byte("file://"), u.host...)
 	for _, seg := range strings.Split(strings.TrimPrefix(u.path, "/"), "/") {
-		b.WriteByte('/')
-		for i := 0; i < len(seg); i++ {
-			c := seg[i]
-			if c < 0x20 || c >= 0x7f || strings.IndexByte(" \"#%<>?\\`{}", c) >= 0 {
-				const hexdig = "0123456789ABCDEF"
-				b.WriteByte('%')
-				b.WriteByte(hexdig[c>>4])
-				b.WriteByte(hexdig[c&15])
-				continue
-			}
-			b.WriteByte(c)
-		}
+		b = append(b, '/')
+		b = append(b, whatwg.PercentEncode(seg, whatwg.InSpecialSegmentSet)...)
 	}
-	return b.String()
+	return string(b)
 }
 
 // Native returns the absolute Linux path u names, or the reference's InvalidInput text

@@ -1,3 +1,6 @@
+// Code generated for the differential fuzz of issue 27 from the pre-internal/whatwg
+// implementation; deleted after the fuzz ran. DO NOT EDIT.
+
 package protocol
 
 // WHATWG URL parsing, reduced to what a PathUri needs.
@@ -18,8 +21,8 @@ import (
 	"unicode/utf8"
 )
 
-// parsedURL is a parsed file URL in its WHATWG form.
-type parsedURL struct {
+// legacyParsedURL is a parsed file URL in its WHATWG form.
+type legacyParsedURL struct {
 	scheme   string
 	host     string   // serialized host; "" = none (localhost is folded to "")
 	path     []string // percent-encoded segments
@@ -29,55 +32,55 @@ type parsedURL struct {
 
 // url.ParseError texts (rust-url), used after "invalid URI: ".
 const (
-	errRelativeWithoutBase = "relative URL without a base"
-	errEmptyHost           = "empty host"
-	errIdna                = "invalid international domain name"
-	errInvalidPort         = "invalid port number"
-	errInvalidIPv4         = "invalid IPv4 address"
-	errInvalidIPv6         = "invalid IPv6 address"
+	legacyErrRelativeWithoutBase = "relative URL without a base"
+	legacyErrEmptyHost           = "empty host"
+	legacyErrIdna                = "invalid international domain name"
+	legacyErrInvalidPort         = "invalid port number"
+	legacyErrInvalidIPv4         = "invalid IPv4 address"
+	legacyErrInvalidIPv6         = "invalid IPv6 address"
 )
 
-// urlError is a url::ParseError; its text is the bare rust-url message.
-type urlError string
+// legacyUrlError is a url::ParseError; its text is the bare rust-url message.
+type legacyUrlError string
 
-func (e urlError) Error() string { return string(e) }
+func (e legacyUrlError) Error() string { return string(e) }
 
-// specialSchemes are the WHATWG special schemes other than file.
-var specialSchemes = map[string]bool{"http": true, "https": true, "ws": true, "wss": true, "ftp": true}
+// legacySpecialSchemes are the WHATWG special schemes other than file.
+var legacySpecialSchemes = map[string]bool{"http": true, "https": true, "ws": true, "wss": true, "ftp": true}
 
-// parseURL parses input as rust-url would, with no base URL.
-func parseURL(input string) (*parsedURL, error) {
+// legacyParseURL parses input as rust-url would, with no base URL.
+func legacyParseURL(input string) (*legacyParsedURL, error) {
 	input = strings.ToValidUTF8(input, "\uFFFD")
 	input = strings.TrimFunc(input, func(r rune) bool { return r <= 0x20 })
 	if strings.ContainsAny(input, "\t\n\r") {
 		input = strings.NewReplacer("\t", "", "\n", "", "\r", "").Replace(input)
 	}
-	scheme, rest, ok := splitScheme(input)
+	scheme, rest, ok := legacySplitScheme(input)
 	if !ok {
-		return nil, urlError(errRelativeWithoutBase)
+		return nil, legacyUrlError(legacyErrRelativeWithoutBase)
 	}
 	if scheme != "file" {
-		if err := checkOtherScheme(scheme, rest); err != nil {
+		if err := legacyCheckOtherScheme(scheme, rest); err != nil {
 			return nil, err
 		}
-		return &parsedURL{scheme: scheme}, nil
+		return &legacyParsedURL{scheme: scheme}, nil
 	}
-	u := &parsedURL{scheme: scheme}
+	u := &legacyParsedURL{scheme: scheme}
 	if err := u.parseFile(rest); err != nil {
 		return nil, err
 	}
 	return u, nil
 }
 
-// splitScheme returns the lower-cased scheme and the remainder after ':'.
-func splitScheme(s string) (scheme, rest string, ok bool) {
-	if s == "" || !isASCIIAlpha(s[0]) {
+// legacySplitScheme returns the lower-cased scheme and the remainder after ':'.
+func legacySplitScheme(s string) (scheme, rest string, ok bool) {
+	if s == "" || !legacyIsASCIIAlpha(s[0]) {
 		return "", "", false
 	}
 	for i := 1; i < len(s); i++ {
 		c := s[i]
 		switch {
-		case isASCIIAlpha(c) || isASCIIDigit(c) || c == '+' || c == '-' || c == '.':
+		case legacyIsASCIIAlpha(c) || legacyIsASCIIDigit(c) || c == '+' || c == '-' || c == '.':
 		case c == ':':
 			return strings.ToLower(s[:i]), s[i+1:], true
 		default:
@@ -87,11 +90,11 @@ func splitScheme(s string) (scheme, rest string, ok bool) {
 	return "", "", false
 }
 
-// checkOtherScheme reports the parse errors rust-url raises for a non-file URL. For special
+// legacyCheckOtherScheme reports the parse errors rust-url raises for a non-file URL. For special
 // schemes the authority is checked (empty host, port, host syntax); non-special URLs almost
 // always parse.
-func checkOtherScheme(scheme, rest string) error {
-	if !specialSchemes[scheme] {
+func legacyCheckOtherScheme(scheme, rest string) error {
+	if !legacySpecialSchemes[scheme] {
 		if strings.HasPrefix(rest, "//") {
 			auth := rest[2:]
 			if i := strings.IndexAny(auth, "/?#"); i >= 0 {
@@ -103,9 +106,9 @@ func checkOtherScheme(scheme, rest string) error {
 			if strings.HasPrefix(auth, "[") {
 				end := strings.IndexByte(auth, ']')
 				if end < 0 {
-					return urlError(errInvalidIPv6)
+					return legacyUrlError(legacyErrInvalidIPv6)
 				}
-				if _, err := parseIPv6(auth[1:end]); err != nil {
+				if _, err := legacyParseIPv6(auth[1:end]); err != nil {
 					return err
 				}
 			}
@@ -128,20 +131,20 @@ func checkOtherScheme(scheme, rest string) error {
 		host, port = auth[:i], auth[i+1:]
 	}
 	if host == "" {
-		return urlError(errEmptyHost)
+		return legacyUrlError(legacyErrEmptyHost)
 	}
-	if _, err := parseHost(host); err != nil {
+	if _, err := legacyParseHost(host); err != nil {
 		return err
 	}
 	if port != "" {
 		n := 0
 		for i := 0; i < len(port); i++ {
-			if !isASCIIDigit(port[i]) {
-				return urlError(errInvalidPort)
+			if !legacyIsASCIIDigit(port[i]) {
+				return legacyUrlError(legacyErrInvalidPort)
 			}
 			n = n*10 + int(port[i]-'0')
 			if n > 0xFFFF {
-				return urlError(errInvalidPort)
+				return legacyUrlError(legacyErrInvalidPort)
 			}
 		}
 	}
@@ -150,24 +153,24 @@ func checkOtherScheme(scheme, rest string) error {
 
 // parseFile runs the WHATWG states from "file state" onwards on rest (the input after
 // "file:").
-func (u *parsedURL) parseFile(rest string) error {
+func (u *legacyParsedURL) parseFile(rest string) error {
 	i := 0
-	if i < len(rest) && isSlash(rest[i]) { // file slash state
+	if i < len(rest) && legacyIsSlash(rest[i]) { // file slash state
 		i++
-		if i < len(rest) && isSlash(rest[i]) { // file host state
+		if i < len(rest) && legacyIsSlash(rest[i]) { // file host state
 			i++
 			end := i
-			for end < len(rest) && !isSlash(rest[end]) && rest[end] != '?' && rest[end] != '#' {
+			for end < len(rest) && !legacyIsSlash(rest[end]) && rest[end] != '?' && rest[end] != '#' {
 				end++
 			}
 			buf := rest[i:end]
 			switch {
-			case isWindowsDriveLetter(buf):
+			case legacyIsWindowsDriveLetter(buf):
 				// Drive-letter quirk: the buffer is not a host but the first path segment,
 				// normalised to "X:" (observed: file://C|/x is a drive, file:///C|/x is not).
 				u.path = append(u.path, buf[:1]+":")
 				i = end
-				if i < len(rest) && isSlash(rest[i]) {
+				if i < len(rest) && legacyIsSlash(rest[i]) {
 					i++
 				} else {
 					u.noteQueryFragment(rest[i:])
@@ -175,11 +178,11 @@ func (u *parsedURL) parseFile(rest string) error {
 				}
 			case buf == "":
 				i = end
-				if i < len(rest) && isSlash(rest[i]) { // path start state
+				if i < len(rest) && legacyIsSlash(rest[i]) { // path start state
 					i++
 				}
 			default:
-				host, err := parseHost(buf)
+				host, err := legacyParseHost(buf)
 				if err != nil {
 					return err
 				}
@@ -188,7 +191,7 @@ func (u *parsedURL) parseFile(rest string) error {
 				}
 				u.host = host
 				i = end
-				if i < len(rest) && isSlash(rest[i]) {
+				if i < len(rest) && legacyIsSlash(rest[i]) {
 					i++
 				}
 			}
@@ -199,7 +202,7 @@ func (u *parsedURL) parseFile(rest string) error {
 }
 
 // parsePath runs the path state over s, then notes a query and fragment.
-func (u *parsedURL) parsePath(s string) {
+func (u *legacyParsedURL) parsePath(s string) {
 	var buf strings.Builder
 	i := 0
 	for {
@@ -208,17 +211,17 @@ func (u *parsedURL) parsePath(s string) {
 		if !eof {
 			c = s[i]
 		}
-		if eof || isSlash(c) || c == '?' || c == '#' {
+		if eof || legacyIsSlash(c) || c == '?' || c == '#' {
 			seg := buf.String()
 			buf.Reset()
-			sep := !eof && isSlash(c)
+			sep := !eof && legacyIsSlash(c)
 			switch {
-			case isDoubleDotSegment(seg):
+			case legacyIsDoubleDotSegment(seg):
 				u.shortenPath()
 				if !sep {
 					u.path = append(u.path, "")
 				}
-			case isSingleDotSegment(seg):
+			case legacyIsSingleDotSegment(seg):
 				if !sep {
 					u.path = append(u.path, "")
 				}
@@ -236,8 +239,8 @@ func (u *parsedURL) parsePath(s string) {
 			continue
 		}
 		if c < 0x80 {
-			if inPathSet(c) {
-				appendPercent(&buf, c)
+			if legacyInPathSet(c) {
+				legacyAppendPercent(&buf, c)
 			} else {
 				buf.WriteByte(c)
 			}
@@ -246,14 +249,14 @@ func (u *parsedURL) parsePath(s string) {
 		}
 		_, n := utf8.DecodeRuneInString(s[i:])
 		for k := 0; k < n; k++ {
-			appendPercent(&buf, s[i+k])
+			legacyAppendPercent(&buf, s[i+k])
 		}
 		i += n
 	}
 }
 
 // noteQueryFragment records a query and/or fragment at the start of s ("" = neither).
-func (u *parsedURL) noteQueryFragment(s string) {
+func (u *legacyParsedURL) noteQueryFragment(s string) {
 	if strings.HasPrefix(s, "?") {
 		u.query = true
 	}
@@ -263,8 +266,8 @@ func (u *parsedURL) noteQueryFragment(s string) {
 }
 
 // shortenPath pops the last segment, keeping a lone normalised drive letter.
-func (u *parsedURL) shortenPath() {
-	if len(u.path) == 1 && isNormalizedDriveLetter(u.path[0]) {
+func (u *legacyParsedURL) shortenPath() {
+	if len(u.path) == 1 && legacyIsNormalizedDriveLetter(u.path[0]) {
 		return
 	}
 	if len(u.path) > 0 {
@@ -274,7 +277,7 @@ func (u *parsedURL) shortenPath() {
 
 // serialize renders the URL in its canonical form. The first drive-letter segment is
 // upper-cased as the reference reports it (spec/jsonrpc.md §4).
-func (u *parsedURL) serialize() string {
+func (u *legacyParsedURL) serialize() string {
 	var b strings.Builder
 	b.WriteString("file://")
 	b.WriteString(u.host)
@@ -285,8 +288,8 @@ func (u *parsedURL) serialize() string {
 	return b.String()
 }
 
-// inPathSet reports whether an ASCII byte is in the WHATWG path percent-encode set.
-func inPathSet(c byte) bool {
+// legacyInPathSet reports whether an ASCII byte is in the WHATWG path percent-encode set.
+func legacyInPathSet(c byte) bool {
 	if c < 0x20 || c == 0x7F {
 		return true
 	}
@@ -297,29 +300,29 @@ func inPathSet(c byte) bool {
 	return false
 }
 
-const upperHex = "0123456789ABCDEF"
+const legacyUpperHex = "0123456789ABCDEF"
 
-func appendPercent(b *strings.Builder, c byte) {
+func legacyAppendPercent(b *strings.Builder, c byte) {
 	b.WriteByte('%')
-	b.WriteByte(upperHex[c>>4])
-	b.WriteByte(upperHex[c&0xF])
+	b.WriteByte(legacyUpperHex[c>>4])
+	b.WriteByte(legacyUpperHex[c&0xF])
 }
 
-func isSlash(c byte) bool      { return c == '/' || c == '\\' }
-func isASCIIAlpha(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
-func isASCIIDigit(c byte) bool { return c >= '0' && c <= '9' }
+func legacyIsSlash(c byte) bool      { return c == '/' || c == '\\' }
+func legacyIsASCIIAlpha(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
+func legacyIsASCIIDigit(c byte) bool { return c >= '0' && c <= '9' }
 
-func isWindowsDriveLetter(s string) bool {
-	return len(s) == 2 && isASCIIAlpha(s[0]) && (s[1] == ':' || s[1] == '|')
+func legacyIsWindowsDriveLetter(s string) bool {
+	return len(s) == 2 && legacyIsASCIIAlpha(s[0]) && (s[1] == ':' || s[1] == '|')
 }
 
-func isNormalizedDriveLetter(s string) bool {
-	return len(s) == 2 && isASCIIAlpha(s[0]) && s[1] == ':'
+func legacyIsNormalizedDriveLetter(s string) bool {
+	return len(s) == 2 && legacyIsASCIIAlpha(s[0]) && s[1] == ':'
 }
 
-func isSingleDotSegment(s string) bool { return s == "." || strings.EqualFold(s, "%2e") }
+func legacyIsSingleDotSegment(s string) bool { return s == "." || strings.EqualFold(s, "%2e") }
 
-func isDoubleDotSegment(s string) bool {
+func legacyIsDoubleDotSegment(s string) bool {
 	switch strings.ToLower(s) {
 	case "..", ".%2e", "%2e.", "%2e%2e":
 		return true
