@@ -64,6 +64,15 @@ func must(t *testing.T, err error) {
 	}
 }
 
+// expect fails t with what unless err is nil and ok is want.
+func expect(t *testing.T, ok bool, err error, want bool, what string) {
+	t.Helper()
+	must(t, err)
+	if ok != want {
+		t.Fatal(what)
+	}
+}
+
 func conformRegisterGenerations(t *testing.T, st server.Store) {
 	ctx := context.Background()
 	env := uniqueEnv("conf-gen")
@@ -120,10 +129,7 @@ func conformMarkExitedOnce(t *testing.T, st server.Store) {
 	}
 	at := conformNow.Add(3 * time.Second)
 	ok, err := st.MarkExited(ctx, env, "reg-1", hash("exit-1"), at)
-	must(t, err)
-	if !ok {
-		t.Fatal("MarkExited with the registration's token failed")
-	}
+	expect(t, ok, err, true, "MarkExited with the registration's token failed")
 	r, err := st.Registration(ctx, env)
 	must(t, err)
 	if !r.ExitedAt.Equal(at) {
@@ -131,10 +137,7 @@ func conformMarkExitedOnce(t *testing.T, st server.Store) {
 	}
 	// The token is good once.
 	ok, err = st.MarkExited(ctx, env, "reg-1", hash("exit-1"), at.Add(time.Second))
-	must(t, err)
-	if ok {
-		t.Fatal("MarkExited succeeded twice")
-	}
+	expect(t, ok, err, false, "MarkExited succeeded twice")
 	// A new registration starts unexited, and the old registration's token no longer works.
 	_, err = st.Register(ctx, env, "reg-2", []byte("k"), hash("exit-3"), at.Add(time.Second))
 	must(t, err)
@@ -144,10 +147,7 @@ func conformMarkExitedOnce(t *testing.T, st server.Store) {
 		t.Fatalf("a new registration starts exited at %v", r.ExitedAt)
 	}
 	ok, err = st.MarkExited(ctx, env, "reg-1", hash("exit-1"), at.Add(2*time.Second))
-	must(t, err)
-	if ok {
-		t.Fatal("MarkExited of a fenced registration succeeded")
-	}
+	expect(t, ok, err, false, "MarkExited of a fenced registration succeeded")
 }
 
 func conformAuthorizations(t *testing.T, st server.Store) {
@@ -389,24 +389,15 @@ func conformNodeLeases(t *testing.T, st server.Store) {
 	must(t, st.ClaimNode(ctx, first))
 	first.LeaseUntil = first.LeaseUntil.Add(time.Minute)
 	ok, err := st.RenewNode(ctx, first)
-	must(t, err)
-	if !ok {
-		t.Fatal("RenewNode of the claiming process failed")
-	}
+	expect(t, ok, err, true, "RenewNode of the claiming process failed")
 	// A restart claims the node id over at once; the old process can no longer renew.
 	second := server.NodeLease{NodeID: node, Instance: "inst-2", AdvertiseURL: "http://127.0.0.1:2", LeaseUntil: conformNow.Add(time.Minute)}
 	t.Cleanup(func() { _ = st.ReleaseNode(context.Background(), second) })
 	must(t, st.ClaimNode(ctx, second))
 	ok, err = st.RenewNode(ctx, first)
-	must(t, err)
-	if ok {
-		t.Fatal("RenewNode of a replaced process succeeded")
-	}
+	expect(t, ok, err, false, "RenewNode of a replaced process succeeded")
 	ok, err = st.RenewNode(ctx, server.NodeLease{NodeID: uniqueEnv("conf-node"), Instance: "x", LeaseUntil: conformNow})
-	must(t, err)
-	if ok {
-		t.Fatal("RenewNode of an unclaimed node id succeeded")
-	}
+	expect(t, ok, err, false, "RenewNode of an unclaimed node id succeeded")
 	// Releasing the replaced process leaves the live one.
 	env := uniqueEnv("conf-node-env")
 	must(t, st.SetLocation(ctx, server.Location{EnvironmentID: env, NodeID: node, Instance: "inst-2", SocketID: "s-1", Generation: 1}))
@@ -427,10 +418,7 @@ func conformNodeLeases(t *testing.T, st server.Store) {
 		t.Fatalf("LocationsOf a released process = %v", m)
 	}
 	ok, err = st.RenewNode(ctx, second)
-	must(t, err)
-	if ok {
-		t.Fatal("RenewNode after ReleaseNode succeeded")
-	}
+	expect(t, ok, err, false, "RenewNode after ReleaseNode succeeded")
 }
 
 func conformLocations(t *testing.T, st server.Store) {
