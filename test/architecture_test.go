@@ -1,10 +1,8 @@
 package test
 
 import (
-	"encoding/json"
 	"flag"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -15,45 +13,6 @@ import (
 )
 
 var updateArchitecture = flag.Bool("update-architecture", false, "rewrite the -> column (and add missing rows) of docs/architecture.md's package map")
-
-// archPkg is one package of the module as go list sees it on this platform.
-type archPkg struct {
-	imports []string // module-relative, direct, non-test
-	doc     string   // the package comment's first sentence
-}
-
-func listArchPkgs(t *testing.T) map[string]archPkg {
-	t.Helper()
-	cmd := exec.Command("go", "list", "-json=ImportPath,Imports,Doc", "./...")
-	cmd.Dir = refbin.RepoRoot()
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	pkgs := map[string]archPkg{}
-	dec := json.NewDecoder(strings.NewReader(string(out)))
-	for dec.More() {
-		var p struct {
-			ImportPath, Doc string
-			Imports         []string
-		}
-		if err := dec.Decode(&p); err != nil {
-			t.Fatal(err)
-		}
-		var imps []string
-		for _, imp := range p.Imports {
-			if strings.HasPrefix(imp, mod) {
-				imps = append(imps, strings.TrimPrefix(imp, mod))
-			}
-		}
-		pkgs[strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, mod), strings.TrimSuffix(mod, "/"))] = archPkg{imports: imps, doc: p.Doc}
-	}
-	if p, ok := pkgs[""]; ok { // the module root package, if there ever is one
-		delete(pkgs, "")
-		pkgs["."] = p
-	}
-	return pkgs
-}
 
 var backticked = regexp.MustCompile("`([^`]+)`")
 
@@ -76,7 +35,7 @@ func covers(name, pkg string) bool {
 // to rewrite the column and append a row (owns: the package comment's first sentence) for
 // every package the map lacks.
 func TestArchitectureMap(t *testing.T) {
-	pkgs := listArchPkgs(t)
+	pkgs := pkgDeps(t)
 	path := filepath.Join(refbin.RepoRoot(), "docs", "architecture.md")
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -168,11 +127,12 @@ func TestArchitectureMap(t *testing.T) {
 }
 
 // importsCell renders the direct project imports of own, minus own, as the -> cell.
-func importsCell(pkgs map[string]archPkg, own []string) string {
+func importsCell(pkgs map[string]pkg, own []string) string {
 	var imps []string
 	for _, p := range own {
 		for _, imp := range pkgs[p].imports {
-			if !slices.Contains(own, imp) && !slices.Contains(imps, imp) {
+			imp, ok := strings.CutPrefix(imp, mod)
+			if ok && !slices.Contains(own, imp) && !slices.Contains(imps, imp) {
 				imps = append(imps, imp)
 			}
 		}
