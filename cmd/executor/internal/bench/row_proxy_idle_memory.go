@@ -10,7 +10,7 @@ import (
 // proxy_idle_memory: what an idle proxied connection costs the executor (issue 29). One
 // sample starts a fresh executor (as http_stream_rss: a long-lived one may hold memory
 // freed by earlier rows), one initialized connection and a proxy holder (row_proxy.go),
-// reads VmRSS, opens proxyIdleTunnels CONNECT tunnels through the proxy to the greeter
+// reads VmRSS, opens proxyIdleTunnels (250) CONNECT tunnels through the proxy to the greeter
 // (each established end to end: the greeter's byte has arrived, openTunnel), waits
 // memorySettle, reads VmRSS again, and reports the growth per tunnel in KiB. The tunnels
 // are held by the bench process, not the executor: the figure is the proxy's side only

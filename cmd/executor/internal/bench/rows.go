@@ -213,7 +213,7 @@ var rows = []Row{
 		Name:     "proxy_idle_memory",
 		Unit:     "KiB",
 		Goal:     Goal{Kind: OursAtMost, Value: 32},
-		Describe: "executor VmRSS growth per idle CONNECT tunnel through one networkProxy at 1,000 tunnels",
+		Describe: "executor VmRSS growth per idle CONNECT tunnel through one networkProxy at 250 tunnels",
 		Measure:  measureProxyIdleMemory,
 	},
 	{Name: "capdiscover_local", Unit: "ms", Goal: Goal{Kind: RatioAtMost, Value: 0.5}, Describe: "capabilityRoots/discoverV1 of one root: 19,990 walk entries (19,200 files), 100 plugins, 200 skills; results counted", Measure: measureCapDiscoverLocal},
