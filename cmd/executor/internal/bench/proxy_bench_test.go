@@ -54,6 +54,29 @@ func BenchmarkProxySetup(b *testing.B) {
 	}
 }
 
+// BenchmarkProxySetupBaseline: the floor under BenchmarkProxySetup and proxy_setup on
+// this machine: dial the greeter directly and read its byte, no proxy; one connection per
+// op. A tunnel costs at least two of these (client → proxy, proxy → greeter).
+func BenchmarkProxySetupBaseline(b *testing.B) {
+	e := &Env{}
+	defer e.close()
+	g, err := e.greeterFor()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var one [1]byte
+	for b.Loop() {
+		c, err := net.Dial("tcp4", "127.0.0.1:"+g.port)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := io.ReadFull(c, one[:]); err != nil || one[0] != 'g' {
+			b.Fatalf("read %q, %v; want the greeter's byte", one[0], err)
+		}
+		c.Close()
+	}
+}
+
 // BenchmarkProxyDownload: bytes per second from a loopback upstream to the client through
 // one established CONNECT tunnel (the direction proxy_cpu measures); 1 MiB per op.
 func BenchmarkProxyDownload(b *testing.B) {
