@@ -82,9 +82,18 @@ func holdProxy(ctx context.Context, side *Side, sess *session) (*proxyHolder, er
 		}, onOutput)
 		done <- err
 	}()
+	// stop ends the holder: process/terminate, then its run, which process/closed ends;
+	// after callTimeout the run is cancelled instead.
 	stop := func() error {
 		_ = sess.call(ctx, protocol.MethodProcessTerminate, &protocol.ProcessTerminateParams{ProcessID: pid}, nil)
-		err := <-done
+		var err error
+		select {
+		case err = <-done:
+		case <-time.After(callTimeout):
+			cancel()
+			<-done
+			err = errors.New("no process/closed after process/terminate")
+		}
 		cancel()
 		if err != nil && !errors.Is(err, context.Canceled) {
 			return fmt.Errorf("proxy holder: %w", err)
