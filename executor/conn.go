@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"time"
 
@@ -99,7 +100,7 @@ func (c *conn) route(ctx context.Context, req *jsonrpc.Message) (any, error) {
 	if sess := c.session(); sess != nil && !c.srv.sessions.AttachedTo(sess, c) {
 		return nil, jsonrpc.ErrClose
 	}
-	call, err := m.prepare(req.Params)
+	call, err := m.prepare(req.Params, req.ParamsChecked())
 	if err != nil {
 		return nil, err
 	}
@@ -139,6 +140,9 @@ func (c *conn) HandleNotification(_ context.Context, n *jsonrpc.Message) error {
 // the window. Before initialize, or with params that do not decode, it is left to
 // HandleNotification, which closes the connection as for any unexpected notification.
 func (c *conn) HandleInline(n *jsonrpc.Message) bool {
+	if strings.HasPrefix(n.Method, "tunnel/") { // port tunnels; before initialize: as above
+		return c.session() != nil && c.res.tunnels.HandleNotification(n.Method, n.Params)
+	}
 	if n.Method != protocol.MethodProcessAck {
 		return false
 	}
@@ -161,8 +165,8 @@ type method struct {
 	family string       // for handshake-order messages, e.g. "exec"
 	lane   jsonrpc.Lane // in concurrent mode
 	// prepare decodes params (errors are -32602) and returns the call to run once the
-	// handshake checks pass.
-	prepare func(raw json.RawMessage) (func(ctx context.Context, c *conn) (any, error), error)
+	// handshake checks pass; checked: raw lies inside a document jsonrpc.Parse checked.
+	prepare func(raw json.RawMessage, checked bool) (func(ctx context.Context, c *conn) (any, error), error)
 }
 
 // bind builds a method whose params decode into P.
@@ -170,9 +174,9 @@ func bind[P any](family string, lane jsonrpc.Lane, fn func(ctx context.Context, 
 	return method{
 		family: family,
 		lane:   lane,
-		prepare: func(raw json.RawMessage) (func(context.Context, *conn) (any, error), error) {
+		prepare: func(raw json.RawMessage, checked bool) (func(context.Context, *conn) (any, error), error) {
 			p := new(P)
-			if err := jsonwire.UnmarshalParams(raw, p); err != nil {
+			if err := unmarshalParams(raw, checked, p); err != nil {
 				return nil, err
 			}
 			return func(ctx context.Context, c *conn) (any, error) { return fn(ctx, c, p) }, nil
@@ -180,13 +184,22 @@ func bind[P any](family string, lane jsonrpc.Lane, fn func(ctx context.Context, 
 	}
 }
 
+// unmarshalParams decodes raw into v, without validating it again when jsonrpc.Parse
+// already checked it.
+func unmarshalParams(raw json.RawMessage, checked bool, v any) error {
+	if checked {
+		return jsonwire.UnmarshalCheckedParams(raw, v)
+	}
+	return jsonwire.UnmarshalParams(raw, v)
+}
+
 // bindUnit builds a method with unit params: absent, null and {} are accepted.
 func bindUnit(family string, lane jsonrpc.Lane, fn func(ctx context.Context, c *conn) (any, error)) method {
 	return method{
 		family: family,
 		lane:   lane,
-		prepare: func(raw json.RawMessage) (func(context.Context, *conn) (any, error), error) {
-			if err := jsonwire.UnmarshalParams(raw, &jsonwire.Unit{}); err != nil {
+		prepare: func(raw json.RawMessage, checked bool) (func(context.Context, *conn) (any, error), error) {
+			if err := unmarshalParams(raw, checked, &jsonwire.Unit{}); err != nil {
 				return nil, err
 			}
 			return fn, nil

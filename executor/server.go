@@ -11,6 +11,7 @@ import (
 	"github.com/execlab/executor/executor/process"
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/executor/session"
+	"github.com/execlab/executor/executor/tunnel"
 	"github.com/execlab/executor/sandbox"
 )
 
@@ -61,8 +62,13 @@ type Options struct {
 	// owns it and closes it after the Server.
 	ProcessGuard *process.Guard
 	// Observer receives request, back-pressure and process counts for metrics
-	// (metrics.go). Nil means none.
+	// (metrics.go). Nil means none. When it also implements tunnel.Observer it counts
+	// tunnel opens.
 	Observer Observer
+	// TunnelPolicy says where tunnel/open may connect (`--tunnel-allow`). Nil:
+	// tunnel.DefaultPolicy (loopback only). A policy that allows nothing ("none") turns
+	// the tcpTunnel capability off.
+	TunnelPolicy *tunnel.Policy
 }
 
 func (o *Options) withDefaults() Options {
@@ -75,6 +81,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if c.Observer == nil {
 		c.Observer = nopObserver{}
+	}
+	if c.TunnelPolicy == nil {
+		c.TunnelPolicy = tunnel.DefaultPolicy()
 	}
 	return c
 }
@@ -156,7 +165,7 @@ func NewServer(opts *Options) *Server {
 	return &Server{
 		opts:          o,
 		sessions:      session.NewRegistry[*sessionState](o.SessionTTL),
-		info:          withPrependPathDirs(withSessionTTL(detectEnvironment(o.Sandbox), o.SessionTTL), o.PrependPathDirs),
+		info:          withTunnel(withPrependPathDirs(withSessionTTL(detectEnvironment(o.Sandbox), o.SessionTTL), o.PrependPathDirs), o.TunnelPolicy),
 		fs:            fs.New(&fs.Options{Sandbox: o.Sandbox, RuntimeReadGrants: grants}),
 		budget:        process.NewBudget(o.MaxUnackedTotalBytes),
 		runtimeGrants: grants,

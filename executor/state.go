@@ -8,6 +8,7 @@ import (
 	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/process"
 	"github.com/execlab/executor/executor/shellsnap"
+	"github.com/execlab/executor/executor/tunnel"
 )
 
 // sessionState is what a session owns across connections: the process table and the
@@ -90,15 +91,18 @@ type connResources struct {
 	fsHandles *fs.Handles
 	http      *httpreq.Client
 	watch     *fs.MissingWatcher
+	tunnels   *tunnel.Table // tunnel/* (docs/protocol-extensions.md)
 }
 
 func newConnResources(s *Server, rpc *jsonrpc.Conn) *connResources {
-	return &connResources{fsHandles: s.fs.NewHandles(), http: httpreq.New(nil, rpc), watch: fs.NewMissingWatcher(rpc)}
+	return &connResources{fsHandles: s.fs.NewHandles(), http: httpreq.New(nil, rpc), watch: fs.NewMissingWatcher(rpc),
+		tunnels: tunnel.NewTable(rpc, s.tunnelOptions())}
 }
 
 // close cancels HTTP body streams, the armed fs/watchMissing set and fs/open handles;
 // it returns after the streams' and the watch's goroutines have exited.
 func (r *connResources) close() {
+	r.tunnels.Close()
 	r.http.Close()
 	r.watch.Close()
 	r.fsHandles.CloseAll()

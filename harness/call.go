@@ -31,6 +31,12 @@ func (c *Client) call(ctx context.Context, method string, params any) ([]byte, e
 	if err != nil {
 		return nil, err
 	}
+	return c.roundTrip(ctx, method, id, msg)
+}
+
+// roundTrip sends msg, the encoded request id, and waits for its reply. msg is not used
+// after roundTrip returns.
+func (c *Client) roundTrip(ctx context.Context, method string, id int64, msg []byte) ([]byte, error) {
 	ch := make(chan reply, 1) // buffered: the read loop never waits for the caller
 	c.mu.Lock()
 	if c.pending == nil {

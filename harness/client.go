@@ -45,6 +45,8 @@ type Client struct {
 	queue *noteQueue
 	// acks tracks outputAck processes (ack.go); shared with a Dial's sessionConn.
 	acks *outputAcks
+	// tunnels are the open DialTCP connections (tunnel.go).
+	tunnels tunnelTable
 	// stop is closed by Close: routineForward stops handing out notifications.
 	stop chan struct{}
 	// fwdDone is closed when routineForward has returned (nil without it).
@@ -207,6 +209,7 @@ func (c *Client) readLoop() {
 	for _, ch := range pending {
 		ch <- reply{err: cerr}
 	}
+	c.tunnels.resetAll(fmt.Errorf("%w: %w", ErrTunnelReset, cerr))
 	if c.queue != nil {
 		c.queue.end() // routineForward drains it, then closes Notifications
 	}
@@ -230,6 +233,12 @@ func (c *Client) readMessages() error {
 		case kindResponse, kindError:
 			c.resolve(m)
 		case kindNotification:
+			if c.tunnels.handle(m.method, m.params) {
+				if rel != nil {
+					rel.ReleaseMessage(b)
+				}
+				continue
+			}
 			n := Notification{Method: m.method, Params: m.params}
 			if rel != nil {
 				n.storage = &msgStorage{buf: b, release: rel.ReleaseMessage}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 
 	"github.com/coder/websocket"
 
@@ -31,7 +32,8 @@ func DialLocal(ctx context.Context, rawURL string, opts *Options) (*Client, erro
 	if tok := strings.TrimSpace(o.AuthBearerToken); tok != "" {
 		hdr.Set("Authorization", "Bearer "+tok)
 	}
-	c, resp, err := websocket.Dial(ctx, rawURL, &websocket.DialOptions{HTTPHeader: hdr})
+	var raw atomic.Pointer[batchConn]
+	c, resp, err := websocket.Dial(ctx, rawURL, &websocket.DialOptions{HTTPHeader: hdr, HTTPClient: batchingHTTPClient(&raw)})
 	if resp != nil && resp.Body != nil {
 		resp.Body.Close()
 	}
@@ -39,5 +41,8 @@ func DialLocal(ctx context.Context, rawURL string, opts *Options) (*Client, erro
 		return nil, fmt.Errorf("dialing executor: %w", err)
 	}
 	c.SetReadLimit(o.ReadLimit)
+	if bc := raw.Load(); bc != nil {
+		return Open(&batchedWS{Conn: wsmsg.New(c), raw: bc}, opts), nil
+	}
 	return Open(wsmsg.New(c), opts), nil
 }

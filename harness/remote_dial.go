@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/execlab/executor/noise"
@@ -102,13 +103,26 @@ func Dial(ctx context.Context, opts *RemoteOptions) (*Client, error) {
 	d := &remoteDialer{opts: o, log: copts.Logger.With("component", "harness")}
 	// The first connection waits at most the reference's 25 s for an offline environment
 	// even with a longer recovery window: nothing is at stake yet.
-	sc, err := newSessionConn(ctx, d.dial, min(o.RecoveryTimeout, DefaultRecoveryTimeout), o.RecoveryTimeout, o.OnReconnect, d.log)
+	// Tunnels live on one physical connection (the executor closes them with it): a
+	// recovery resets them (tunnel.go).
+	var cl atomic.Pointer[Client]
+	onReconnect := func(done bool, err error) {
+		if c := cl.Load(); c != nil && !done {
+			c.tunnels.resetAll(fmt.Errorf("%w: relay connection lost (%v)", ErrTunnelReset, err))
+		}
+		if o.OnReconnect != nil {
+			o.OnReconnect(done, err)
+		}
+	}
+	sc, err := newSessionConn(ctx, d.dial, min(o.RecoveryTimeout, DefaultRecoveryTimeout), o.RecoveryTimeout, onReconnect, d.log)
 	if err != nil {
 		return nil, err
 	}
 	sc.acks = newOutputAcks()
 	sc.acks.setFlowControlled(flowControlled(sc.cur))
-	return openClient(sc, o.Client, sc.acks), nil
+	c := openClient(sc, o.Client, sc.acks)
+	cl.Store(c)
+	return c, nil
 }
 
 // remoteDialer opens physical connections: one per attempt, each with a fresh bundle.

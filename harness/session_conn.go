@@ -305,6 +305,9 @@ func (s *sessionConn) isClosed() bool {
 
 // observeOutgoingLocked records requests (and what initialize and process/start tell).
 func (s *sessionConn) observeOutgoingLocked(msg []byte) {
+	if isTunnelNotification(msg) {
+		return // bulk data that no recovery replays (tunnel.go): not parsed twice
+	}
 	m, err := parseMessage(msg)
 	if err != nil || m.kind != kindRequest {
 		return
@@ -331,6 +334,9 @@ func (s *sessionConn) observeOutgoingLocked(msg []byte) {
 // admit updates the session state for a message about to be delivered and reports whether
 // to deliver it (false for a process event whose seq was already delivered).
 func (s *sessionConn) admit(b []byte) bool {
+	if isTunnelNotification(b) {
+		return true
+	}
 	m, err := parseMessage(b)
 	if err != nil {
 		return true // the Client reports the protocol violation

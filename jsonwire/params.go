@@ -68,7 +68,17 @@ var nullJSON = []byte("null")
 // raw may come from Parse or elsewhere; it is validated first (value budget and
 // duplicate keys included). Decoded json.RawMessage fields are copies; nothing retains
 // raw. UnmarshalParams is safe for concurrent use.
-func UnmarshalParams(raw json.RawMessage, v any) error {
+func UnmarshalParams(raw json.RawMessage, v any) error { return unmarshalParams(raw, v, true) }
+
+// UnmarshalCheckedParams is UnmarshalParams for raw that is a value inside a document
+// ScanRoot (jsonrpc.Parse) or Validate accepted, such as the params of a parsed message:
+// it skips the validation pass, which cannot fail for such text (a value's syntax,
+// value count, depth and keys are part of its document's checks), and so scans a large
+// message once less (issue 28: an fs/writeBlock request is 1.4 MB). Given any other text
+// its behaviour is undefined.
+func UnmarshalCheckedParams(raw json.RawMessage, v any) error { return unmarshalParams(raw, v, false) }
+
+func unmarshalParams(raw json.RawMessage, v any, validate bool) error {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return Internal("jsonwire: UnmarshalParams needs a non-nil pointer, got %T", v)
@@ -76,8 +86,10 @@ func UnmarshalParams(raw json.RawMessage, v any) error {
 	if len(raw) == 0 {
 		raw = nullJSON
 	}
-	if err := Validate(raw); err != nil {
-		return &Error{Code: CodeInvalidParams, Message: err.Error()}
+	if validate {
+		if err := Validate(raw); err != nil {
+			return &Error{Code: CodeInvalidParams, Message: err.Error()}
+		}
 	}
 	dec := decoderFor(rv.Elem().Type())
 	r := reader{data: raw}

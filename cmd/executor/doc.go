@@ -13,6 +13,8 @@
 //	              `registry token` (cmd/executor/internal/registrycmd)
 //	exec          run one command in an executor, through a registry or --url ws://…, and
 //	              stream its output (cmd/executor/internal/execcli, on the harness SDK)
+//	tunnel        forward local ports (-L) and a SOCKS5 proxy (-D) to the executor's host
+//	              through port tunnels (cmd/executor/internal/tunnelcli, on the harness SDK)
 //	dev           registry + rendezvous + remote executor in one process; prints an exec
 //	              command to try
 //	sandbox-info  print the sandbox capability probe (backend, bwrap, seccomp, Landlock) as

@@ -24,6 +24,7 @@ Commands:
             ws://…' registers an existing exec-server and bridges harnesses to it
   registry  run the self-hosted environment registry + rendezvous (registry serve, registry token)
   exec      run one command in an executor (through a registry, or --url ws://…) and stream it
+  tunnel    forward local ports (-L, ssh's syntax) and a SOCKS5 proxy (-D) into an executor's host
   dev       all in one process: registry + rendezvous + remote executor; prints an exec command
   chaos     fault-injecting proxy in front of a registry + rendezvous (cut, stall, delay,
             drop, duplicate, reorder frames on either side, scheduled or on demand)
@@ -78,6 +79,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = runRegistry(ctx, args[1:], stdin, stdout, stderr)
 	case "exec":
 		err = runExec(ctx, args[1:], stdin, stdout, stderr)
+	case "tunnel":
+		err = runTunnel(ctx, args[1:], stderr)
 	case "dev":
 		err = runDev(ctx, args[1:], stdin, stdout, stderr)
 	case "chaos":

@@ -74,6 +74,7 @@ Flags (each also settable by the environment variable named in brackets):
 	maxUnacked := fs.Int("max-unacked-bytes", envInt("EXECUTOR_MAX_UNACKED_BYTES", process.DefaultMaxUnackedBytes), "output bytes kept per process until a harness that acknowledges output (ours) has received them; past it the process blocks on its output (docs/reliability.md) [EXECUTOR_MAX_UNACKED_BYTES]")
 	maxUnackedTotal := fs.Int("max-unacked-total-bytes", envInt("EXECUTOR_MAX_UNACKED_TOTAL_BYTES", 0), "the same for all processes of all sessions together, beyond 1 MiB each: past it every such process blocks on its output until acknowledgements free room; also sets the soft memory limit (this + 40 MiB) unless GOMEMLIMIT is set (default 64 MiB, or --max-unacked-bytes when larger) [EXECUTOR_MAX_UNACKED_TOTAL_BYTES]")
 	logLevel := fs.String("log-level", envOr("EXECUTOR_LOG_LEVEL", "warn"), "log level on stderr: debug, info, warn, error [EXECUTOR_LOG_LEVEL]")
+	tunnelAllow := tunnelAllowFlag(fs)
 	logFormat := logFormatFlag(fs)
 	metricsAddr := metricsFlag(fs)
 	sandboxBackend := sandboxBackendFlag(fs)
@@ -123,6 +124,10 @@ Flags (each also settable by the environment variable named in brackets):
 	if err != nil {
 		return err
 	}
+	tunnelPolicy, err := tunnelAllow()
+	if err != nil {
+		return err
+	}
 	rt, err := startExecutorRuntime(ctx, stderr, *logLevel, *logFormat, *metricsAddr)
 	if err != nil {
 		return err
@@ -143,7 +148,7 @@ Flags (each also settable by the environment variable named in brackets):
 		MaxStreams:       *maxStreams,
 		Server: executor.Options{ConcurrentRequests: *concurrent, SessionTTL: *ttl, MaxUnackedBytes: *maxUnacked,
 			MaxUnackedTotalBytes: *maxUnackedTotal, PrependPathDirs: pathDirs, ProcessGuard: guard,
-			Observer: telemetry.WithTracing(executorObserver(tm), tr)},
+			Observer: telemetry.WithTracing(executorObserver(tm), tr), TunnelPolicy: tunnelPolicy},
 		Observer:        remoteObserver(tm),
 		Tracer:          handshakeTracer(tr),
 		SpanTraceparent: spanTraceparent(tr),

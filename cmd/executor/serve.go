@@ -33,6 +33,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	pathDirsF := addPathDirsFlag(fs)
 	wsAuth := wsAuthFlags(fs)
 	proxy := addProxyFlags(fs)
+	tunnelAllow := tunnelAllowFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -75,6 +76,10 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
+	tunnelPolicy, err := tunnelAllow()
+	if err != nil {
+		return err
+	}
 	rt, err := startExecutorRuntime(ctx, stderr, *logLevel, *logFormat, *metricsAddr)
 	if err != nil {
 		return err
@@ -95,6 +100,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			Sandbox:              startSandbox(ctx, *sandboxBackend, log),
 			TCPUpstreamProxy:     proxy.upstream.String(),
 			Observer:             telemetry.WithTracing(executorObserver(tm), tr),
+			TunnelPolicy:         tunnelPolicy,
 		},
 		Stdin:    stdin,
 		Stdout:   stdout,

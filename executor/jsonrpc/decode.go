@@ -80,6 +80,7 @@ func Parse(data []byte) (*Message, error) {
 	if err := jsonwire.CheckTrailing(data, root.End); err != nil {
 		return nil, err
 	}
+	m.parsed = true
 	return m, nil
 }
 

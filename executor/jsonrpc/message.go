@@ -66,4 +66,10 @@ type Message struct {
 	Error  *jsonwire.Error // error responses
 
 	size int // bytes of the raw message, charged against InboundBytes while queued
+	// parsed is set by Parse: Params (and Result) lie inside the document it checked.
+	parsed bool
 }
+
+// ParamsChecked reports whether Params lies inside a document Parse checked, so that it
+// may be decoded with jsonwire.UnmarshalCheckedParams.
+func (m *Message) ParamsChecked() bool { return m.parsed }

@@ -11,6 +11,7 @@ import (
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/executor/shellsnap"
 	"github.com/execlab/executor/jsonwire"
+	"github.com/execlab/executor/sandbox/policy"
 )
 
 // Start handles process/start (spec/jsonrpc.md §3.1). Checks run in the reference's
@@ -31,7 +32,20 @@ func (m *Manager) Start(ctx context.Context, params *protocol.ProcessStartParams
 	return res, nil
 }
 
-func (m *Manager) start(ctx context.Context, params *protocol.ProcessStartParams) (*protocol.ProcessStartResult, error) {
+// startPlan is what start decided from the request before anything runs.
+type startPlan struct {
+	proxy   *proxyLaunch       // nil: no networkProxy
+	snapReq *shellsnap.Request // nil: no shellSnapshot
+	cwd     string
+	pol     *policy.Policy // nil: not sandboxed
+	env     map[string]string
+}
+
+// admit checks a process/start request in the reference's order (which error wins
+// matters on the wire: changes-0.171.0.md, spec/network-proxy.md §2.2,
+// capabilities-0.171.0.md §3) and resolves its cwd, sandbox policy and environment.
+// Nothing runs and nothing is registered yet.
+func (m *Manager) admit(params *protocol.ProcessStartParams) (*startPlan, error) {
 	proxy, err := checkNetworkProxy(params) // netproxy.go
 	if err != nil {
 		return nil, err
@@ -64,6 +78,15 @@ func (m *Manager) start(ctx context.Context, params *protocol.ProcessStartParams
 			return nil, err
 		}
 	}
+	return &startPlan{proxy: proxy, snapReq: snapReq, cwd: cwd, pol: pol, env: env}, nil
+}
+
+func (m *Manager) start(ctx context.Context, params *protocol.ProcessStartParams) (*protocol.ProcessStartResult, error) {
+	plan, err := m.admit(params)
+	if err != nil {
+		return nil, err
+	}
+	proxy, snapReq, cwd, pol, env := plan.proxy, plan.snapReq, plan.cwd, plan.pol, plan.env
 	snap, err := m.applyShellSnapshot(ctx, snapReq, params, pol, cwd, env)
 	if err != nil {
 		return nil, err

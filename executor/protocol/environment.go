@@ -47,6 +47,8 @@ type Capabilities struct {
 	// ProcessOutputAck: process/start honours outputAck and process/ack exists
 	// (docs/reliability.md).
 	ProcessOutputAck bool `json:"processOutputAck,omitempty"`
+	// TCPTunnel: tunnel/open and the tunnel/* notifications exist (port tunnels).
+	TCPTunnel bool `json:"tcpTunnel,omitempty"`
 }
 
 // EnvironmentInfo is the result of environment/info and part of the initialize result.

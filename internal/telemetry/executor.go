@@ -32,6 +32,7 @@ type Executor struct {
 	cooldowns    prometheus.Counter
 	registration *prometheus.CounterVec
 	dials        *prometheus.CounterVec
+	tunnelOpens  *prometheus.CounterVec // tunnel.go
 
 	sessions atomic.Pointer[func() int] // set by TrackSessions; read at scrape time
 	q        queues                     // queue depths, read at scrape time (queues.go)
@@ -96,9 +97,10 @@ func NewExecutor(reg prometheus.Registerer) *Executor {
 			Help: "Successful registrations with the registry (initial, reregister)."}, []string{"kind"}),
 		dials: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "executor_rendezvous_dials_total",
 			Help: "Rendezvous websocket dials, by outcome (ok, http_error, network_error)."}, []string{"outcome"}),
+		tunnelOpens: newTunnelOpens(),
 	}
 	reg.MustRegister(e.conns, e.requests, e.latency, e.procsStarted, e.procsExited, e.denials, e.outputBytes,
-		e.backpressure, e.streams, e.handshakes, e.refused, e.dropped, e.cooldowns, e.registration, e.dials,
+		e.backpressure, e.streams, e.handshakes, e.refused, e.dropped, e.cooldowns, e.registration, e.dials, e.tunnelOpens,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "executor_sessions",
 			Help: "Sessions alive (attached, or detached within their retention)."}, e.sessionCount),
 		newQueueCollector(&e.q))

@@ -3,8 +3,6 @@ package bench
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -19,15 +17,16 @@ import (
 // writeBlockLen (1 MiB) blocks from offset 0 until writeBlockFileBytes (256 MiB; 16 MiB
 // with --quick) are written, one request at a time, then fs/close, over a local
 // WebSocket. MiB/s from fs/open to the fs/close response. The blocks cycle through
-// writeBlockDistinct seeded pseudo-random blocks whose base64 is encoded once per run, so
-// the client spends the same on both sides; afterwards the file's size and SHA-256 must
-// match what was sent. Goal: ≥ 2× the reference.
+// writeBlockDistinct seeded pseudo-random blocks, sent with the harness's
+// harness.Client.WriteBlock (no encoding/json; the client spends the same on both sides);
+// afterwards the file's size and SHA-256 must match what was sent. Goal: ≥ 2× the
+// reference.
 
-// writeBlocks are the run's distinct blocks, pre-encoded as JSON strings, and the
-// SHA-256 of the whole stream they make.
+// writeBlocks are the run's distinct blocks and the SHA-256 of the whole stream they
+// make.
 type writeBlocks struct {
 	size  int64
-	json  []json.RawMessage
+	raw   [][]byte
 	sum   [sha256.Size]byte
 	tmpFS string // directory for the written files, removed when Run returns
 }
@@ -54,22 +53,15 @@ func (e *Env) writeBlocksFor() (*writeBlocks, error) {
 		if _, err := io.ReadFull(rng, raw[i]); err != nil {
 			return nil, err
 		}
-		wb.json = append(wb.json, json.RawMessage(`"`+base64.StdEncoding.EncodeToString(raw[i])+`"`))
 	}
 	h := sha256.New()
 	for off := int64(0); off < size; off += writeBlockLen {
 		h.Write(raw[(off/writeBlockLen)%writeBlockDistinct])
 	}
 	h.Sum(wb.sum[:0])
+	wb.raw = raw
 	e.writeBlocks = wb
 	return wb, nil
-}
-
-// writeBlockParams is protocol.FsWriteBlockParams with the chunk already encoded.
-type writeBlockParams struct {
-	HandleID string          `json:"handleId"`
-	Offset   uint64          `json:"offset"`
-	Chunk    json.RawMessage `json:"chunk"`
 }
 
 func measureWriteBlockLocal(ctx context.Context, e *Env, side *Side) (float64, error) {
@@ -91,8 +83,7 @@ func measureWriteBlockLocal(ctx context.Context, e *Env, side *Side) (float64, e
 		return 0, err
 	}
 	for off := int64(0); off < wb.size; off += writeBlockLen {
-		p := writeBlockParams{HandleID: handle, Offset: uint64(off), Chunk: wb.json[(off/writeBlockLen)%writeBlockDistinct]}
-		if err := sess.call(ctx, protocol.MethodFsWriteBlock, &p, &protocol.FsEmptyResult{}); err != nil {
+		if err := sess.writeBlock(ctx, handle, uint64(off), wb.raw[(off/writeBlockLen)%writeBlockDistinct]); err != nil {
 			return 0, err
 		}
 	}

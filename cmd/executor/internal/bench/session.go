@@ -103,6 +103,17 @@ func (s *session) call(ctx context.Context, method string, params, result any) e
 	return nil
 }
 
+// writeBlock sends one fs/writeBlock through the harness's fast path, bounded by
+// callTimeout.
+func (s *session) writeBlock(ctx context.Context, handle string, offset uint64, data []byte) error {
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	if err := s.client.WriteBlock(cctx, handle, offset, data); err != nil {
+		return fmt.Errorf("calling %s: %w", protocol.MethodFsWriteBlock, err)
+	}
+	return nil
+}
+
 // route runs on the client's read loop: it must not block. Notifications of processes
 // or requests nobody waits for are ignored.
 func (s *session) route(n harness.Notification) {

@@ -31,7 +31,7 @@ var (
 
 func (c *watchConn) ReadMessage(ctx context.Context) ([]byte, error) {
 	msg, err := c.MessageConn.ReadMessage(ctx)
-	if err == nil && !c.h.warned.Load() && bytes.Contains(msg, markStart) && bytes.Contains(msg, markEnabled) &&
+	if err == nil && !c.h.warned.Load() && containsQuoted(msg, markStart) && containsQuoted(msg, markEnabled) &&
 		sandboxedWithNetwork(msg) && c.h.warned.CompareAndSwap(false, true) {
 		c.h.log.Warn("sandboxed process/start with network access on a WebSocket listener without auth: "+
 			"the command can reach this listener; upgrades from sandboxed commands it can identify are refused, "+
@@ -39,6 +39,23 @@ func (c *watchConn) ReadMessage(ctx context.Context) ([]byte, error) {
 			"component", "serve", "peer", c.peer)
 	}
 	return msg, err
+}
+
+// containsQuoted reports whether msg contains mark, which starts with '"'. It finds
+// candidates with bytes.IndexByte, several times faster than bytes.Contains on the large
+// quote-free stretches of a message (the base64 of a 1 MiB fs/writeBlock chunk, where
+// bytes.Contains cost the server more than its JSON decoding; issue 28).
+func containsQuoted(msg, mark []byte) bool {
+	for {
+		i := bytes.IndexByte(msg, '"')
+		if i < 0 {
+			return false
+		}
+		if bytes.HasPrefix(msg[i:], mark) {
+			return true
+		}
+		msg = msg[i+1:]
+	}
 }
 
 // sandboxedWithNetwork reports whether msg is a process/start request whose sandbox

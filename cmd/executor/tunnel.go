@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/execlab/executor/cmd/executor/internal/tunnelcli"
+	"github.com/execlab/executor/internal/wsauth"
+)
+
+func runTunnel(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("executor tunnel", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `usage: executor tunnel [--registry URL --environment-id ID --token-file F | --url ws://… [--auth-bearer-token-file F]] (-L [BIND:]LPORT:HOST:HPORT | -D [BIND:]PORT)…
+
+Forwards local ports to destinations as the executor's host sees them, through the
+executor's connection (no port is opened on the executor's host). -L as ssh's; -D is a
+SOCKS5 proxy (CONNECT, names resolved by the executor). BIND defaults to 127.0.0.1. The
+executor's --tunnel-allow decides which destinations are allowed (loopback by default).
+Runs until SIGINT/SIGTERM; a broken relay resets open connections but keeps the
+listeners. Exits 255 when the first connection fails or the executor has no tunnels.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	registry := fs.String("registry", os.Getenv("EXECUTOR_REGISTRY_URL"), "registry base URL [EXECUTOR_REGISTRY_URL]")
+	envID := fs.String("environment-id", os.Getenv("EXECUTOR_ENVIRONMENT_ID"), "environment [EXECUTOR_ENVIRONMENT_ID]")
+	tokenFile := fs.String("token-file", os.Getenv("EXECUTOR_TOKEN_FILE"), "file whose first token line is the bearer for the registry [EXECUTOR_TOKEN_FILE]")
+	url := fs.String("url", os.Getenv("EXECUTOR_URL"), "ws:// URL of a local 'executor serve' instead of a registry [EXECUTOR_URL]")
+	authTokenFile := fs.String("auth-bearer-token-file", os.Getenv("EXECUTOR_AUTH_BEARER_TOKEN_FILE"), "with --url: file holding the listener's bearer token [EXECUTOR_AUTH_BEARER_TOKEN_FILE]")
+	var locals, socks stringList
+	fs.Var(&locals, "L", "[BIND:]LPORT:HOST:HPORT: forward connections to BIND:LPORT to HOST:HPORT (repeatable)")
+	fs.Var(&socks, "D", "[BIND:]PORT: SOCKS5 proxy whose CONNECTs open tunnels (repeatable)")
+	reconnect := fs.Duration("reconnect-timeout", defaultReconnectTimeout, "through a registry: how long to keep trying to resume the session after the connection breaks (then it is dialled anew)")
+	logLevel := fs.String("log-level", envOr("EXECUTOR_LOG_LEVEL", "warn"), "log level on stderr [EXECUTOR_LOG_LEVEL]")
+	logFormat := logFormatFlag(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	cfg := tunnelcli.Config{ReconnectTimeout: *reconnect}
+	for _, s := range locals {
+		f, err := tunnelcli.ParseLocal(s)
+		if err != nil {
+			return fmt.Errorf("%w: %w", errUsage, err)
+		}
+		cfg.Locals = append(cfg.Locals, f)
+	}
+	for _, s := range socks {
+		a, err := tunnelcli.ParseSocks(s)
+		if err != nil {
+			return fmt.Errorf("%w: %w", errUsage, err)
+		}
+		cfg.Socks = append(cfg.Socks, a)
+	}
+	if len(cfg.Locals)+len(cfg.Socks) == 0 {
+		return fmt.Errorf("%w: give at least one -L or -D", errUsage)
+	}
+	switch {
+	case *url != "":
+		cfg.URL = *url
+		if *authTokenFile != "" {
+			tok, err := wsauth.ReadSecretFile(*authTokenFile)
+			if err != nil {
+				return err
+			}
+			cfg.AuthBearerToken = tok
+		}
+	case *registry != "" && *envID != "" && *tokenFile != "":
+		tok, err := readToken(*tokenFile)
+		if err != nil {
+			return err
+		}
+		cfg.Registry, cfg.EnvironmentID, cfg.Token = *registry, *envID, tok
+	default:
+		return fmt.Errorf("%w: give --url, or --registry, --environment-id and --token-file", errUsage)
+	}
+	log, err := newLogger(stderr, *logLevel, *logFormat)
+	if err != nil {
+		return err
+	}
+	cfg.Logger = log
+	err = tunnelcli.Run(ctx, cfg)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, tunnelcli.ErrUnsupported):
+		fmt.Fprintf(stderr, "executor tunnel: %v\n", err)
+		return &errExitCode{code: execTransportFailure}
+	case ctx.Err() != nil:
+		return nil
+	default:
+		fmt.Fprintf(stderr, "executor tunnel: %v\n", err)
+		return &errExitCode{code: execTransportFailure}
+	}
+}
