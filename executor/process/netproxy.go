@@ -52,13 +52,13 @@ func checkNetworkProxy(params *protocol.ProcessStartParams) (*proxyLaunch, error
 }
 
 // supported refuses (fail closed) what is not implemented yet: a sandboxed launch (the
-// proxy bridge into the sandbox's network namespace, §8), policy callbacks
-// (network/policyRequest, §6) and credential masking (§9). Everything else is honoured.
+// proxy bridge into the sandbox's network namespace, §8), transparent TCP and credential
+// masking (§9). Everything else is honoured, policy callbacks (§6) included.
 func (l *proxyLaunch) supported(params *protocol.ProcessStartParams) error {
 	if l == nil {
 		return nil
 	}
-	if params.Sandbox != nil || params.EnforceManagedNetwork || l.cfg.PolicyDecisionTimeoutMs != nil ||
+	if params.Sandbox != nil || params.EnforceManagedNetwork ||
 		l.cfg.Proxy.CredentialMasking || l.cfg.Proxy.TransparentTCP {
 		return errProxyUnsupported
 	}
@@ -78,7 +78,7 @@ func (m *Manager) startProxy(l *proxyLaunch, id string, env map[string]string) (
 	if l == nil {
 		return nil, nil
 	}
-	px, err := netproxy.Start(l.pol, &netproxy.Options{Log: m.log, Audit: m.auditFunc(id)})
+	px, err := netproxy.Start(l.pol, &netproxy.Options{Log: m.log, Audit: m.auditFunc(id), Decider: m.deciderFunc(id)})
 	if err != nil {
 		m.log.Debug("network proxy start failed", "error", err)
 		return nil, jsonwire.Internal("failed to start network proxy: %s", err.Error())

@@ -97,13 +97,10 @@ func TestStart_NetworkProxyTerminate(t *testing.T) {
 }
 
 // TestStart_NetworkProxyFailsClosed: what is not implemented yet is refused, never run
-// without its proxy: a sandbox (the proxy bridge), policy callbacks, credential masking.
+// without its proxy: credential masking, and (until the bridge) a sandbox.
 func TestStart_NetworkProxyFailsClosed(t *testing.T) {
 	m := newManager(t, nil)
 	tests := map[string]func(p *protocol.ProcessStartParams){
-		"callbacks": func(p *protocol.ProcessStartParams) {
-			p.NetworkProxy = json.RawMessage(`{"policyDecisionTimeoutMs":1000,` + string(proxyConfig(``))[1:])
-		},
 		"credential masking": func(p *protocol.ProcessStartParams) { p.NetworkProxy = proxyConfig(`,"credentialMasking":true`) },
 		"enforced managed network": func(p *protocol.ProcessStartParams) {
 			p.NetworkProxy, p.EnforceManagedNetwork = proxyConfig(``), true
