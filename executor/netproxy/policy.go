@@ -149,9 +149,11 @@ func limitedMethod(method string) bool {
 }
 
 // IsLocalHost reports whether a normalised host is loopback, private, link-local or
-// unspecified: "localhost" (and its subdomains), or such an IP literal.
+// unspecified: "localhost" itself, or such an IP literal. Subdomains of localhost are
+// not (codex 0.171.0: other.localhost, not allowlisted, is refused not_allowed, not
+// not_allowed_local; allowlisted, the resolution check still keeps it off loopback).
 func IsLocalHost(host string) bool {
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+	if host == "localhost" {
 		return true
 	}
 	ip, _, _ := strings.Cut(host, "%")
