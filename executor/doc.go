@@ -13,6 +13,6 @@
 // once; Server.Close ends every connection, waits for its ServeConn to return, then kills
 // every process of every session (the contract is on the Server type).
 //
-// Lock order: conn.mu is never held while calling into session.Registry or a method
+// Lock order: conn.mu is never held while calling into session.Table or a method
 // package.
 package executor

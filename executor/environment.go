@@ -152,8 +152,8 @@ func passwdEntry(uid int) (passwd, bool) {
 // capabilities advertises only what this executor implements (spec/jsonrpc.md §3.8,
 // spec/capabilities-0.171.0.md §2): a flag is true only when its whole behaviour is
 // proven against the released binary. Flags that depend on a sandbox backend are set
-// only when one exists; networkProxy* and credentialMasking* stay false until the
-// executor-local proxy exists. The process extensions (docs/protocol-extensions.md) are
+// only when one exists; networkProxyTransparentTcp and credentialMasking* stay false
+// until implemented. The process extensions (docs/protocol-extensions.md) are
 // always advertised: only this executor sends them, and released clients ignore flags
 // they do not know (the conformance runner removes capabilities before comparing).
 func capabilities(l *sandbox.Launcher) protocol.Capabilities {
@@ -171,6 +171,11 @@ func capabilities(l *sandbox.Launcher) protocol.Capabilities {
 	c.FsWatchMissing = true        // fs/watchMissing + fs/missingChanged (executor/fs)
 	c.EnvironmentConfigRead = true // environmentConfig/read (executor/envconfig)
 	c.ShellSnapshotV2 = true       // process/start.shellSnapshot (executor/shellsnap)
+	// networkProxy (executor/netproxy, executor/process): callbacks and the sandbox
+	// bridge proven by the netproxy_* scenarios; transparentTcp and credentialMasking
+	// still fail closed, so their flags stay off.
+	c.NetworkProxyLaunch = true        // process/start.networkProxy
+	c.NetworkProxyReviewDomains = true // reviewDomains → network/policyRequest
 	if l != nil && l.Report().Backend != sandbox.BackendNone {
 		// A sandboxed fs/open is served from a snapshot the fs helper reads, and
 		// capabilityRoots/discoverV1 scans a sandboxed root in that helper

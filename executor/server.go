@@ -143,7 +143,7 @@ func (ci ConnInfo) parseErrorPrefix() string {
 // inside a handler of one of the Server's own connections (it would wait for itself).
 type Server struct {
 	opts     Options
-	sessions *session.Registry[*sessionState]
+	sessions *session.Table[*sessionState]
 	info     *protocol.EnvironmentInfo // computed once: resume results must be identical
 	fs       *fs.Service
 	// budget bounds the unacknowledged output of every session's Manager together.
@@ -170,7 +170,7 @@ func NewServer(opts *Options) *Server {
 	}
 	return &Server{
 		opts:          o,
-		sessions:      session.NewRegistry[*sessionState](o.SessionTTL),
+		sessions:      session.NewTable[*sessionState](o.SessionTTL),
 		info:          withTunnel(withPrependPathDirs(withSessionTTL(detectEnvironment(o.Sandbox), o.SessionTTL), o.PrependPathDirs), o.TunnelPolicy, o.TunnelListenPolicy),
 		fs:            fs.New(&fs.Options{Sandbox: o.Sandbox, RuntimeReadGrants: grants}),
 		budget:        process.NewBudget(o.MaxUnackedTotalBytes),

@@ -31,7 +31,8 @@ type sessionState struct {
 
 func newSessionState(s *Server) *sessionState {
 	snaps := shellsnap.NewCache()
-	return &sessionState{snapshots: snaps, procs: process.NewManager(&process.Options{
+	st := &sessionState{snapshots: snaps}
+	st.procs = process.NewManager(&process.Options{
 		MaxRetainedBytes:           s.opts.MaxRetainedBytes,
 		MaxRetainedChunks:          s.opts.MaxRetainedChunks,
 		MaxUnackedBytes:            s.opts.MaxUnackedBytes,
@@ -46,7 +47,9 @@ func newSessionState(s *Server) *sessionState {
 		Guard:                      s.opts.ProcessGuard,
 		Observer:                   s.opts.Observer,
 		ShellSnapshots:             snaps,
-	})}
+		Client:                     &st.client,
+	})
+	return st
 }
 
 // attach routes the session's notifications to c (before the initialize response is

@@ -1,5 +1,5 @@
 // Package harness is the Go SDK for harness authors: the initiator side of the executor
-// JSON-RPC protocol (spec/jsonrpc.md), wire-compatible with `codex exec-server` 0.169.0.
+// JSON-RPC protocol (spec/jsonrpc.md), wire-compatible with `codex exec-server` 0.171.0 and 0.169.0.
 //
 // # Layers
 //

@@ -22,6 +22,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/execlab/executor/internal/whatwg"
 )
 
 // ManagedNetwork is process/start's managedNetwork (spec/sandbox.md §1.1). The zero
@@ -108,7 +110,7 @@ func planProxyVars(env []string, m *ManagedNetwork) ([]proxyVar, error) {
 	var vars []proxyVar
 	for _, kv := range env {
 		k, v, ok := strings.Cut(kv, "=")
-		if !ok || !isProxyKey(k) || trimURL(v) == "" {
+		if !ok || !isProxyKey(k) || whatwg.Trim(v) == "" {
 			continue
 		}
 		present = true

@@ -4,8 +4,8 @@ package sandbox
 // which port, and how each is rewritten to point at the in-sandbox bridge.
 //
 // The reference parses values with a WHATWG URL parser and rewrites host and port in
-// the parsed URL (observed from codex 0.169.0). This file implements the subset of that
-// parser the observed behaviour depends on:
+// the parsed URL (observed from codex 0.169.0). This file implements, on internal/whatwg's
+// pieces, the subset of that parser the observed behaviour depends on:
 //
 //	value      := [scheme "://"] [userinfo "@"] host [":" port] [path] ["?" query] ["#" fragment]
 //	no "://"   => parsed as "http://" + value and rewritten without the "http://" again
@@ -26,6 +26,8 @@ package sandbox
 import (
 	"strconv"
 	"strings"
+
+	"github.com/execlab/executor/internal/whatwg"
 )
 
 // proxyEndpoint is a proxy variable value that names a loopback proxy.
@@ -41,11 +43,9 @@ func (e proxyEndpoint) rewrite(port int) string {
 	return e.prefix + "127.0.0.1:" + strconv.Itoa(port) + e.suffix
 }
 
-var specialSchemes = map[string]uint16{"http": 80, "https": 443, "ws": 80, "wss": 443, "ftp": 21}
-
 // parseProxyEndpoint reports whether v names a loopback proxy, and how to rewrite it.
 func parseProxyEndpoint(v string) (proxyEndpoint, bool) {
-	s := trimURL(v)
+	s := whatwg.Trim(v)
 	if s == "" {
 		return proxyEndpoint{}, false
 	}
@@ -53,17 +53,15 @@ func parseProxyEndpoint(v string) (proxyEndpoint, bool) {
 	if schemeless {
 		s = "http://" + s
 	}
-	colon := strings.IndexByte(s, ':')
-	scheme := strings.ToLower(s[:colon])
-	if !validScheme(scheme) || scheme == "file" {
+	scheme, rest, ok := whatwg.SplitScheme(s)
+	scheme = strings.ToLower(scheme)
+	if !ok || scheme == "file" {
 		return proxyEndpoint{}, false
 	}
-	defPort, special := specialSchemes[scheme]
-	rest := s[colon+1:]
+	defPort, special := whatwg.SpecialSchemes[scheme]
 	if special {
 		rest = strings.TrimLeft(rest, `/\`)
 	} else {
-		var ok bool
 		if rest, ok = strings.CutPrefix(rest, "//"); !ok {
 			return proxyEndpoint{}, false
 		}
@@ -85,7 +83,7 @@ func parseProxyEndpoint(v string) (proxyEndpoint, bool) {
 	if !loopbackHost(host, special) {
 		return proxyEndpoint{}, false
 	}
-	port, ok := parsePort(portText)
+	port, ok := whatwg.ParsePort(portText)
 	switch {
 	case !ok:
 		return proxyEndpoint{}, false
@@ -110,29 +108,6 @@ func parseProxyEndpoint(v string) (proxyEndpoint, bool) {
 		prefix = strings.TrimPrefix(prefix, "http://")
 	}
 	return proxyEndpoint{port: port, prefix: prefix, suffix: suffix}, true
-}
-
-// trimURL strips leading/trailing C0 controls and spaces and removes every tab and
-// newline, as the WHATWG parser does before parsing.
-func trimURL(v string) string {
-	v = strings.TrimFunc(v, func(r rune) bool { return r <= ' ' })
-	if strings.ContainsAny(v, "\t\n\r") {
-		v = strings.NewReplacer("\t", "", "\n", "", "\r", "").Replace(v)
-	}
-	return v
-}
-
-func validScheme(s string) bool {
-	if s == "" || s[0] < 'a' || s[0] > 'z' {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.') {
-			return false
-		}
-	}
-	return true
 }
 
 func authorityEnd(special bool) string {
@@ -172,24 +147,6 @@ func splitHostPort(a string) (host, port string, ok bool) {
 	return host, port, true
 }
 
-// parsePort parses a WHATWG port: ASCII digits, at most 65535; "" is absent (0).
-func parsePort(p string) (uint16, bool) {
-	if p == "" {
-		return 0, true
-	}
-	n := 0
-	for i := 0; i < len(p); i++ {
-		if p[i] < '0' || p[i] > '9' {
-			return 0, false
-		}
-		n = n*10 + int(p[i]-'0')
-		if n > 0xffff {
-			return 0, false
-		}
-	}
-	return uint16(n), true
-}
-
 // loopbackHost reports whether host is "localhost" or 127.0.0.1. IPv6 literals never
 // are (observed: the reference does not route http://[::1]:port).
 func loopbackHost(host string, special bool) bool {
@@ -208,93 +165,16 @@ func loopbackHost(host string, special bool) bool {
 	if !special {
 		return host == "127.0.0.1"
 	}
-	ip, ok := parseIPv4(lower)
+	ip, ok := whatwg.ParseIPv4(lower)
 	return ok && ip == 0x7f000001
-}
-
-// parseIPv4 is the WHATWG IPv4 parser: 1–4 dot-separated numbers (decimal, 0x hex, or
-// 0-prefixed octal; one trailing dot allowed), the last filling the remaining bytes.
-func parseIPv4(h string) (uint32, bool) {
-	parts := strings.Split(h, ".")
-	if len(parts) > 1 && parts[len(parts)-1] == "" {
-		parts = parts[:len(parts)-1]
-	}
-	if len(parts) == 0 || len(parts) > 4 {
-		return 0, false
-	}
-	var nums []uint64
-	for _, p := range parts {
-		n, ok := parseIPv4Number(p)
-		if !ok {
-			return 0, false
-		}
-		nums = append(nums, n)
-	}
-	last := len(nums) - 1
-	var ip uint64
-	for i, n := range nums[:last] {
-		if n > 255 {
-			return 0, false
-		}
-		ip |= n << (8 * (3 - i))
-	}
-	if nums[last] >= 1<<(8*(4-last)) {
-		return 0, false
-	}
-	return uint32(ip + nums[last]), true
-}
-
-func parseIPv4Number(p string) (uint64, bool) {
-	if p == "" {
-		return 0, false
-	}
-	base := 10
-	switch {
-	case len(p) >= 2 && (p[:2] == "0x" || p[:2] == "0X"):
-		base, p = 16, p[2:]
-	case len(p) >= 2 && p[0] == '0':
-		base, p = 8, p[1:]
-	}
-	if p == "" {
-		return 0, true
-	}
-	n, err := strconv.ParseUint(p, base, 32)
-	return n, err == nil
-}
-
-// Percent-encode sets (WHATWG URL §1.3), as predicates over one byte.
-func inC0Set(c byte) bool { return c < 0x20 || c > 0x7e }
-func inFragmentSet(c byte) bool {
-	return inC0Set(c) || c == ' ' || c == '"' || c == '<' || c == '>' || c == '`'
-}
-func inQuerySet(c byte) bool {
-	return inC0Set(c) || c == ' ' || c == '"' || c == '#' || c == '<' || c == '>'
-}
-func inPathSet(c byte) bool { return inQuerySet(c) || c == '?' || c == '`' || c == '{' || c == '}' }
-func inUserinfoSet(c byte) bool {
-	return inPathSet(c) || c == '/' || c == ':' || c == ';' || c == '=' || c == '@' ||
-		c >= '[' && c <= '^' || c == '|'
-}
-
-func percentEncode(s string, in func(byte) bool) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if in(c) {
-			b.WriteString("%" + strings.ToUpper(strconv.FormatUint(uint64(c)|0x100, 16)[1:]))
-			continue
-		}
-		b.WriteByte(c)
-	}
-	return b.String()
 }
 
 // encodeUserinfo re-encodes "user[:password]" as the WHATWG serializer does.
 func encodeUserinfo(u string) string {
 	user, pass, hasPass := strings.Cut(u, ":")
-	out := percentEncode(user, inUserinfoSet)
+	out := whatwg.PercentEncode(user, whatwg.InUserinfoSet)
 	if hasPass && pass != "" {
-		out += ":" + percentEncode(pass, inUserinfoSet)
+		out += ":" + whatwg.PercentEncode(pass, whatwg.InUserinfoSet)
 	}
 	return out
 }
@@ -315,14 +195,14 @@ func serializeTail(t string, special bool) string {
 	}
 	out := serializePath(path, special)
 	if hasQuery {
-		set := inQuerySet
+		set := whatwg.InQuerySet
 		if special {
-			set = func(c byte) bool { return inQuerySet(c) || c == '\'' }
+			set = whatwg.InSpecialQuerySet
 		}
-		out += "?" + percentEncode(query, set)
+		out += "?" + whatwg.PercentEncode(query, set)
 	}
 	if hasFrag {
-		out += "#" + percentEncode(frag, inFragmentSet)
+		out += "#" + whatwg.PercentEncode(frag, whatwg.InFragmentSet)
 	}
 	return out
 }
@@ -343,12 +223,12 @@ func serializePath(p string, special bool) string {
 	var out []string
 	for i, s := range segs {
 		last := i == len(segs)-1
-		switch strings.ToLower(s) {
-		case ".", "%2e":
+		switch {
+		case whatwg.IsSingleDotSegment(s):
 			if last {
 				out = append(out, "")
 			}
-		case "..", ".%2e", "%2e.", "%2e%2e":
+		case whatwg.IsDoubleDotSegment(s):
 			if len(out) > 0 {
 				out = out[:len(out)-1]
 			}
@@ -356,7 +236,7 @@ func serializePath(p string, special bool) string {
 				out = append(out, "")
 			}
 		default:
-			out = append(out, percentEncode(s, inPathSet))
+			out = append(out, whatwg.PercentEncode(s, whatwg.InPathSet))
 		}
 	}
 	return "/" + strings.Join(out, "/")

@@ -12,15 +12,17 @@ import (
 
 const mod = "github.com/execlab/executor/"
 
-// pkg is one package of the module: its direct and transitive non-test imports.
+// pkg is one package of the module: its direct and transitive non-test imports, and the
+// first sentence of its package comment.
 type pkg struct {
 	imports, deps []string
+	doc           string
 }
 
 // pkgDeps lists every package of the module.
 func pkgDeps(t *testing.T) map[string]pkg {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-json=ImportPath,Imports,Deps", "./...")
+	cmd := exec.Command("go", "list", "-json=ImportPath,Imports,Deps,Doc", "./...")
 	cmd.Dir = refbin.RepoRoot()
 	out, err := cmd.Output()
 	if err != nil {
@@ -30,20 +32,20 @@ func pkgDeps(t *testing.T) map[string]pkg {
 	dec := json.NewDecoder(strings.NewReader(string(out)))
 	for dec.More() {
 		var p struct {
-			ImportPath    string
-			Imports, Deps []string
+			ImportPath, Doc string
+			Imports, Deps   []string
 		}
 		if err := dec.Decode(&p); err != nil {
 			t.Fatal(err)
 		}
-		pkgs[strings.TrimPrefix(p.ImportPath, mod)] = pkg{imports: p.Imports, deps: p.Deps}
+		pkgs[strings.TrimPrefix(p.ImportPath, mod)] = pkg{imports: p.Imports, deps: p.Deps, doc: p.Doc}
 	}
 	return pkgs
 }
 
 func under(pkg, prefix string) bool { return pkg == prefix || strings.HasPrefix(pkg, prefix+"/") }
 
-// TestDependencyDirection enforces the layering of STYLE.md: which packages may depend on
+// TestDependencyDirection enforces the layering of ../shared/STYLE.md: which packages may depend on
 // which. Module and third-party packages are checked transitively; standard-library
 // packages (no dot in the first path element) only as direct imports, since e.g. log/slog
 // itself uses encoding/json. A violation names the package and the dependency.

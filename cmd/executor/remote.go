@@ -17,8 +17,6 @@ import (
 	"github.com/execlab/executor/sandbox"
 )
 
-// runRemote is `executor remote`: it parses the flags (each with an environment default),
-// rejects usage mistakes (exit 2) and runs remote.RunCommand.
 // defaultRemoteSessionTTL is how long `remote` keeps a detached session: longer than exec's
 // 10-minute recovery window, so a harness that is still trying finds its session. A
 // detached lossless process blocks at --max-unacked-bytes instead of growing, which is
@@ -26,6 +24,8 @@ import (
 // reference's 30 s.
 const defaultRemoteSessionTTL = 15 * time.Minute
 
+// runRemote is `executor remote`: it parses the flags (each with an environment default),
+// rejects usage mistakes (exit 2) and runs remote.RunCommand.
 func runRemote(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("executor remote", flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -7,8 +7,9 @@
 //
 // Above: executor/process, which calls Decode and LaunchConfig.Check on every
 // process/start (§2.2), starts one Proxy per process before the spawn, writes Env into
-// the child's environment, turns AuditRecords into network/policyDecision notifications
-// and closes the Proxy when the process closes or is killed (§3). Below: jsonwire
+// the child's environment, turns AuditRecords into network/policyDecision notifications,
+// carries Decider questions to the client as network/policyRequest, and closes the Proxy
+// when the process closes or is killed (§3). Below: jsonwire
 // (serde-compatible decoding and the reference's error texts) and the standard library.
 // It knows no JSON-RPC connection, no session and no sandbox.
 //
@@ -56,13 +57,33 @@
 // close ("Connection: close"), so that a second request on a kept-alive connection can
 // never reach an upstream without its own policy decision.
 //
-// # Not implemented (the executor advertises networkProxyLaunch: false)
+// # Decision callbacks (decider.go)
 //
-// network/policyRequest callbacks (§6), the sandbox bridge (§8.1), transparent TCP
-// (§8.3), SOCKS5 UDP, an upstream proxy chain (allowUpstreamProxy) and credential
-// masking (§9). executor/process refuses a networkProxy that needs any of the first,
-// the last, or a sandbox, with -32602 "network proxy launch is unsupported on this
-// executor" (fail closed).
+// With policyDecisionTimeoutMs (T), a request Decide refuses as not_allowed (an
+// allowlist miss or a review domain; never a deny-list hit nor a local destination) is
+// put to Options.Decider, which executor/process turns into network/policyRequest on
+// the session's current connection. allow → allowed, source decider, reason
+// not_allowed, policyOverride, then the limited-mode guard; deny/ask → blocked with the
+// client's reason (x-proxy-error blocked-by-policy, decision "deny"/"ask"). Everything
+// else — a transport or JSON-RPC error, a malformed or empty result, a reason over 1024
+// bytes or with control characters, no answer within T + 5 s, Close — is deny
+// not_allowed from the decider (blocked-by-allowlist). Probed on codex 0.171.0 and
+// 0.169.0: test/conformance netproxy_policy_callbacks.
+//
+// # Sandbox bridge
+//
+// Not here: with a sandbox and enforceManagedNetwork, executor/process derives the
+// sandbox's managedNetwork from this proxy's listener ports and the existing
+// managed-network bridge (sandbox/managed*.go) carries the child's proxy variables into
+// the namespace; without bubblewrap the launch is refused (test/conformance
+// netproxy_sandbox_bridge).
+//
+// # Not implemented (the executor does not advertise them)
+//
+// Transparent TCP (§8.3), SOCKS5 UDP, an upstream proxy chain (allowUpstreamProxy) and
+// credential masking (§9). executor/process refuses a networkProxy that asks for
+// transparentTcp or credentialMasking with -32602 "network proxy launch is unsupported
+// on this executor" (fail closed).
 //
 // # Known differences from the reference
 //
@@ -79,6 +100,9 @@
 //   - credentialProviders is not type-checked (credential masking is not implemented).
 //   - A request line cut by a literal backslash escape is answered when its line ends;
 //     the reference (an incremental parser) may answer earlier.
+//   - enforceManagedNetwork without a sandbox: the reference spawns directly
+//     (sandboxType none, no enforcement, §8.1); ours runs the command in the
+//     managed-network sandbox (the stricter direction of spec/sandbox.md §2.9).
 //
 // # Concurrency
 //
@@ -88,5 +112,7 @@
 // routine per chunked request body; Close closes the listeners and every tracked
 // connection and returns after all of them have ended. Proxy.mu guards only the
 // connection table (no other lock is taken under it). Options.Audit is called on
-// connection routines and must not block.
+// connection routines and must not block. Options.Decider is called on connection
+// routines too and may block until its ctx ends (T + 5 s, or Close, which cancels it
+// before waiting for the routines).
 package netproxy

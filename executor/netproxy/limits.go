@@ -21,7 +21,9 @@ const (
 	// failure answers 502 "upstream failure" (HTTP) or a SOCKS5 failure reply.
 	upstreamDialTimeout = 10 * time.Second
 	// maxTrackedConns bounds the open connections of one proxy, client and upstream
-	// sides together (a tunnel holds two); beyond it a new connection is closed at once
-	// (the child sees a reset, or the proxy a failed upstream).
-	maxTrackedConns = 512
+	// sides together (a tunnel holds two, plus two splice pipes: about 6 descriptors);
+	// beyond it a new connection is closed at once (the child sees a reset, or the proxy
+	// a failed upstream). 4,096 = 2,048 tunnels: the reference held 1,000 tunnels
+	// through one proxy (probed by the proxy_idle_memory row), where 512 reset the 257th.
+	maxTrackedConns = 4096
 )

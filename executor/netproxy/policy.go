@@ -2,7 +2,7 @@ package netproxy
 
 // The domain policy (spec/network-proxy.md §5.2), a pure function of the compiled
 // config and one request: no I/O, no goroutines. The resolution check of step 7 and the
-// decider of step 5 (network/policyRequest, not implemented) sit outside it.
+// decider of step 5 (network/policyRequest, decider.go) sit outside it.
 
 import (
 	"net/netip"
@@ -82,12 +82,21 @@ type Decision struct {
 	// ModeGuard marks a block by the limited-mode guard (step 6): its audit scope is
 	// non_domain, and the domain decision before it was an allow.
 	ModeGuard bool
+	// Askable marks a not_allowed refusal (an allowlist miss or a review domain) that
+	// the decider may overturn when callbacks are enabled (step 5).
+	Askable bool
+	// Override marks an allow by the decider (policyOverride in the audit record); with
+	// ModeGuard, the decider allowed and the mode guard then blocked.
+	Override bool
+	// ByClient marks a deny or ask by the decider: Reason is the client's, the reply is
+	// blocked-by-policy. Ask tells ask from deny.
+	ByClient, Ask bool
 }
 
 // Decide applies §5.2 steps 1–4 and 6 to r: deny list, review domains, local/private
-// destinations, allowlist, then the limited-mode guard (which, for SOCKS5, comes first). Without callbacks (the decider of
-// step 5 is not implemented), review domains and allowlist misses are denied
-// not_allowed.
+// destinations, allowlist, then the limited-mode guard (which, for SOCKS5, comes first).
+// Review domains and allowlist misses are denied not_allowed and marked Askable: the
+// proxy puts them to the decider (step 5) when callbacks are enabled.
 func (p *Policy) Decide(r Request) Decision {
 	isSOCKS := r.Protocol == ProtocolSOCKS5TCP || r.Protocol == ProtocolSOCKS5UDP
 	if p.Mode == ModeLimited && isSOCKS {
@@ -100,23 +109,34 @@ func (p *Policy) Decide(r Request) Decision {
 		return Decision{Reason: ReasonDenied, Source: SourceBaselinePolicy}
 	}
 	if p.review.match(host) {
-		return Decision{Reason: ReasonNotAllowed, Source: SourceBaselinePolicy}
+		return Decision{Reason: ReasonNotAllowed, Source: SourceBaselinePolicy, Askable: true}
 	}
 	if !p.AllowLocalBinding && IsLocalHost(host) && !p.allowedExact[host] {
 		return Decision{Reason: ReasonNotAllowedLocal, Source: SourceBaselinePolicy}
 	}
 	if !p.allow.match(host) {
-		return Decision{Reason: ReasonNotAllowed, Source: SourceBaselinePolicy}
+		return Decision{Reason: ReasonNotAllowed, Source: SourceBaselinePolicy, Askable: true}
 	}
-	if p.Mode == ModeLimited {
-		switch {
-		case r.Protocol == ProtocolHTTPSConnect:
-			return Decision{Reason: ReasonMITMRequired, Source: SourceModeGuard, ModeGuard: true}
-		case !limitedMethod(r.Method):
-			return Decision{Reason: ReasonMethodNotAllowed, Source: SourceModeGuard, ModeGuard: true}
-		}
+	if d, blocked := p.modeGuard(r); blocked {
+		return d
 	}
 	return Decision{Allowed: true, Reason: ReasonAllow, Source: SourceBaselinePolicy}
+}
+
+// modeGuard is step 6 for a request the domain rules allowed: in limited mode, CONNECT
+// is refused mitm_required and methods other than GET, HEAD and OPTIONS
+// method_not_allowed.
+func (p *Policy) modeGuard(r Request) (Decision, bool) {
+	if p.Mode != ModeLimited {
+		return Decision{}, false
+	}
+	switch {
+	case r.Protocol == ProtocolHTTPSConnect:
+		return Decision{Reason: ReasonMITMRequired, Source: SourceModeGuard, ModeGuard: true}, true
+	case !limitedMethod(r.Method):
+		return Decision{Reason: ReasonMethodNotAllowed, Source: SourceModeGuard, ModeGuard: true}, true
+	}
+	return Decision{}, false
 }
 
 // limitedMethod reports whether limited mode lets method through.
@@ -129,9 +149,11 @@ func limitedMethod(method string) bool {
 }
 
 // IsLocalHost reports whether a normalised host is loopback, private, link-local or
-// unspecified: "localhost" (and its subdomains), or such an IP literal.
+// unspecified: "localhost" itself, or such an IP literal. Subdomains of localhost are
+// not (codex 0.171.0: other.localhost, not allowlisted, is refused not_allowed, not
+// not_allowed_local; allowlisted, the resolution check still keeps it off loopback).
 func IsLocalHost(host string) bool {
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+	if host == "localhost" {
 		return true
 	}
 	ip, _, _ := strings.Cut(host, "%")

@@ -39,8 +39,8 @@ func TestDecide_Order(t *testing.T) {
 		{"allowed apex", full, netproxy.Request{Protocol: "http", Host: "Example.COM.", Method: "POST"}, netproxy.Decision{Allowed: true, Reason: "allow", Source: "baseline_policy"}},
 		{"allowed sub", full, netproxy.Request{Protocol: "http", Host: "a.b.example.com", Method: "GET"}, netproxy.Decision{Allowed: true, Reason: "allow", Source: "baseline_policy"}},
 		{"deny beats allow", full, netproxy.Request{Protocol: "http", Host: "bad.example.com", Method: "GET"}, netproxy.Decision{Reason: "denied", Source: "baseline_policy"}},
-		{"review beats allow", full, netproxy.Request{Protocol: "http", Host: "review.example.com", Method: "GET"}, netproxy.Decision{Reason: "not_allowed", Source: "baseline_policy"}},
-		{"not in allowlist", full, netproxy.Request{Protocol: "http", Host: "other.test", Method: "GET"}, netproxy.Decision{Reason: "not_allowed", Source: "baseline_policy"}},
+		{"review beats allow", full, netproxy.Request{Protocol: "http", Host: "review.example.com", Method: "GET"}, netproxy.Decision{Reason: "not_allowed", Source: "baseline_policy", Askable: true}},
+		{"not in allowlist", full, netproxy.Request{Protocol: "http", Host: "other.test", Method: "GET"}, netproxy.Decision{Reason: "not_allowed", Source: "baseline_policy", Askable: true}},
 		{"exact local literal allowed", full, netproxy.Request{Protocol: "http", Host: "127.0.0.1", Method: "GET"}, netproxy.Decision{Allowed: true, Reason: "allow", Source: "baseline_policy"}},
 		{"other local literal", full, netproxy.Request{Protocol: "http", Host: "127.0.0.2", Method: "GET"}, netproxy.Decision{Reason: "not_allowed_local", Source: "baseline_policy"}},
 		{"private literal", full, netproxy.Request{Protocol: "http", Host: "10.1.2.3", Method: "GET"}, netproxy.Decision{Reason: "not_allowed_local", Source: "baseline_policy"}},
@@ -51,8 +51,8 @@ func TestDecide_Order(t *testing.T) {
 		{"limited CONNECT", limited, netproxy.Request{Protocol: "https_connect", Host: "example.com", Method: "CONNECT"}, netproxy.Decision{Reason: "mitm_required", Source: "mode_guard", ModeGuard: true}},
 		{"limited SOCKS", limited, netproxy.Request{Protocol: "socks5_tcp", Host: "example.com"}, netproxy.Decision{Reason: "method_not_allowed", Source: "mode_guard", ModeGuard: true}},
 		{"limited SOCKS before domains", limited, netproxy.Request{Protocol: "socks5_tcp", Host: "other.test"}, netproxy.Decision{Reason: "method_not_allowed", Source: "mode_guard", ModeGuard: true}},
-		{"limited denial first", limited, netproxy.Request{Protocol: "http", Host: "other.test", Method: "POST"}, netproxy.Decision{Reason: "not_allowed", Source: "baseline_policy"}},
-		{"local binding allowed still needs allowlist", local, netproxy.Request{Protocol: "http", Host: "127.0.0.1", Method: "GET"}, netproxy.Decision{Reason: "not_allowed", Source: "baseline_policy"}},
+		{"limited denial first", limited, netproxy.Request{Protocol: "http", Host: "other.test", Method: "POST"}, netproxy.Decision{Reason: "not_allowed", Source: "baseline_policy", Askable: true}},
+		{"local binding allowed still needs allowlist", local, netproxy.Request{Protocol: "http", Host: "127.0.0.1", Method: "GET"}, netproxy.Decision{Reason: "not_allowed", Source: "baseline_policy", Askable: true}},
 		{"local binding allowed", local, netproxy.Request{Protocol: "http", Host: "localhost", Method: "GET"}, netproxy.Decision{Allowed: true, Reason: "allow", Source: "baseline_policy"}},
 	}
 	for _, tt := range tests {

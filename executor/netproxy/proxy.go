@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -40,6 +41,11 @@ type Options struct {
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// Resolve looks a host name up; nil uses net.DefaultResolver.
 	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
+	// Decider puts not_allowed requests to the client (network/policyRequest, §6) when
+	// the policy has a CallbackTimeout; nil (or no timeout) denies them outright. It is
+	// called on the connection's routine with a ctx bounded by the timeout plus 5 s and
+	// cancelled by Close.
+	Decider Decider
 }
 
 // Proxy is a running proxy. Its methods are safe for concurrent use.
@@ -49,6 +55,10 @@ type Proxy struct {
 	log   *slog.Logger
 	httpL net.Listener
 	sockL net.Listener // nil without SOCKS5
+
+	// ctx is cancelled by Close: it ends pending decider calls (they resolve as deny).
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	wg sync.WaitGroup
 	// mu guards conns and closed: the connection table Close empties.
@@ -69,13 +79,16 @@ func Start(pol *Policy, o *Options) (*Proxy, error) {
 		p.log = slog.New(slog.DiscardHandler)
 	}
 	p.log = p.log.With("component", "netproxy")
+	p.ctx, p.cancel = context.WithCancel(context.Background())
 	var err error
 	if p.httpL, err = net.Listen("tcp4", "127.0.0.1:0"); err != nil {
+		p.cancel()
 		return nil, fmt.Errorf("binding the HTTP proxy listener: %w", err)
 	}
 	if pol.EnableSocks5 {
 		if p.sockL, err = net.Listen("tcp4", "127.0.0.1:0"); err != nil {
 			p.httpL.Close()
+			p.cancel()
 			return nil, fmt.Errorf("binding the SOCKS5 proxy listener: %w", err)
 		}
 	}
@@ -114,6 +127,7 @@ func (p *Proxy) Close() {
 	p.conns = nil
 	p.mu.Unlock()
 	if !already {
+		p.cancel()
 		p.httpL.Close()
 		if p.sockL != nil {
 			p.sockL.Close()
@@ -168,9 +182,13 @@ func (p *Proxy) routineAccept(l net.Listener, serve func(net.Conn)) {
 	}
 }
 
-// decide runs the policy for r and reports the decision to the audit hook (§7).
+// decide runs the policy for r, the decider for an askable refusal when callbacks are
+// enabled, and reports the final decision to the audit hook (§7).
 func (p *Proxy) decide(r Request, client net.Conn) Decision {
 	d := p.pol.Decide(r)
+	if d.Askable && p.pol.CallbackTimeout > 0 && p.opts.Decider != nil {
+		d = p.askDecider(p.ctx, r)
+	}
 	p.audit(r, d, client)
 	return d
 }
@@ -205,9 +223,7 @@ func (p *Proxy) dialUpstream(ctx context.Context, host string, port uint16) (net
 	} else {
 		resolve := p.opts.Resolve
 		if resolve == nil {
-			resolve = func(ctx context.Context, host string) ([]netip.Addr, error) {
-				return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
-			}
+			resolve = defaultResolve
 		}
 		addrs, err = resolve(ctx, h)
 		if err != nil {
@@ -280,4 +296,14 @@ func (p *Proxy) splice(client, upstream net.Conn, clientSide io.Reader, halfClos
 	_, _ = io.Copy(client, upstream) // upstream → client, until the upstream finishes
 	client.Close()
 	<-done
+}
+
+// defaultResolve looks host up with the system resolver, except "localhost" and its
+// subdomains, which are loopback without a lookup (RFC 6761 §6.3; the reference's musl
+// resolver answers "other.localhost" with 127.0.0.1 where Go's may fail).
+func defaultResolve(ctx context.Context, host string) ([]netip.Addr, error) {
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return []netip.Addr{netip.AddrFrom4([4]byte{127, 0, 0, 1}), netip.IPv6Loopback()}, nil
+	}
+	return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 }

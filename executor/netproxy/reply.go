@@ -43,6 +43,9 @@ type blockedBody struct {
 
 // proxyError returns the x-proxy-error header and message of a blocked decision.
 func proxyError(d Decision) (header, message string) {
+	if d.ByClient {
+		return "blocked-by-policy", msgByPolicy
+	}
 	switch d.Reason {
 	case ReasonDenied:
 		return "blocked-by-denylist", msgDenied
@@ -65,8 +68,12 @@ func writeBlocked(c net.Conn, r Request, d Decision, wantsClose bool) {
 		writeReply(c, 403, "text/plain", header, message, wantsClose)
 		return
 	}
+	decision := "deny"
+	if d.Ask {
+		decision = "ask"
+	}
 	body, _ := json.Marshal(blockedBody{
-		Status: "blocked", Host: NormalizeHost(r.Host), Reason: d.Reason, Decision: "deny", Source: d.Source,
+		Status: "blocked", Host: NormalizeHost(r.Host), Reason: d.Reason, Decision: decision, Source: d.Source,
 		Protocol: string(r.Protocol), Port: r.Port, Message: message,
 	})
 	writeReply(c, 403, "application/json", header, string(body), wantsClose)

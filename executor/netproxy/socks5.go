@@ -82,7 +82,10 @@ func (p *Proxy) serveSOCKS5(c net.Conn) {
 		return
 	}
 	r := Request{Protocol: ProtocolSOCKS5TCP, Host: host, Port: port}
-	if d := p.decide(r, c); !d.Allowed {
+	_ = c.SetDeadline(time.Time{}) // the decider may take policyDecisionTimeoutMs + 5 s
+	d := p.decide(r, c)
+	_ = c.SetDeadline(time.Now().Add(headTimeout))
+	if !d.Allowed {
 		socksReply(c, socksNotAllowed, nil)
 		return
 	}

@@ -5,8 +5,11 @@
 //
 // Layers: above it, package executor binds one Manager per session to the JSON-RPC
 // dispatcher and Attaches the session's current connection; below it, the OS
-// (fork/exec, pipes, creack/pty). It knows nothing of connections, sessions, JSON-RPC
-// framing or sandbox enforcement (a non-null sandbox fails closed in prepareSandbox).
+// (fork/exec, pipes, creack/pty), and package sandbox for enforcement: sandbox.go resolves a
+// request's sandbox intent through sandbox/policy and asks the Manager's sandbox.Launcher
+// for the wrapped command line (sandbox.Command), then classifies a sandboxed child's
+// output with sandbox.Denied; the mechanisms (bubblewrap, Landlock, seccomp) stay in
+// package sandbox. It knows nothing of connections, sessions or JSON-RPC framing.
 //
 // Wire limits (limits.go): 1 MiB and 50,000 chunks retained per process, oldest evicted
 // silently; closed entries evicted 30 s after close; the last 4096 writeIds remembered

@@ -68,6 +68,10 @@ type Options struct {
 	// ShellSnapshots is the session's shell snapshot cache (snapshot.go), owned and
 	// closed by the caller. Nil: a non-null shellSnapshot is refused (-32602).
 	ShellSnapshots *shellsnap.Cache
+	// Client reaches the session's current client for server→client requests: the
+	// network proxy's network/policyRequest (netproxy_decider.go). Nil: every decision
+	// callback fails closed (deny not_allowed).
+	Client ClientCaller
 }
 
 func (o *Options) withDefaults() Options {

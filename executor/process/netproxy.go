@@ -6,9 +6,13 @@ package process
 // killed and has exited (§3).
 
 import (
+	"strconv"
+	"strings"
+
 	"github.com/execlab/executor/executor/netproxy"
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/jsonwire"
+	"github.com/execlab/executor/sandbox"
 )
 
 // errProxyUnsupported is the fail-closed answer to a networkProxy this executor cannot
@@ -51,15 +55,15 @@ func checkNetworkProxy(params *protocol.ProcessStartParams) (*proxyLaunch, error
 	return &proxyLaunch{cfg: cfg, pol: pol}, nil
 }
 
-// supported refuses (fail closed) what is not implemented yet: a sandboxed launch (the
-// proxy bridge into the sandbox's network namespace, §8), policy callbacks
-// (network/policyRequest, §6) and credential masking (§9). Everything else is honoured.
+// supported refuses (fail closed) what is not implemented yet: transparent TCP (§8.3)
+// and credential masking (§9). Everything else is honoured: policy callbacks (§6), and
+// a sandbox with enforceManagedNetwork, whose only route out is the managed-network
+// bridge to this proxy (§8.1, wrapSandbox; without bubblewrap the launcher refuses).
 func (l *proxyLaunch) supported(params *protocol.ProcessStartParams) error {
 	if l == nil {
 		return nil
 	}
-	if params.Sandbox != nil || params.EnforceManagedNetwork || l.cfg.PolicyDecisionTimeoutMs != nil ||
-		l.cfg.Proxy.CredentialMasking || l.cfg.Proxy.TransparentTCP {
+	if l.cfg.Proxy.CredentialMasking || l.cfg.Proxy.TransparentTCP {
 		return errProxyUnsupported
 	}
 	return nil
@@ -78,7 +82,7 @@ func (m *Manager) startProxy(l *proxyLaunch, id string, env map[string]string) (
 	if l == nil {
 		return nil, nil
 	}
-	px, err := netproxy.Start(l.pol, &netproxy.Options{Log: m.log, Audit: m.auditFunc(id)})
+	px, err := netproxy.Start(l.pol, &netproxy.Options{Log: m.log, Audit: m.auditFunc(id), Decider: m.deciderFunc(id)})
 	if err != nil {
 		m.log.Debug("network proxy start failed", "error", err)
 		return nil, jsonwire.Internal("failed to start network proxy: %s", err.Error())
@@ -121,4 +125,32 @@ func (m *Manager) routineProxy(p *proc, px *netproxy.Proxy) {
 	}
 	p.mu.Unlock()
 	m.log.Debug("network proxy closed", "process_id", p.id)
+}
+
+// managedNetwork derives the sandbox's managed network from the proxy's listeners
+// (spec/network-proxy.md §8.1): the client's managedNetwork (nil: defaults) with its
+// loopbackPorts replaced by the proxy's HTTP and SOCKS5 ports, so a client value such as
+// [1] neither widens nor breaks the route.
+func (h *proxyHandle) managedNetwork(client *sandbox.ManagedNetwork) *sandbox.ManagedNetwork {
+	mn := sandbox.ManagedNetwork{}
+	if client != nil {
+		mn = *client
+	}
+	mn.LoopbackPorts = nil
+	for _, addr := range []string{h.px.HTTPAddr(), h.px.SOCKSAddr()} {
+		if port, ok := listenerPort(addr); ok {
+			mn.LoopbackPorts = append(mn.LoopbackPorts, port)
+		}
+	}
+	return &mn
+}
+
+// listenerPort is the port of a host:port listener address.
+func listenerPort(addr string) (uint16, bool) {
+	i := strings.LastIndexByte(addr, ':')
+	if i < 0 {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(addr[i+1:], 10, 16)
+	return uint16(n), err == nil && n != 0
 }

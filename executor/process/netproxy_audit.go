@@ -50,9 +50,15 @@ func (m *Manager) auditFunc(id string) func(netproxy.AuditRecord) {
 		if !(d.ModeGuard && isSOCKS) {
 			dom := base
 			dom.Scope, dom.Source = "domain", string(netproxy.SourceBaselinePolicy)
-			if d.Allowed || d.ModeGuard {
+			switch {
+			case d.Override: // the decider allowed (the mode guard may block after it)
+				dom.Decision, dom.Source, dom.Reason = "allow", string(netproxy.SourceDecider), string(netproxy.ReasonNotAllowed)
+				dom.PolicyOverride = true
+			case d.Allowed || d.ModeGuard:
 				dom.Decision, dom.Reason = "allow", string(netproxy.ReasonAllow)
-			} else {
+			case d.Ask:
+				dom.Decision, dom.Source, dom.Reason = "ask", string(d.Source), string(d.Reason)
+			default:
 				dom.Decision, dom.Source, dom.Reason = "deny", string(d.Source), string(d.Reason)
 			}
 			m.notifyBestEffort(methodNetworkPolicyDecision, &dom)

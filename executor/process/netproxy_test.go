@@ -96,27 +96,29 @@ func TestStart_NetworkProxyTerminate(t *testing.T) {
 	waitRefused(t, addr)
 }
 
-// TestStart_NetworkProxyFailsClosed: what is not implemented yet is refused, never run
-// without its proxy: a sandbox (the proxy bridge), policy callbacks, credential masking.
+// TestStart_NetworkProxyFailsClosed: what is not implemented is refused, never run
+// without its proxy (credential masking), and a sandboxed proxy launch without sandbox
+// support is refused rather than run with host networking (spec/network-proxy.md §8.2).
 func TestStart_NetworkProxyFailsClosed(t *testing.T) {
 	m := newManager(t, nil)
-	tests := map[string]func(p *protocol.ProcessStartParams){
-		"callbacks": func(p *protocol.ProcessStartParams) {
-			p.NetworkProxy = json.RawMessage(`{"policyDecisionTimeoutMs":1000,` + string(proxyConfig(``))[1:])
-		},
-		"credential masking": func(p *protocol.ProcessStartParams) { p.NetworkProxy = proxyConfig(`,"credentialMasking":true`) },
-		"enforced managed network": func(p *protocol.ProcessStartParams) {
+	tests := map[string]struct {
+		edit func(p *protocol.ProcessStartParams)
+		msg  string
+	}{
+		"credential masking": {func(p *protocol.ProcessStartParams) { p.NetworkProxy = proxyConfig(`,"credentialMasking":true`) },
+			"network proxy launch is unsupported on this executor"},
+		"enforced managed network without sandbox support": {func(p *protocol.ProcessStartParams) {
 			p.NetworkProxy, p.EnforceManagedNetwork = proxyConfig(``), true
-		},
+		}, "sandbox intent cannot be enforced on this executor: sandbox support is not configured"},
 	}
-	for name, edit := range tests {
+	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			p := startParams("refused", tmpURI(t), "true")
-			edit(p)
+			tc.edit(p)
 			_, err := m.Start(context.Background(), p)
 			var je *jsonwire.Error
-			if !errors.As(err, &je) || je.Code != -32602 || je.Message != "network proxy launch is unsupported on this executor" {
-				t.Fatalf("got %v, want -32602 network proxy launch is unsupported on this executor", err)
+			if !errors.As(err, &je) || je.Code != -32602 || je.Message != tc.msg {
+				t.Fatalf("got %v, want -32602 %s", err, tc.msg)
 			}
 		})
 	}

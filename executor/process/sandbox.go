@@ -61,13 +61,21 @@ func (m *Manager) prepareSandbox(params *protocol.ProcessStartParams, cwd string
 
 // wrapSandbox returns the launcher command for a sandboxed start, or nil when the
 // request carries no sandbox intent (spawn directly, sandboxType "none").
-func (m *Manager) wrapSandbox(params *protocol.ProcessStartParams, p *policy.Policy, cwd string, env map[string]string) (*sandbox.Command, error) {
+//
+// With an executor-local proxy (px non-nil) and enforceManagedNetwork, the managed
+// network is derived from the proxy's own listeners (spec/network-proxy.md §8.1): the
+// client's loopbackPorts are replaced by the proxy's ports, so the bridge carries the
+// child's proxy variables (already pointing at the proxy) into the namespace.
+func (m *Manager) wrapSandbox(params *protocol.ProcessStartParams, p *policy.Policy, cwd string, env map[string]string, px *proxyHandle) (*sandbox.Command, error) {
 	if !sandboxRequested(params) {
 		return nil, nil
 	}
 	mn, err := decodeManagedNetwork(params.ManagedNetwork)
 	if err != nil {
 		return nil, err
+	}
+	if px != nil && params.EnforceManagedNetwork {
+		mn = px.managedNetwork(mn)
 	}
 	cmd, err := m.opts.Sandbox.Wrap(&sandbox.Request{
 		Policy:                p,

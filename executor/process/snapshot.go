@@ -133,7 +133,7 @@ func (m *Manager) captureSnapshot(ctx context.Context, kind shellsnap.Kind, para
 	p2 := *params
 	p2.Argv = shellsnap.CaptureArgv(params.Argv, kind)
 	var cmd *exec.Cmd
-	wrapped, err := m.wrapSandbox(&p2, pol, cwd, env)
+	wrapped, err := m.wrapSandbox(&p2, pol, cwd, env, nil)
 	if err != nil {
 		return nil, fmt.Errorf("wrapping capture: %w", err)
 	}

@@ -103,7 +103,7 @@ func (m *Manager) start(ctx context.Context, params *protocol.ProcessStartParams
 		return nil, err
 	}
 	defer px.closeIfOrphaned()
-	wrapped, err := m.wrapSandbox(params, pol, cwd, env)
+	wrapped, err := m.wrapSandbox(params, pol, cwd, env, px)
 	if err != nil {
 		return nil, err
 	}

@@ -32,10 +32,10 @@ func TestStart_CheckOrder(t *testing.T) {
 		msg  string
 	}{
 		{"networkProxy beats all", func(p *protocol.ProcessStartParams) {
-			p.NetworkProxy, p.ShellSnapshot, p.Sandbox = raw(`{"proxy":{"enabled":true,"enableSocks5":false,"enableSocks5Udp":false,
+			p.NetworkProxy, p.ShellSnapshot, p.Sandbox = raw(`{"proxy":{"enabled":false,"enableSocks5":false,"enableSocks5Udp":false,
 				"allowUpstreamProxy":false,"dangerouslyAllowAllUnixSockets":false,"mode":"full","allowLocalBinding":false}}`), raw(`{}`), disabled
 			p.Cwd, p.Argv = "file://server/share", nil
-		}, -32602, "network proxy launch is unsupported on this executor"},
+		}, -32602, "invalid network proxy config: executor-local network proxy launch requires an enabled proxy"},
 		{"shellSnapshot decoding beats sandbox", func(p *protocol.ProcessStartParams) {
 			p.ShellSnapshot, p.Sandbox, p.Argv = raw(`{"scopeId":"s"}`), disabled, nil
 		}, -32602, "missing field `shell`"},

@@ -11,7 +11,10 @@ type Shell struct {
 // Capabilities are the feature flags of environment/info (spec/jsonrpc.md §3.8). Only
 // implemented features are advertised; absent flags mean false.
 type Capabilities struct {
-	NetworkProxyLaunch         bool `json:"networkProxyLaunch"`
+	NetworkProxyLaunch bool `json:"networkProxyLaunch"`
+	// NetworkProxyReviewDomains: networkProxy.proxy.reviewDomains is honoured (put to
+	// the client with network/policyRequest). Omitted when false.
+	NetworkProxyReviewDomains  bool `json:"networkProxyReviewDomains,omitempty"`
 	CapabilityDiscoverySandbox bool `json:"capabilityDiscoverySandbox"`
 	FsWatchMissing             bool `json:"fsWatchMissing"`
 	CapabilityDiscoveryV2      bool `json:"capabilityDiscoveryV2"`

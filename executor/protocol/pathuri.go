@@ -1,255 +1,30 @@
 package protocol
 
-// PathUri (spec/jsonrpc.md §4): every filesystem path on the wire is a JSON string holding a
-// file: URL.
-//
-//	POSIX           file:///abs/path            (authority "localhost" is folded away)
-//	Windows drive   file:///C:/dir/file         (first non-empty segment "X:")
-//	Windows UNC     file://server/share/dir     (any authority)
-//	opaque fallback file:///%00/bad/path/<unpadded base64url of the native path bytes>
-//
-// Decoding parses with WHATWG rules (pathuri_parse.go), then rejects other schemes,
-// credentials, ports, queries, fragments and encoded NULs outside the fallback. The value
-// kept is the canonical serialization, which is what the reference echoes back.
+// PathUri (spec/jsonrpc.md §4) is internal/pathuri's one type, shared with the sandbox
+// policy; the names below keep the protocol's API.
 
-import (
-	"encoding/base64"
-	"encoding/json"
-	"path"
-	"runtime"
-	"strings"
+import "github.com/execlab/executor/internal/pathuri"
 
-	"github.com/execlab/executor/jsonwire"
-)
+// PathURI is a validated file: URI in canonical form (internal/pathuri).
+type PathURI = pathuri.PathURI
 
-// PathURI is a validated file: URI in canonical form. The zero value is not a valid URI.
-// Values decoded from JSON or returned by ParsePathURI and FromNative are canonical; a
-// PathURI built by conversion from an arbitrary string is re-validated by Native.
-type PathURI string
+// InvalidPathError reports a URI that names no path on this host (internal/pathuri).
+type InvalidPathError = pathuri.InvalidPathError
 
-// badPathPrefix starts the opaque fallback form (spec/jsonrpc.md §4).
-const badPathPrefix = "file:///%00/bad/path/"
+// PathURIError is a PathUri decode failure with the reference's text (internal/pathuri).
+type PathURIError = pathuri.PathURIError
 
-// HostOS is the operating-system name the reference reports in PathUri errors (Rust's
-// std::env::consts::OS: "linux", "macos", "windows").
-var HostOS = func() string {
-	if runtime.GOOS == "darwin" {
-		return "macos"
-	}
-	return runtime.GOOS
-}()
+// HostOS is the operating-system name the reference reports in PathUri errors.
+var HostOS = pathuri.HostOS
 
-// hostIsWindows selects the native path convention.
-const hostIsWindows = runtime.GOOS == "windows"
+// ParsePathURI parses and validates s and returns its canonical form (pathuri.Parse).
+func ParsePathURI(s string) (PathURI, error) { return pathuri.Parse(s) }
 
-// InvalidPathError reports a URI that names no path on this host: a foreign-OS URI, an
-// encoded NUL outside the fallback, or a fallback that does not round-trip. It is an
-// InvalidInput error: -32600 on fs/* paths, -32602 when decoding params or a cwd.
-type InvalidPathError struct {
-	URI string // canonical URI
-}
+// FromNative converts an absolute native path to its PathUri (pathuri.FromNative).
+func FromNative(p string) PathURI { return pathuri.FromNative(p) }
 
-func (e *InvalidPathError) Error() string { return "'" + e.URI + "' is invalid on '" + HostOS + "'" }
-
-// PathURIError is a PathUri decode failure; its text is the reference's, verbatim.
-type PathURIError struct{ Msg string }
-
-func (e *PathURIError) Error() string { return e.Msg }
-
-// ParsePathURI parses and validates s and returns its canonical form. Errors are
-// *PathURIError or *InvalidPathError with the reference's exact text.
-func ParsePathURI(s string) (PathURI, error) {
-	u, err := parseURL(s)
-	if err != nil {
-		return "", &PathURIError{Msg: "invalid URI: " + err.Error()}
-	}
-	if u.scheme != "file" {
-		return "", &PathURIError{Msg: "unsupported path URI scheme `" + u.scheme + "`"}
-	}
-	if u.query {
-		return "", &PathURIError{Msg: "query parameters are not allowed in path URIs"}
-	}
-	if u.fragment {
-		return "", &PathURIError{Msg: "fragments are not allowed in path URIs"}
-	}
-	canon := u.serialize()
-	if strings.Contains(percentDecode(strings.Join(u.path, "/")), "\x00") {
-		if _, ok := opaqueBytes(canon); !ok {
-			return "", &InvalidPathError{URI: canon}
-		}
-	}
-	return PathURI(canon), nil
-}
-
-// UnmarshalJSON decodes a JSON string and validates it as a PathUri. The error text is the
-// reference's decoder text (used verbatim as the -32602 message).
-func (p *PathURI) UnmarshalJSON(b []byte) error {
-	if len(b) == 0 || b[0] != '"' {
-		return &PathURIError{Msg: "invalid type: " + jsonwire.Unexpected(b) + ", expected a string"}
-	}
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return &PathURIError{Msg: err.Error()}
-	}
-	u, err := ParsePathURI(s)
-	if err != nil {
-		return err
-	}
-	*p = u
-	return nil
-}
-
-// String returns the canonical URI.
-func (p PathURI) String() string { return string(p) }
-
-// IsOpaque reports whether p is the opaque fallback form, which has no parent, basename or
-// children.
-func (p PathURI) IsOpaque() bool {
-	_, ok := opaqueBytes(string(p))
-	return ok
-}
-
-// Native converts p to an absolute native path on this host, lexically cleaned (no ".",
-// "..", repeated or trailing separators), as the reference's AbsolutePathBuf does. A
-// foreign-OS URI or a fallback that does not round-trip yields *InvalidPathError; a value
-// that is not a valid PathUri at all yields the ParsePathURI error.
-func (p PathURI) Native() (string, error) {
-	canon, err := ParsePathURI(string(p))
-	if err != nil {
-		return "", err
-	}
-	s := string(canon)
-	if raw, ok := opaqueBytes(s); ok {
-		if hostIsWindows || !strings.HasPrefix(string(raw), "/") || FromNative(string(raw)) != canon {
-			return "", &InvalidPathError{URI: s}
-		}
-		return string(raw), nil
-	}
-	u, err := parseURL(s)
-	if err != nil {
-		return "", err
-	}
-	if i := driveSegment(u.path); i >= 0 {
-		return "", &InvalidPathError{URI: windowsDriveURI(u.path[i:])}
-	}
-	if hostIsWindows || u.host != "" {
-		return "", &InvalidPathError{URI: s}
-	}
-	var b strings.Builder
-	for _, seg := range u.path {
-		b.WriteByte('/')
-		b.WriteString(percentDecode(seg))
-	}
-	return path.Clean(b.String()), nil
-}
-
-// NativeCwd converts a process cwd, failing with the -32602 error process/start sends for
-// a URI that is not valid on this host (spec/jsonrpc.md §4, host applicability).
-func (p PathURI) NativeCwd() (string, error) {
-	native, err := p.Native()
-	if err != nil {
-		return "", jsonwire.InvalidParams("cwd URI `%s` is not valid on this exec-server host: %s", string(p), err.Error())
-	}
-	return native, nil
-}
-
-// driveSegment returns the index of the first non-empty segment when it is a Windows
-// drive ("C:"), else -1.
-func driveSegment(segs []string) int {
-	for i, s := range segs {
-		if s != "" {
-			if isNormalizedDriveLetter(s) {
-				return i
-			}
-			return -1
-		}
-	}
-	return -1
-}
-
-// windowsDriveURI renders a drive URI as the reference reports it in errors: no authority,
-// upper-case drive letter, leading empty segments dropped (observed from codex 0.169.0:
-// file://server/c:/x and file:////c:/x are both reported as file:///C:/x).
-func windowsDriveURI(segs []string) string {
-	var b strings.Builder
-	b.WriteString("file:///")
-	b.WriteString(strings.ToUpper(segs[0]))
-	for _, s := range segs[1:] {
-		b.WriteByte('/')
-		b.WriteString(s)
-	}
-	return b.String()
-}
-
-// opaqueBytes returns the native path bytes of a canonical fallback URI.
-func opaqueBytes(s string) ([]byte, bool) {
-	enc, ok := strings.CutPrefix(s, badPathPrefix)
-	if !ok || enc == "" || strings.Contains(enc, "/") {
-		return nil, false
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(enc)
-	if err != nil || base64.RawURLEncoding.EncodeToString(raw) != enc {
-		return nil, false
-	}
-	return raw, true
-}
-
-// FromNative converts an absolute native path to its PathUri, byte for byte as the
-// reference does: the path is lexically cleaned, each component is percent-encoded
-// (segmentSet), and a path with no URI form (a NUL byte, or a relative path) becomes the
-// opaque fallback, which only an identical absolute clean path converts back from.
-func FromNative(p string) PathURI {
-	if !strings.HasPrefix(p, "/") {
-		return opaque(p)
-	}
-	p = path.Clean(p)
-	if strings.IndexByte(p, 0) >= 0 {
-		return opaque(p)
-	}
-	if p == "/" {
-		return "file:///"
-	}
-	b := make([]byte, 0, len("file://")+len(p)+len(p)/4)
-	b = append(b, "file://"...)
-	for i := 0; i < len(p); i++ {
-		c := p[i]
-		if c != '/' && inSegmentSet(c) {
-			b = append(b, '%', upperHex[c>>4], upperHex[c&0xF])
-			continue
-		}
-		b = append(b, c)
-	}
-	return PathURI(b)
-}
-
-// AppendNativeSegment percent-encodes one native file name as FromNative does and appends it
-// to dst. Used to build child URIs without re-encoding the parent.
+// AppendNativeSegment percent-encodes one native file name as FromNative does and appends
+// it to dst (pathuri.AppendNativeSegment).
 func AppendNativeSegment(dst []byte, name string) []byte {
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if inSegmentSet(c) {
-			dst = append(dst, '%', upperHex[c>>4], upperHex[c&0xF])
-			continue
-		}
-		dst = append(dst, c)
-	}
-	return dst
-}
-
-func opaque(p string) PathURI {
-	return PathURI(badPathPrefix + base64.RawURLEncoding.EncodeToString([]byte(p)))
-}
-
-// inSegmentSet reports whether a native path byte is percent-encoded in a URI segment
-// (rust-url's special path-segment set): controls, DEL, bytes ≥ 0x80, space and
-// " # % / < > ? \ ` { }.
-func inSegmentSet(c byte) bool {
-	if c < 0x20 || c >= 0x7F {
-		return true
-	}
-	switch c {
-	case ' ', '"', '#', '%', '/', '<', '>', '?', '\\', '`', '{', '}':
-		return true
-	}
-	return false
+	return pathuri.AppendNativeSegment(dst, name)
 }

@@ -20,22 +20,22 @@
 //   - Detach by the current owner starts a fresh deadline of TTL; by any other owner it
 //     is a no-op. If the session is still detached from that same detach when the
 //     deadline fires, it is removed and its State closed.
-//   - A Session owns a State that outlives connections; the Registry closes it exactly
-//     once, when the session expires or the registry closes. State.Close must be
+//   - A Session owns a State that outlives connections; the Table closes it exactly
+//     once, when the session expires or the table closes. State.Close must be
 //     idempotent.
 //
 // # Limits
 //
 // Wire: DefaultTTL, 30 s of retention for a detached session (the reference's). The
-// registry has no cap of its own on the number of sessions: live ones are bounded by the
+// table has no cap of its own on the number of sessions: live ones are bounded by the
 // listener's connection cap, detached ones by the TTL.
 //
 // # Concurrency and ownership
 //
-// All methods are safe for concurrent use. Registry.mu guards the session map and every
+// All methods are safe for concurrent use. Table.mu guards the session map and every
 // Session's attachment fields (owner, deadline, timer, detach generation); it is held
 // only for map and field updates, and State.Close always runs outside it. The expiry
-// timers are the registry's only goroutines: each runs one callback that takes mu; a
+// timers are the table's only goroutines: each runs one callback that takes mu; a
 // stale callback (the session was resumed, or detached again) does nothing. Close stops
 // the timers, closes every State and waits for callbacks in flight.
 package session

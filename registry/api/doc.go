@@ -18,7 +18,7 @@
 // # What it does not know
 //
 // Public keys are opaque JSON (json.RawMessage): this package imports no Noise code
-// (STYLE.md dependency rules). It does no I/O and starts no goroutines; all functions are
+// (../shared/STYLE.md dependency rules). It does no I/O and starts no goroutines; all functions are
 // pure and safe for concurrent use.
 //
 // Limits and wire constants: limits.go.

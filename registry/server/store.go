@@ -70,7 +70,7 @@ type Store interface {
 	// Close releases the database.
 	Close() error
 
-	// The scale-out state (cluster.go): URL signing keys shared by every node, node
+	// The scale-out state (sqlstore_cluster.go): URL signing keys shared by every node, node
 	// leases, and which node holds each environment's executor socket.
 
 	// EnsureSigningKey stores key under id unless a key with that id exists, and returns

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestDeps_NoForbiddenImports enforces the relay layer's dependency rule from STYLE.md: relay/*
+// TestDeps_NoForbiddenImports enforces the relay layer's dependency rule from ../shared/STYLE.md: relay/*
 // imports none of noise, executor, registry, sandbox, encoding/json or a websocket library
 // (only relay/wsconn may import coder/websocket).
 func TestDeps_NoForbiddenImports(t *testing.T) {

@@ -81,7 +81,7 @@ func (c *Context) UnmarshalJSON(data []byte) error {
 
 func decodeOptionalURI(raw json.RawMessage, dst *PathURI) *Error {
 	if isNull(raw) {
-		*dst = PathURI{}
+		*dst = ""
 		return nil
 	}
 	s, err := decodeString(raw)

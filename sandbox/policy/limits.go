@@ -6,9 +6,6 @@ package policy
 // CodeInvalidRequest for fs/* sandbox path conversion failures (observed from codex
 // 0.169.0 and 0.171.0).
 const (
-	// hostOS is the OS name the reference prints in "'<uri>' is invalid on '<os>'".
-	hostOS = "linux"
-
 	// projectRootsGlobPrefix marks a glob relative to every workspace root
 	// (spec/sandbox.md §1.4).
 	projectRootsGlobPrefix = "codex-project-roots://"

@@ -197,8 +197,3 @@ func decodeTag(fields []field, tag string, variants ...string) (string, *Error) 
 	}
 	return "", unknownVariant(s, variants...)
 }
-
-func marshalString(s string) []byte {
-	b, _ := json.Marshal(s)
-	return b
-}

@@ -1,6 +1,6 @@
 // Package interop_test runs this repository's relay and Noise code against the released
 // reference binaries (`codex exec-server`, npm @openai/codex), the acceptance bar for wire
-// behaviour (STYLE.md principle 17). Every test runs against each supported release
+// behaviour (../shared/STYLE.md principle 17). Every test runs against each supported release
 // (refbin.Versions: 0.171.0 and 0.169.0), in a subtest named by the version.
 //
 // Reference lookup: internal/refbin ($EXECUTOR_REFERENCE_BINS, else

@@ -2,7 +2,7 @@
 // no network: every overlay is rendered with kustomize (krusty, in process) and every
 // resource is decoded strictly (unknown or misspelt fields fail) into its Kubernetes API
 // type. It is a separate module so the executor's own go.mod does not carry the
-// Kubernetes and kustomize dependency trees (STYLE.md: few dependencies); scripts/test.sh
+// Kubernetes and kustomize dependency trees (../shared/STYLE.md: few dependencies); scripts/test.sh
 // runs it.
 package validate
 

@@ -34,7 +34,11 @@
 //
 // Env holds what rows share during one Run, created on first use and released when Run
 // returns: a random 1 GiB file (readblock_local), a 50,000-entry tree (walk_local), both
-// under /var/tmp; a loopback HTTP server (http_stream_*); the registry (relay rows).
+// under /var/tmp; a loopback HTTP server (http_stream_*, proxy_cpu); the registry (relay
+// rows); a greeter, a loopback TCP server that writes one byte per connection and holds it
+// (proxy_setup, proxy_idle_memory). The proxy rows (row_proxy.go) measure the proxy that
+// process/start's networkProxy launches inside each executor; proxy_cpu needs curl on PATH
+// (skipped without it).
 //
 // # Layers
 //
@@ -52,7 +56,8 @@
 // owns its read loop (closed by session.close); the HTTP server's Serve loop is stopped by
 // Env.close; within one sample, handshake workers, the remote.Run of idle_stream_memory,
 // the rendezvous's Serve loop and the helper's stdout scanner are started and waited for
-// by that sample's Measure. The helper process uses bounded worker pools (parallel) it
+// by that sample's Measure; the greeter's accept loop and connection routines are stopped
+// by Env.close; a proxy holder's process run is waited for by its stop. The helper process uses bounded worker pools (parallel) it
 // waits for. Nothing outlives Run.
 //
 // # Limits

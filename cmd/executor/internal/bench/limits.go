@@ -68,6 +68,20 @@ const (
 	httpPatternBytes   = 1 << 20
 	httpWriteChunk     = 256 << 10
 
+	// proxyBodyBytes is how much proxy_cpu downloads through the proxy, in bytes (issue 29:
+	// 256 MiB; --quick: 16 MiB).
+	proxyBodyBytes      = 256 << 20
+	proxyBodyBytesQuick = 16 << 20
+	// proxySetupsPerSample is how many tunnels one proxy_setup sample opens one after
+	// another; the sample is their median.
+	proxySetupsPerSample      = 200
+	proxySetupsPerSampleQuick = 20
+	// proxyIdleTunnels is how many idle tunnels proxy_idle_memory holds (--quick: 100):
+	// 250, under our proxy's bound of 512 tracked connections (executor/netproxy
+	// maxTrackedConns), which a tunnel takes two of; at 1,000 our proxy resets tunnel 257.
+	proxyIdleTunnels      = 250
+	proxyIdleTunnelsQuick = 100
+
 	// handshakesPerSample is how many complete handshakes (both roles) one handshakes
 	// sample runs, spread over one goroutine per CPU.
 	handshakesPerSample      = 400

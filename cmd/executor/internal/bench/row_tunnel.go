@@ -43,15 +43,17 @@ const (
 	patternPeriod          = 251 // prime: a misplaced chunk never matches by chance
 )
 
-// pattern holds the stream pattern for any offset: pattern[off%patternPeriod:] has at
-// least 64 KiB.
-var pattern = func() []byte {
+// streamPattern holds the stream pattern for any offset: streamPattern()[off%patternPeriod:]
+// has at least 256 KiB. Built on first use, not at package init: the bench package is
+// linked into the executor binary, whose init heap is bounded (test/observability
+// TestInitHeap, rss_idle).
+var streamPattern = sync.OnceValue(func() []byte {
 	b := make([]byte, patternPeriod+(256<<10))
 	for i := range b {
 		b[i] = byte(i % patternPeriod)
 	}
 	return b
-}()
+})
 
 // sourceServer serves each connection n bytes of the pattern, then closes it.
 func sourceServer(n int64) (port int, stop func(), err error) {
@@ -59,7 +61,7 @@ func sourceServer(n int64) (port int, stop func(), err error) {
 		var off int64
 		for off < n {
 			k := min(n-off, 256<<10)
-			p := pattern[off%patternPeriod:][:k]
+			p := streamPattern()[off%patternPeriod:][:k]
 			if _, err := c.Write(p); err != nil {
 				return
 			}
@@ -116,7 +118,7 @@ func readPattern(r io.Reader, want int64) error {
 	for {
 		n, err := r.Read(buf)
 		if n > 0 {
-			if !bytes.Equal(buf[:n], pattern[off%patternPeriod:][:n]) {
+			if !bytes.Equal(buf[:n], streamPattern()[off%patternPeriod:][:n]) {
 				return fmt.Errorf("tunnel: byte mismatch in [%d, %d)", off, off+int64(n))
 			}
 			off += int64(n)

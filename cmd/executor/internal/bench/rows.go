@@ -208,5 +208,26 @@ var rows = []Row{
 		Measure:  measureRegistryConnectPG3,
 		OursOnly: true,
 	},
+	{
+		Name:     "proxy_cpu",
+		Unit:     "CPU-s/GiB",
+		Goal:     Goal{Kind: RatioAtMost, Value: 0.5},
+		Describe: "executor utime+stime per GiB a child (curl -p) downloads from loopback through its networkProxy's CONNECT tunnel, count + SHA-256 verified",
+		Measure:  measureProxyCPU,
+	},
+	{
+		Name:     "proxy_setup",
+		Unit:     "ms",
+		Goal:     Goal{Kind: RatioAtMost, Value: 0.5},
+		Describe: "p50 of dial + CONNECT through a process's networkProxy → first upstream byte through the tunnel, loopback",
+		Measure:  measureProxySetup,
+	},
+	{
+		Name:     "proxy_idle_memory",
+		Unit:     "KiB",
+		Goal:     Goal{Kind: OursAtMost, Value: 32},
+		Describe: "executor VmRSS growth per idle CONNECT tunnel through one networkProxy at 250 tunnels",
+		Measure:  measureProxyIdleMemory,
+	},
 	{Name: "capdiscover_local", Unit: "ms", Goal: Goal{Kind: RatioAtMost, Value: 0.5}, Describe: "capabilityRoots/discoverV1 of one root: 19,990 walk entries (19,200 files), 100 plugins, 200 skills; results counted", Measure: measureCapDiscoverLocal},
 }

@@ -43,11 +43,13 @@ type Env struct {
 	helper []string
 
 	// Shared fixtures, each nil until first use; only the measuring goroutine touches them.
-	blockFile   *blockFile     // readblock_local
-	writeBlocks *writeBlocks   // writeblock_local
-	walkTree    *walkTree      // walk_local
-	httpSrv     *httpServer    // http_stream_local, http_stream_rss
-	registry    *benchRegistry // relay_stream, oneshot_remote
+	blockFile   *blockFile       // readblock_local
+	writeBlocks *writeBlocks     // writeblock_local
+	walkTree    *walkTree        // walk_local
+	httpSrv     *httpServer      // http_stream_local, http_stream_rss
+	registry    *benchRegistry   // relay_stream, oneshot_remote
+	greeter     *greeter         // proxy_setup, proxy_idle_memory
+	digests     map[int64]string // body SHA-256 by size (proxy_cpu)
 	// closers release the fixtures, in reverse order of creation.
 	closers []func()
 }

@@ -17,9 +17,9 @@ type fakeState struct{ closed atomic.Int32 }
 
 func (f *fakeState) Close() { f.closed.Add(1) }
 
-func TestRegistry_ResumeRules(t *testing.T) {
+func TestTable_ResumeRules(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		r := session.NewRegistry[*fakeState](30 * time.Second)
+		r := session.NewTable[*fakeState](30 * time.Second)
 		defer r.Close()
 		connA, connB := new(int), new(int)
 		st := &fakeState{}
@@ -63,9 +63,9 @@ func TestRegistry_ResumeRules(t *testing.T) {
 	})
 }
 
-func TestRegistry_FreshDeadlinePerDetach(t *testing.T) {
+func TestTable_FreshDeadlinePerDetach(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		r := session.NewRegistry[*fakeState](10 * time.Second)
+		r := session.NewTable[*fakeState](10 * time.Second)
 		defer r.Close()
 		a, b := new(int), new(int)
 		st := &fakeState{}
@@ -89,8 +89,8 @@ func TestRegistry_FreshDeadlinePerDetach(t *testing.T) {
 	})
 }
 
-func TestRegistry_CloseClosesAll(t *testing.T) {
-	r := session.NewRegistry[*fakeState](time.Hour)
+func TestTable_CloseClosesAll(t *testing.T) {
+	r := session.NewTable[*fakeState](time.Hour)
 	st1, st2 := &fakeState{}, &fakeState{}
 	s1, _ := r.Create(new(int), st1)
 	_, _ = r.Create(new(int), st2)

@@ -1,4 +1,4 @@
-package protocol
+package whatwg
 
 // WHATWG host parsing for special URLs (file included), as rust-url does it:
 //
@@ -8,8 +8,8 @@ package protocol
 //
 // Deviation: full UTS #46 mapping is not implemented. ASCII labels are lower-cased;
 // non-ASCII labels are lower-cased and Punycode-encoded without NFC or validity checks.
-// Every non-localhost host is a Windows UNC authority and thus invalid on a POSIX executor,
-// so this only affects how such a URI is spelled inside the rejection message.
+// Every non-localhost file host is a Windows UNC authority and thus invalid on a POSIX
+// executor, so this only affects how such a URI is spelled inside the rejection message.
 
 import (
 	"net/netip"
@@ -18,27 +18,31 @@ import (
 	"unicode/utf8"
 )
 
-// parseHost parses a non-empty host string and returns its serialization.
-func parseHost(input string) (string, error) {
+// ParseHost parses a non-empty host of a special URL and returns its serialization.
+func ParseHost(input string) (string, error) {
 	if strings.HasPrefix(input, "[") {
 		if !strings.HasSuffix(input, "]") {
-			return "", urlError(errInvalidIPv6)
+			return "", ErrInvalidIPv6
 		}
-		return parseIPv6(input[1 : len(input)-1])
+		return ParseIPv6(input[1 : len(input)-1])
 	}
-	decoded := percentDecode(input)
+	decoded := PercentDecode(input)
 	if !utf8.ValidString(decoded) {
-		return "", urlError(errIdna)
+		return "", ErrIdna
 	}
 	domain, err := domainToASCII(decoded)
 	if err != nil {
 		return "", err
 	}
 	if domain == "" {
-		return "", urlError(errEmptyHost)
+		return "", ErrEmptyHost
 	}
 	if endsInNumber(domain) {
-		return parseIPv4(domain)
+		ip, ok := ParseIPv4(domain)
+		if !ok {
+			return "", ErrInvalidIPv4
+		}
+		return FormatIPv4(ip), nil
 	}
 	return domain, nil
 }
@@ -64,14 +68,14 @@ func domainToASCII(s string) (string, error) {
 			if label[j] >= 0x80 {
 				ascii = false
 			} else if isForbiddenDomainCodePoint(label[j]) {
-				return "", urlError(errIdna)
+				return "", ErrIdna
 			}
 		}
 		label = strings.ToLower(label)
 		if !ascii {
 			enc, ok := punycodeEncode(label)
 			if !ok {
-				return "", urlError(errIdna)
+				return "", ErrIdna
 			}
 			label = "xn--" + enc
 		}
@@ -93,12 +97,14 @@ func endsInNumber(s string) bool {
 	if last != "" && strings.Trim(last, "0123456789") == "" {
 		return true
 	}
-	_, ok := parseIPv4Number(last)
+	_, ok := ParseIPv4Number(last)
 	return ok
 }
 
-// parseIPv4Number parses one IPv4 part: decimal, 0x/0X hex or 0-prefixed octal.
-func parseIPv4Number(s string) (uint64, bool) {
+// ParseIPv4Number parses one IPv4 part: decimal, 0x/0X hex or 0-prefixed octal ("0x" and
+// "0" alone are 0). A syntactically valid number too large for 64 bits is 1<<40 (too large
+// for any part).
+func ParseIPv4Number(s string) (uint64, bool) {
 	if s == "" {
 		return 0, false
 	}
@@ -122,48 +128,54 @@ func parseIPv4Number(s string) (uint64, bool) {
 	return n, true
 }
 
-// parseIPv4 implements the WHATWG IPv4 parser and returns the dotted serialization.
-func parseIPv4(s string) (string, error) {
+// ParseIPv4 implements the WHATWG IPv4 parser: 1–4 dot-separated numbers (one trailing dot
+// allowed), every one but the last at most 255, the last filling the remaining bytes.
+func ParseIPv4(s string) (uint32, bool) {
 	parts := strings.Split(s, ".")
 	if parts[len(parts)-1] == "" && len(parts) > 1 {
 		parts = parts[:len(parts)-1]
 	}
 	if len(parts) > 4 {
-		return "", urlError(errInvalidIPv4)
+		return 0, false
 	}
 	nums := make([]uint64, len(parts))
 	for i, p := range parts {
-		n, ok := parseIPv4Number(p)
+		n, ok := ParseIPv4Number(p)
 		if !ok {
-			return "", urlError(errInvalidIPv4)
+			return 0, false
 		}
 		nums[i] = n
 	}
 	for _, n := range nums[:len(nums)-1] {
 		if n > 255 {
-			return "", urlError(errInvalidIPv4)
+			return 0, false
 		}
 	}
 	last := nums[len(nums)-1]
 	if last >= 1<<(8*(5-len(nums))) {
-		return "", urlError(errInvalidIPv4)
+		return 0, false
 	}
 	ipv4 := last
 	for i, n := range nums[:len(nums)-1] {
 		ipv4 += n << (8 * (3 - i))
 	}
-	return strconv.Itoa(int(ipv4>>24)) + "." + strconv.Itoa(int(ipv4>>16&0xFF)) + "." +
-		strconv.Itoa(int(ipv4>>8&0xFF)) + "." + strconv.Itoa(int(ipv4&0xFF)), nil
+	return uint32(ipv4), true
 }
 
-// parseIPv6 parses the inside of "[...]" and returns "[serialization]".
-func parseIPv6(s string) (string, error) {
+// FormatIPv4 renders an IPv4 address in dotted decimal.
+func FormatIPv4(ip uint32) string {
+	return strconv.Itoa(int(ip>>24)) + "." + strconv.Itoa(int(ip>>16&0xFF)) + "." +
+		strconv.Itoa(int(ip>>8&0xFF)) + "." + strconv.Itoa(int(ip&0xFF))
+}
+
+// ParseIPv6 parses the inside of "[...]" and returns "[serialization]".
+func ParseIPv6(s string) (string, error) {
 	if strings.ContainsAny(s, "%") || s == "" {
-		return "", urlError(errInvalidIPv6)
+		return "", ErrInvalidIPv6
 	}
 	addr, err := netip.ParseAddr(s)
 	if err != nil || !addr.Is6() {
-		return "", urlError(errInvalidIPv6)
+		return "", ErrInvalidIPv6
 	}
 	a := addr.As16()
 	var pieces [8]uint16
@@ -205,32 +217,6 @@ func parseIPv6(s string) (string, error) {
 	}
 	b.WriteByte(']')
 	return b.String(), nil
-}
-
-// percentDecode decodes %XX escapes; a '%' not followed by two hex digits stays literal.
-func percentDecode(s string) string {
-	if strings.IndexByte(s, '%') < 0 {
-		return s
-	}
-	b := make([]byte, 0, len(s))
-	for i := 0; i < len(s); i++ {
-		if s[i] == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
-			b = append(b, unhex(s[i+1])<<4|unhex(s[i+2]))
-			i += 2
-			continue
-		}
-		b = append(b, s[i])
-	}
-	return string(b)
-}
-
-func isHex(c byte) bool { return isASCIIDigit(c) || (c|0x20 >= 'a' && c|0x20 <= 'f') }
-
-func unhex(c byte) byte {
-	if isASCIIDigit(c) {
-		return c - '0'
-	}
-	return c | 0x20 - 'a' + 10
 }
 
 // punycodeEncode implements RFC 3492 encoding of one label.

@@ -30,15 +30,15 @@ type Session[S State] struct {
 	ID    string
 	State S
 
-	// guarded by Registry.mu
+	// guarded by Table.mu
 	owner    Owner
 	deadline time.Time
 	timer    *time.Timer
 	gen      uint64 // detach generation; a timer acts only on its own generation
 }
 
-// Registry holds sessions. The zero value is not usable; call NewRegistry.
-type Registry[S State] struct {
+// Table holds sessions. The zero value is not usable; call NewTable.
+type Table[S State] struct {
 	ttl time.Duration
 	now func() time.Time
 
@@ -50,16 +50,16 @@ type Registry[S State] struct {
 	timers   sync.WaitGroup // expiry callbacks in flight
 }
 
-// NewRegistry returns a registry whose detached sessions live for ttl (≤ 0: DefaultTTL).
-func NewRegistry[S State](ttl time.Duration) *Registry[S] {
+// NewTable returns a table whose detached sessions live for ttl (≤ 0: DefaultTTL).
+func NewTable[S State](ttl time.Duration) *Table[S] {
 	if ttl <= 0 {
 		ttl = DefaultTTL
 	}
-	return &Registry[S]{ttl: ttl, now: time.Now, sessions: make(map[string]*Session[S])}
+	return &Table[S]{ttl: ttl, now: time.Now, sessions: make(map[string]*Session[S])}
 }
 
 // Create makes a new session with a fresh UUIDv4 id, attached to owner.
-func (r *Registry[S]) Create(owner Owner, state S) (*Session[S], error) {
+func (r *Table[S]) Create(owner Owner, state S) (*Session[S], error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -71,7 +71,7 @@ func (r *Registry[S]) Create(owner Owner, state S) (*Session[S], error) {
 }
 
 // Resume attaches owner to the session id (spec/jsonrpc.md §2.3).
-func (r *Registry[S]) Resume(id string, owner Owner) (*Session[S], error) {
+func (r *Table[S]) Resume(id string, owner Owner) (*Session[S], error) {
 	r.mu.Lock()
 	s, ok := r.sessions[id]
 	if !ok || r.closed {
@@ -102,14 +102,14 @@ func (r *Registry[S]) Resume(id string, owner Owner) (*Session[S], error) {
 }
 
 // AttachedTo reports whether s is currently attached to owner.
-func (r *Registry[S]) AttachedTo(s *Session[S], owner Owner) bool {
+func (r *Table[S]) AttachedTo(s *Session[S], owner Owner) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return s.owner == owner && r.sessions[s.ID] == s
 }
 
 // Detach detaches s from owner (no-op if another owner holds it) and starts its TTL.
-func (r *Registry[S]) Detach(s *Session[S], owner Owner) {
+func (r *Table[S]) Detach(s *Session[S], owner Owner) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if s.owner != owner || r.sessions[s.ID] != s {
@@ -123,13 +123,13 @@ func (r *Registry[S]) Detach(s *Session[S], owner Owner) {
 		return
 	}
 	r.timers.Add(1)
-	s.timer = time.AfterFunc(r.ttl, func() { // expiry callback, owned by the registry
+	s.timer = time.AfterFunc(r.ttl, func() { // expiry callback, owned by the table
 		defer r.timers.Done()
 		r.expire(s, gen)
 	})
 }
 
-func (r *Registry[S]) expire(s *Session[S], gen uint64) {
+func (r *Table[S]) expire(s *Session[S], gen uint64) {
 	r.mu.Lock()
 	if s.gen != gen || s.owner != nil || r.sessions[s.ID] != s {
 		r.mu.Unlock()
@@ -140,7 +140,7 @@ func (r *Registry[S]) expire(s *Session[S], gen uint64) {
 	s.State.Close()
 }
 
-func (r *Registry[S]) removeLocked(s *Session[S]) {
+func (r *Table[S]) removeLocked(s *Session[S]) {
 	delete(r.sessions, s.ID)
 	if s.timer != nil {
 		if s.timer.Stop() {
@@ -151,15 +151,15 @@ func (r *Registry[S]) removeLocked(s *Session[S]) {
 }
 
 // Len reports the number of live sessions.
-func (r *Registry[S]) Len() int {
+func (r *Table[S]) Len() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.sessions)
 }
 
 // States returns the State of every live session (a snapshot; for metrics, which read the
-// sessions' queues without holding the registry's lock).
-func (r *Registry[S]) States() []S {
+// sessions' queues without holding the table's lock).
+func (r *Table[S]) States() []S {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := make([]S, 0, len(r.sessions))
@@ -170,7 +170,7 @@ func (r *Registry[S]) States() []S {
 }
 
 // Close removes every session, closes their State, and waits for expiry callbacks.
-func (r *Registry[S]) Close() {
+func (r *Table[S]) Close() {
 	r.mu.Lock()
 	r.closed = true
 	var all []*Session[S]

@@ -1,0 +1,218 @@
+package e2e_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/execlab/executor/internal/refbin"
+)
+
+// TestCodexCLI_ManagedNetworkThroughExecutor is issue 29's real-CLI proof: the released
+// codex CLI (each release in refbin.Versions), in a session with managed networking
+// (features.network_proxy, a permission profile with network mode "full" and
+// "localhost" allowed), runs the model's command through `executor serve` instead of
+// rejecting it ("selected exec-server does not support executor-local network proxy
+// launches"), and our proxy's network/policyDecision notifications reach the CLI. The
+// command curls a 127.0.0.1 server by the name localhost; the server's answer, a random
+// marker, must come back to the model. The exchange is recorded by a logging WebSocket
+// proxy (wsTap). The same run against the release's own exec-server is the control.
+func TestCodexCLI_ManagedNetworkThroughExecutor(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+	refbin.Releases(t)
+	ensureCodexDaemonDir(t)
+
+	serverTmp := t.TempDir()
+	serverEnv := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + serverTmp, "TMPDIR=" + serverTmp}
+	ours := startExecServer(t, "executor serve", remoteExecutorBin(t), serverEnv,
+		"serve", "--listen", "ws://127.0.0.1:0", "--log-level", "debug")
+
+	refbin.ForEachRelease(t, func(t *testing.T, rel refbin.Release) {
+		refHome := refbin.CodexHome(t)
+		refTmp := filepath.Join(refHome, "tmp")
+		if err := os.Mkdir(refTmp, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		reference := startExecServer(t, "codex "+rel.Version+" exec-server", rel.Path,
+			append(serverEnv[:1:1], "HOME="+refHome, "TMPDIR="+refTmp, "CODEX_HOME="+refHome),
+			"exec-server", "--listen", "ws://127.0.0.1:0")
+		t.Run("ours", func(t *testing.T) { runManagedNetworkExec(t, rel, ours) })
+		t.Run("reference", func(t *testing.T) { runManagedNetworkExec(t, rel, reference) })
+	})
+}
+
+// managedNetworkConfig is the CLI's config.toml addition: a permission profile whose
+// network goes through the executor-local proxy, with localhost allowed.
+const managedNetworkConfig = `
+[features]
+network_proxy = true
+
+[permissions.dev]
+extends = ":workspace"
+
+[permissions.dev.network]
+enabled = true
+mode = "full"
+
+[permissions.dev.network.domains]
+"localhost" = "allow"
+`
+
+func runManagedNetworkExec(t *testing.T, rel refbin.Release, srv *execServer) {
+	base := refbin.CodexHome(t)
+	codexHome, userHome, work, tmp := filepath.Join(base, "codex"), filepath.Join(base, "home"),
+		filepath.Join(base, "work"), filepath.Join(base, "tmp")
+	for _, d := range []string{codexHome, userHome, work, tmp} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	marker := fmt.Sprintf("e2e-netproxy-%d", randomFactor(t)*randomFactor(t))
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, marker)
+	}))
+	defer site.Close()
+	port := site.Listener.Addr().(interface{ String() string }).String()
+	port = port[strings.LastIndexByte(port, ':')+1:]
+	// The marker exists only on the server: it reaches the model only through the proxy.
+	shellCmd := fmt.Sprintf(`curl -sS --max-time 20 http://localhost:%s/; echo; echo "proxy=${HTTP_PROXY:+set}"`, port)
+	finalText := fmt.Sprintf("e2e-final-%d", randomFactor(t))
+	model := newScriptedModel(t, shellCmd, finalText)
+	tap := startWSTap(t, srv.url)
+
+	config := fmt.Sprintf(`model = "e2e-scripted"
+model_provider = "e2e"
+check_for_update_on_startup = false
+
+[model_providers.e2e]
+name = "e2e scripted model"
+base_url = %q
+wire_api = "responses"
+env_key = "E2E_MODEL_API_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+`, model.BaseURL()) + managedNetworkConfig
+	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{
+		"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + userHome, "TMPDIR=" + tmp,
+		"CODEX_HOME=" + codexHome, "E2E_MODEL_API_KEY=e2e-not-a-secret",
+		"CODEX_EXEC_SERVER_URL=" + tap.URL(),
+	}
+	if v := os.Getenv("RUST_LOG"); v != "" {
+		env = append(env, "RUST_LOG="+v)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, rel.Path, "exec", "--skip-git-repo-check", "--ephemeral", "--color", "never",
+		"-c", `default_permissions="dev"`, "-c", `approval_policy="never"`, "-C", work,
+		"Run the command the script asks for.")
+	cmd.Dir = work
+	cmd.Env = env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+
+	reqs, problems := model.snapshot()
+	msgs := tap.exchange()
+	failed := false
+	fail := func(format string, args ...any) {
+		failed = true
+		t.Errorf(format, args...)
+	}
+	defer func() {
+		if failed || os.Getenv("CODEX_E2E_VERBOSE") != "" {
+			t.Logf("codex exec stdout:\n%s\ncodex exec stderr:\n%s", stdout.String(), tail(stderr.String()))
+			t.Logf("exec-server exchange (%d messages):\n%s", len(msgs), transcript(msgs, 1500))
+			t.Logf("%s stderr:\n%s", srv.name, tail(srv.stderr.String()))
+		}
+	}()
+	if runErr != nil {
+		fail("codex exec: %v", runErr)
+	}
+	if problems != "" {
+		fail("scripted model: %s", problems)
+	}
+	const rejected = "does not support executor-local network proxy launches"
+	if strings.Contains(stdout.String()+stderr.String(), rejected) {
+		fail("the CLI rejected the command: %q", rejected)
+	}
+	var output string
+	var answered bool
+	for _, r := range reqs {
+		if output, answered = toolOutput(r); answered {
+			break
+		}
+	}
+	switch {
+	case !answered:
+		fail("the CLI never sent the exec_command output back to the model (%d model requests)", len(reqs))
+	case strings.Contains(output, rejected):
+		fail("the command was rejected: %q", output)
+	case !strings.Contains(output, marker) || !strings.Contains(output, "proxy=set"):
+		fail("tool output sent to the model = %q, want %q fetched through the proxy", output, marker)
+	}
+
+	// The CLI's process/start carried a networkProxy; the server answered it without an
+	// error and sent network/policyDecision records allowing localhost on the server's port.
+	var startID json.RawMessage
+	var start struct {
+		Sandbox               json.RawMessage `json:"sandbox"`
+		EnforceManagedNetwork bool            `json:"enforceManagedNetwork"`
+	}
+	var decisions []map[string]any
+	for _, m := range msgs {
+		switch {
+		case m.FromClient && m.Msg.Method == "process/start" && strings.Contains(string(m.Msg.Params), "curl -sS --max-time 20"):
+			startID = m.Msg.ID
+			_ = json.Unmarshal(m.Msg.Params, &start)
+			if !strings.Contains(string(m.Msg.Params), `"networkProxy":{`) {
+				fail("process/start carries no networkProxy: %s", m.Msg.Params)
+			}
+		case !m.FromClient && m.Msg.Method == "network/policyDecision":
+			var p map[string]any
+			if json.Unmarshal(m.Msg.Params, &p) == nil {
+				decisions = append(decisions, p)
+			}
+		}
+	}
+	if startID == nil {
+		fail("the CLI sent no process/start for the scripted command")
+		return
+	}
+	// With a sandbox and enforceManagedNetwork, the command reached the proxy only
+	// through the managed-network bridge (spec/network-proxy.md §8.1).
+	sandboxed := len(start.Sandbox) > 0 && string(start.Sandbox) != "null"
+	var result struct {
+		SandboxType string `json:"sandboxType"`
+	}
+	if resp, ok := responseTo(msgs, startID); !ok || resp.Error != nil {
+		fail("process/start answer: %s (answered %v)", resp.Error, ok)
+	} else if json.Unmarshal(resp.Result, &result) != nil || (sandboxed && result.SandboxType != "linuxSeccomp") {
+		fail("process/start result = %s, want sandboxType linuxSeccomp for a sandboxed start", resp.Result)
+	}
+	allowed := false
+	for _, d := range decisions {
+		if d["decision"] == "allow" && d["host"] == "localhost" && fmt.Sprint(d["port"]) == port {
+			allowed = true
+		}
+	}
+	if !allowed {
+		fail("no network/policyDecision allowing localhost:%s reached the CLI; got %v", port, decisions)
+	}
+	t.Logf("codex %s → %s: sandbox %v, enforceManagedNetwork %v, sandboxType %q, %d policy decisions; tool output %q",
+		rel.Version, srv.name, sandboxed, start.EnforceManagedNetwork, result.SandboxType, len(decisions), output)
+}
