@@ -149,6 +149,17 @@ func passwdEntry(uid int) (passwd, bool) {
 	return passwd{}, false
 }
 
+// withCredentialMasking advertises credential masking (executor/netproxy/credmask wired
+// in executor/netproxy and executor/process; proven by the credmask_* scenarios) when
+// the executor has a CODEX_HOME for its CA; without one it is refused.
+func withCredentialMasking(info *protocol.EnvironmentInfo, codexHome string) *protocol.EnvironmentInfo {
+	if codexHome != "" {
+		info.Capabilities.CredentialMasking = true                // proxy.credentialMasking (credmask + netproxy interception)
+		info.Capabilities.CredentialMaskingCustomProviders = true // proxy.credentialProviders (credmask.Providers)
+	}
+	return info
+}
+
 // capabilities advertises only what this executor implements (spec/jsonrpc.md §3.8,
 // spec/capabilities-0.171.0.md §2): a flag is true only when its whole behaviour is
 // proven against the released binary. Flags that depend on a sandbox backend are set
@@ -172,8 +183,9 @@ func capabilities(l *sandbox.Launcher) protocol.Capabilities {
 	c.EnvironmentConfigRead = true // environmentConfig/read (executor/envconfig)
 	c.ShellSnapshotV2 = true       // process/start.shellSnapshot (executor/shellsnap)
 	// networkProxy (executor/netproxy, executor/process): callbacks and the sandbox
-	// bridge proven by the netproxy_* scenarios; transparentTcp and credentialMasking
-	// still fail closed, so their flags stay off.
+	// bridge proven by the netproxy_* scenarios; transparentTcp still fails closed, so its
+	// flag stays off. credentialMasking* are set by withCredentialMasking (they need a
+	// CODEX_HOME for the CA).
 	c.NetworkProxyLaunch = true        // process/start.networkProxy
 	c.NetworkProxyReviewDomains = true // reviewDomains → network/policyRequest
 	if l != nil && l.Report().Backend != sandbox.BackendNone {

@@ -148,7 +148,7 @@ Flags (each also settable by the environment variable named in brackets):
 		MaxStreams:       *maxStreams,
 		Server: executor.Options{ConcurrentRequests: *concurrent, SessionTTL: *ttl, MaxUnackedBytes: *maxUnacked,
 			MaxUnackedTotalBytes: *maxUnackedTotal, PrependPathDirs: pathDirs, ProcessGuard: guard,
-			Observer: telemetry.WithTracing(executorObserver(tm), tr), TunnelPolicy: tunnelPolicy},
+			Observer: telemetry.WithTracing(executorObserver(tm), tr), TunnelPolicy: tunnelPolicy, CodexHome: codexHomeDir()},
 		Observer:        remoteObserver(tm),
 		Tracer:          handshakeTracer(tr),
 		SpanTraceparent: spanTraceparent(tr),
