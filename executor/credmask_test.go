@@ -50,12 +50,12 @@ func maskingProxy(urlPrefix string) map[string]any {
 	return map[string]any{"proxy": proxy}
 }
 
-// TestServer_CredentialMasking: with a CODEX_HOME the executor advertises
-// credentialMasking and credentialMaskingCustomProviders, creates its CA under
+// TestServer_CredentialMasking: with a CODEX_HOME the executor honours
+// credentialMasking (not advertised yet: environment.go says why), creates its CA under
 // CODEX_HOME/proxy, and an HTTPS request of a bash -c child to the provider's
 // destination reaches the server with the real token while the child held the dummy.
 // The executor's debug log of the whole run never contains the real token. Without a
-// CODEX_HOME the flags are omitted and the launch is refused (fail closed).
+// CODEX_HOME the launch is refused (fail closed). Neither advertises the flags.
 func TestServer_CredentialMasking(t *testing.T) {
 	const real = "tok_abcdefgh"
 	var mu sync.Mutex
@@ -79,8 +79,8 @@ func TestServer_CredentialMasking(t *testing.T) {
 	c := h.dial()
 	init := c.Handshake("")
 	caps := init["environmentInfo"].(map[string]any)["capabilities"].(map[string]any)
-	if caps["credentialMasking"] != true || caps["credentialMaskingCustomProviders"] != true {
-		t.Errorf("capabilities %v, want credentialMasking and credentialMaskingCustomProviders true", caps)
+	if _, ok := caps["credentialMasking"]; ok {
+		t.Errorf("capabilities %v, want no credentialMasking (not proven in full)", caps)
 	}
 	out := filepath.Join(t.TempDir(), "out")
 	p := startParams("m", "bash", "-c", `{ echo "child=$CT"; curl -sS --max-time 20 -H "Authorization: Bearer $CT" `+up.URL+`/x; echo; } >`+out+` 2>&1`)

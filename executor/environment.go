@@ -149,17 +149,6 @@ func passwdEntry(uid int) (passwd, bool) {
 	return passwd{}, false
 }
 
-// withCredentialMasking advertises credential masking (executor/netproxy/credmask wired
-// in executor/netproxy and executor/process; proven by the credmask_* scenarios) when
-// the executor has a CODEX_HOME for its CA; without one it is refused.
-func withCredentialMasking(info *protocol.EnvironmentInfo, codexHome string) *protocol.EnvironmentInfo {
-	if codexHome != "" {
-		info.Capabilities.CredentialMasking = true                // proxy.credentialMasking (credmask + netproxy interception)
-		info.Capabilities.CredentialMaskingCustomProviders = true // proxy.credentialProviders (credmask.Providers)
-	}
-	return info
-}
-
 // capabilities advertises only what this executor implements (spec/jsonrpc.md §3.8,
 // spec/capabilities-0.171.0.md §2): a flag is true only when its whole behaviour is
 // proven against the released binary. Flags that depend on a sandbox backend are set
@@ -184,8 +173,13 @@ func capabilities(l *sandbox.Launcher) protocol.Capabilities {
 	c.ShellSnapshotV2 = true       // process/start.shellSnapshot (executor/shellsnap)
 	// networkProxy (executor/netproxy, executor/process): callbacks and the sandbox
 	// bridge proven by the netproxy_* scenarios; transparentTcp still fails closed, so its
-	// flag stays off. credentialMasking* are set by withCredentialMasking (they need a
-	// CODEX_HOME for the CA).
+	// flag stays off. credentialMasking is honoured with a CODEX_HOME (credmask_*
+	// scenarios) but credentialMasking* stay off: the reference also masks recognized
+	// tokens found inside any other variable (a URL holding a ghp_ token, a stray PAT
+	// attributed to GH_TOKEN), which credmask leaves real. Once it does, add here:
+	//   c.CredentialMasking = true                // proxy.credentialMasking (credmask + netproxy interception)
+	//   c.CredentialMaskingCustomProviders = true // proxy.credentialProviders (credmask.Providers)
+	// (only when the executor has a CODEX_HOME: Options.CodexHome).
 	c.NetworkProxyLaunch = true        // process/start.networkProxy
 	c.NetworkProxyReviewDomains = true // reviewDomains → network/policyRequest
 	if l != nil && l.Report().Backend != sandbox.BackendNone {

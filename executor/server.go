@@ -73,7 +73,7 @@ type Options struct {
 	TunnelPolicy *tunnel.Policy
 	// CodexHome is $CODEX_HOME of the executor (cmd/ resolves it, default ~/.codex): the
 	// credential-masking CA writes its certificate and trust bundle under CodexHome/proxy
-	// on first use. "": credential masking is refused and not advertised.
+	// on first use. "": credential masking is refused (-32602).
 	CodexHome string
 	// UpstreamRoots verifies the upstreams of credential-masking interception; nil:
 	// the system roots. Tests set it.
@@ -178,7 +178,7 @@ func NewServer(opts *Options) *Server {
 	return &Server{
 		opts:          o,
 		sessions:      session.NewTable[*sessionState](o.SessionTTL),
-		info:          withCredentialMasking(withTunnel(withPrependPathDirs(withSessionTTL(detectEnvironment(o.Sandbox), o.SessionTTL), o.PrependPathDirs), o.TunnelPolicy), o.CodexHome),
+		info:          withTunnel(withPrependPathDirs(withSessionTTL(detectEnvironment(o.Sandbox), o.SessionTTL), o.PrependPathDirs), o.TunnelPolicy),
 		fs:            fs.New(&fs.Options{Sandbox: o.Sandbox, RuntimeReadGrants: grants}),
 		budget:        process.NewBudget(o.MaxUnackedTotalBytes),
 		runtimeGrants: grants,
