@@ -172,8 +172,14 @@ func capabilities(l *sandbox.Launcher) protocol.Capabilities {
 	c.EnvironmentConfigRead = true // environmentConfig/read (executor/envconfig)
 	c.ShellSnapshotV2 = true       // process/start.shellSnapshot (executor/shellsnap)
 	// networkProxy (executor/netproxy, executor/process): callbacks and the sandbox
-	// bridge proven by the netproxy_* scenarios; transparentTcp and credentialMasking
-	// still fail closed, so their flags stay off.
+	// bridge proven by the netproxy_* scenarios; transparentTcp still fails closed, so its
+	// flag stays off. credentialMasking is honoured with a CODEX_HOME (credmask_*
+	// scenarios) but credentialMasking* stay off: the reference also masks recognized
+	// tokens found inside any other variable (a URL holding a ghp_ token, a stray PAT
+	// attributed to GH_TOKEN), which credmask leaves real. Once it does, add here:
+	//   c.CredentialMasking = true                // proxy.credentialMasking (credmask + netproxy interception)
+	//   c.CredentialMaskingCustomProviders = true // proxy.credentialProviders (credmask.Providers)
+	// (only when the executor has a CODEX_HOME: Options.CodexHome).
 	c.NetworkProxyLaunch = true        // process/start.networkProxy
 	c.NetworkProxyReviewDomains = true // reviewDomains → network/policyRequest
 	if l != nil && l.Report().Backend != sandbox.BackendNone {

@@ -2,12 +2,14 @@ package executor
 
 import (
 	"context"
+	"crypto/x509"
 	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/execlab/executor/executor/fs"
 	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/executor/netproxy/credmask"
 	"github.com/execlab/executor/executor/process"
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/executor/session"
@@ -72,6 +74,13 @@ type Options struct {
 	// TunnelListenPolicy says what tunnel/listen may bind (`--tunnel-listen-allow`). Nil:
 	// tunnel.DefaultListenPolicy (loopback); "none" turns tcpTunnelListen off.
 	TunnelListenPolicy *tunnel.Policy
+	// CodexHome is $CODEX_HOME of the executor (cmd/ resolves it, default ~/.codex): the
+	// credential-masking CA writes its certificate and trust bundle under CodexHome/proxy
+	// on first use. "": credential masking is refused (-32602).
+	CodexHome string
+	// UpstreamRoots verifies the upstreams of credential-masking interception; nil:
+	// the system roots. Tests set it.
+	UpstreamRoots *x509.CertPool
 }
 
 func (o *Options) withDefaults() Options {
@@ -150,6 +159,10 @@ type Server struct {
 	budget *process.Budget
 	// runtimeGrants are extra files sandboxed stages need readable (sandboxRuntimeGrants).
 	runtimeGrants []string
+	// ca is the credential-masking CA, created once on first use (credentialCA).
+	caOnce sync.Once
+	ca     *credmask.CA
+	caErr  error
 
 	// mu guards closed and cancels: ServeConn registers under it so that Close sees every
 	// connection that got past the closed check. Held briefly, never while waiting.
@@ -272,4 +285,21 @@ func (s *Server) QueueStats() QueueStats {
 		q.Process = q.Process.Add(st.procs.QueueStats())
 	}
 	return q
+}
+
+// credentialCAFunc is credentialCA for process.Options, nil without a CodexHome.
+func (s *Server) credentialCAFunc() func() (*credmask.CA, error) {
+	if s.opts.CodexHome == "" {
+		return nil
+	}
+	return s.credentialCA
+}
+
+// credentialCA is the executor's credential-masking CA (one for every session),
+// created on first use; an error is kept and returned to every later caller.
+func (s *Server) credentialCA() (*credmask.CA, error) {
+	s.caOnce.Do(func() {
+		s.ca, s.caErr = credmask.NewCA(&credmask.CAOptions{CodexHome: s.opts.CodexHome, Logger: s.opts.Logger})
+	})
+	return s.ca, s.caErr
 }

@@ -48,6 +48,8 @@ func newSessionState(s *Server) *sessionState {
 		Observer:                   s.opts.Observer,
 		ShellSnapshots:             snaps,
 		Client:                     &st.client,
+		CredentialCA:               s.credentialCAFunc(),
+		UpstreamRoots:              s.opts.UpstreamRoots,
 	})
 	return st
 }

@@ -2,7 +2,9 @@ package harness_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"github.com/execlab/executor/jsonwire"
 	"log"
 	"net"
 	"net/http"
@@ -186,15 +188,26 @@ func Example_recoverAfterReconnect() {
 	}
 	first.Close() // the connection breaks; the session and its process stay (30 s by default)
 
-	second, err := harness.DialLocal(ctx, url, opts)
-	if err != nil {
-		log.Fatal(err)
+	// The executor notices the old connection's end asynchronously: until it has, a
+	// resume is refused with -32010 (session still attached), so retry briefly.
+	var second *harness.Client
+	var resumed protocol.InitializeResult
+	for attempt := 0; ; attempt++ {
+		if second, err = harness.DialLocal(ctx, url, opts); err != nil {
+			log.Fatal(err)
+		}
+		resumed, err = second.Initialize(ctx, "example-harness", init.SessionID)
+		var rpcErr *harness.RPCError
+		if err == nil {
+			break
+		}
+		second.Close()
+		if !errors.As(err, &rpcErr) || rpcErr.Code != jsonwire.CodeSessionAttached || attempt == 100 {
+			log.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	defer second.Close()
-	resumed, err := second.Initialize(ctx, "example-harness", init.SessionID)
-	if err != nil {
-		log.Fatal(err)
-	}
 	fmt.Println("same session:", resumed.SessionID == init.SessionID)
 
 	// Catch up from the last seq this harness saw (none here), waiting for the rest.

@@ -96,7 +96,7 @@ Flags:
 		svc.URL, *envID, tokenFile, exe, svc.URL, *envID, tokenFile)
 	guard := startProcessGuard(log)
 	defer guard.Close() // runs after srv.Close
-	srv := executor.NewServer(&executor.Options{Logger: log, Sandbox: startSandbox(ctx, *sandboxBackend, log), ProcessGuard: guard})
+	srv := executor.NewServer(&executor.Options{Logger: log, Sandbox: startSandbox(ctx, *sandboxBackend, log), ProcessGuard: guard, CodexHome: codexHomeDir()})
 	defer srv.Close() // created here, so closed here: Run does not close it
 	err = remote.Run(ctx, remote.Config{Registry: c, Server: srv, Logger: log})
 	if errors.Is(err, context.Canceled) {

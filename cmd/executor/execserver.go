@@ -303,6 +303,7 @@ func runExecServer(ctx context.Context, args []string, stdin io.Reader, stdout, 
 			Sandbox:              sb.start(ctx, rt),
 			TCPUpstreamProxy:     m.get("tcp-upstream-proxy", ""),
 			Observer:             telemetry.WithTracing(executorObserver(rt.tm), rt.tr),
+			CodexHome:            codexHomeDir(),
 		},
 		Stdin:    stdin,
 		Stdout:   stdout,
@@ -403,7 +404,7 @@ func runExecServerRemote(ctx context.Context, m *clapMatches, concurrent int, sb
 	cmd.Server = executor.Options{ConcurrentRequests: concurrent, SessionTTL: defaultRemoteSessionTTL, MaxUnackedBytes: maxUnacked,
 		MaxUnackedTotalBytes: maxUnackedTotal,
 		ProcessGuard:         rt.guard, TCPUpstreamProxy: m.get("tcp-upstream-proxy", ""),
-		Observer: telemetry.WithTracing(executorObserver(rt.tm), rt.tr)}
+		Observer: telemetry.WithTracing(executorObserver(rt.tm), rt.tr), CodexHome: codexHomeDir()}
 	cmd.OnServer = func(srv *executor.Server) { trackSessions(rt.tm, srv) }
 	cmd.Sandbox = func(ctx context.Context) *sandbox.Launcher { return sb.start(ctx, rt) }
 	return remote.RunCommand(ctx, cmd, stdin)

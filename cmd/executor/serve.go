@@ -91,6 +91,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		Listen: l,
 		Server: executor.Options{
 			ProcessGuard:         guard,
+			CodexHome:            codexHomeDir(),
 			ConcurrentRequests:   *concurrent,
 			SessionTTL:           *ttl,
 			MaxRetainedBytes:     *maxBytes,

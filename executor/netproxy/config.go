@@ -25,12 +25,13 @@ package netproxy
 //	├─ reviewDomains           Vec<String>, default; null is a type error
 //	├─ transparentTcp          bool, default (0.171.0; 0.169.0 ignores it)
 //	├─ credentialMasking       bool, default
-//	└─ credentialProviders     kept raw: never honoured here (credentialMasking is not advertised)
+//	└─ credentialProviders     map providerId → provider (credmask.Providers: §9.4 serde texts), default
 
 import (
 	"bytes"
 	"encoding/json"
 
+	"github.com/execlab/executor/executor/netproxy/credmask"
 	"github.com/execlab/executor/jsonwire"
 )
 
@@ -84,9 +85,9 @@ type ProxyConfig struct {
 	ReviewDomains     []string     `json:"reviewDomains,omitempty"`
 	TransparentTCP    bool         `json:"transparentTcp,omitempty"`
 	CredentialMasking bool         `json:"credentialMasking,omitempty"`
-	// CredentialProviders is kept raw (serde_json::Value here): credential masking is
-	// not implemented, so its schema is not enforced (§9.4).
-	CredentialProviders json.RawMessage `json:"credentialProviders"`
+	// CredentialProviders are the custom credential providers (§9.4), decoded in
+	// document order with the reference's texts; nil when absent.
+	CredentialProviders credmask.Providers `json:"credentialProviders,omitempty"`
 }
 
 // RustName is the name serde prints in type errors.

@@ -80,10 +80,24 @@
 //
 // # Not implemented (the executor does not advertise them)
 //
-// Transparent TCP (§8.3), SOCKS5 UDP, an upstream proxy chain (allowUpstreamProxy) and
-// credential masking (§9). executor/process refuses a networkProxy that asks for
-// transparentTcp or credentialMasking with -32602 "network proxy launch is unsupported
-// on this executor" (fail closed).
+// Transparent TCP (§8.3), SOCKS5 UDP and an upstream proxy chain (allowUpstreamProxy).
+// executor/process refuses a networkProxy that asks for transparentTcp (and
+// credentialMasking when the executor has no CODEX_HOME for its CA) with -32602
+// "network proxy launch is unsupported on this executor" (fail closed).
+//
+// # Credential masking (intercept.go)
+//
+// proxy.credentialProviders decodes as credmask.Providers (the reference's texts).
+// executor/process masks the child's environment with credmask.Prepare after writing
+// Env and hands the broker to SetBroker; with one, a plain-HTTP request to a
+// credential's http destination, and the one request of a CONNECT tunnel to one of its
+// https destinations (TLS-terminated with Options.CA's leaf for the CONNECT host, then
+// HTTP/1.1 over TLS to that host verified against Options.UpstreamRoots or the system
+// roots), has its credential header's dummy swapped back (Broker.RewriteLines) before
+// it is forwarded. Every other tunnel stays opaque, so other hosts get the dummy.
+// Limited mode still refuses CONNECT (mitm_required) before any interception. Probed
+// for plain HTTP on 0.171.0 and 0.169.0 (test/conformance credmask_end_to_end); HTTPS
+// by executor/process's end-to-end test only.
 //
 // # Known differences from the reference
 //
@@ -97,7 +111,8 @@
 //   - An integer beyond u64/i64 anywhere inside proxy fails there with "invalid type:
 //     integer `N` as u128, expected any value" (§2.1 quirk); here only where a typed
 //     member holds it ("invalid number"), and unknown members are skipped.
-//   - credentialProviders is not type-checked (credential masking is not implemented).
+//   - An intercepted tunnel carries one request (then closes), like a forwarded plain
+//     request; the reference keeps intercepted connections alive.
 //   - A request line cut by a literal backslash escape is answered when its line ends;
 //     the reference (an incremental parser) may answer earlier.
 //   - enforceManagedNetwork without a sandbox: the reference spawns directly

@@ -16,6 +16,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(proxyWith(`"unixSockets":{"/a":"allow","b":"allow"},"transparentTcp":true`)), "", true)
 	f.Add([]byte(`{"proxy":`+validProxy+`},"policyDecisionTimeoutMs":0}`), "", false)
 	f.Add([]byte(`[{"enabled":true},{},null,null,5]`), "p", false)
+	f.Add([]byte(proxyWith(`"credentialMasking":true,"credentialProviders":{"c":{"env":["CT"],"auth":["bogus"],"x":1},"d":true}`)), "p", false)
 	f.Fuzz(func(t *testing.T, raw []byte, pid string, sandboxed bool) {
 		first := outcome(raw, pid, sandboxed)
 		for range 3 {

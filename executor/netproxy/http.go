@@ -155,6 +155,9 @@ func (p *Proxy) serveHTTP(c net.Conn) {
 		p.replyUpstreamFailure(c, r, err, wantsClose)
 		return
 	}
+	if b := p.broker.Load(); b.HandlesPlainHTTP(host, int(port)) {
+		p.rewriteCredentials(b, h, "http", host, port)
+	}
 	var head bytes.Buffer
 	writeForwardHead(&head, h)
 	if _, err := up.Write(head.Bytes()); err != nil {
@@ -335,6 +338,10 @@ func (p *Proxy) serveConnect(c net.Conn, br *bufio.Reader, h *requestHead, wants
 	// The reference answers 200 before it connects upstream (observed: a closed port or
 	// a refused address gives "200 OK", then the connection closes).
 	if _, err := c.Write([]byte("HTTP/1.1 200 OK\r\ndate: " + httpDate() + "\r\n\r\n")); err != nil {
+		return
+	}
+	if b := p.broker.Load(); p.opts.CA != nil && b.Intercepts(host, int(port)) {
+		p.serveIntercepted(c, br, b, r)
 		return
 	}
 	up, err := p.dialUpstream(context.Background(), host, port)

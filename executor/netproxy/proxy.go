@@ -9,6 +9,7 @@ package netproxy
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -18,7 +19,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/execlab/executor/executor/netproxy/credmask"
 )
 
 // AuditRecord is one policy decision, for network/policyDecision (§7).
@@ -46,6 +50,12 @@ type Options struct {
 	// called on the connection's routine with a ctx bounded by the timeout plus 5 s and
 	// cancelled by Close.
 	Decider Decider
+	// CA terminates the intercepted CONNECT tunnels of credential masking (§9.3); nil:
+	// no tunnel is intercepted, so SetBroker must not be given a broker.
+	CA *credmask.CA
+	// UpstreamRoots verifies the upstream of an intercepted tunnel; nil: system roots.
+	// Tests set it.
+	UpstreamRoots *x509.CertPool
 }
 
 // Proxy is a running proxy. Its methods are safe for concurrent use.
@@ -59,6 +69,10 @@ type Proxy struct {
 	// ctx is cancelled by Close: it ends pending decider calls (they resolve as deny).
 	ctx    context.Context
 	cancel context.CancelFunc
+
+	// broker swaps dummies back for authorized destinations (credential masking, §9.3);
+	// nil when nothing was masked. Set once by SetBroker before the child runs.
+	broker atomic.Pointer[credmask.Broker]
 
 	wg sync.WaitGroup
 	// mu guards conns and closed: the connection table Close empties.
@@ -102,6 +116,11 @@ func Start(pol *Policy, o *Options) (*Proxy, error) {
 	}
 	return p, nil
 }
+
+// SetBroker installs the credential broker of the child's masked environment
+// (credmask.Prepare runs on the environment that holds this proxy's variables, so the
+// broker exists only after Start). Call it before the child is spawned.
+func (p *Proxy) SetBroker(b *credmask.Broker) { p.broker.Store(b) }
 
 // HTTPAddr is the HTTP listener's address, host:port.
 func (p *Proxy) HTTPAddr() string { return p.httpL.Addr().String() }

@@ -2,6 +2,7 @@ package process
 
 import (
 	"context"
+	"crypto/x509"
 	"io"
 	"log/slog"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/executor/netproxy/credmask"
 	"github.com/execlab/executor/executor/shellsnap"
 	"github.com/execlab/executor/sandbox"
 )
@@ -72,6 +74,13 @@ type Options struct {
 	// network proxy's network/policyRequest (netproxy_decider.go). Nil: every decision
 	// callback fails closed (deny not_allowed).
 	Client ClientCaller
+	// CredentialCA returns the executor's credential-masking CA (one per executor,
+	// created on first use under $CODEX_HOME/proxy). Nil: a networkProxy with
+	// credentialMasking is refused (-32602), fail closed.
+	CredentialCA func() (*credmask.CA, error)
+	// UpstreamRoots verifies the upstreams of intercepted tunnels; nil: system roots.
+	// Tests set it.
+	UpstreamRoots *x509.CertPool
 }
 
 func (o *Options) withDefaults() Options {

@@ -6,10 +6,12 @@ package process
 // killed and has exited (§3).
 
 import (
+	"maps"
 	"strconv"
 	"strings"
 
 	"github.com/execlab/executor/executor/netproxy"
+	"github.com/execlab/executor/executor/netproxy/credmask"
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/jsonwire"
 	"github.com/execlab/executor/sandbox"
@@ -55,15 +57,17 @@ func checkNetworkProxy(params *protocol.ProcessStartParams) (*proxyLaunch, error
 	return &proxyLaunch{cfg: cfg, pol: pol}, nil
 }
 
-// supported refuses (fail closed) what is not implemented yet: transparent TCP (§8.3)
-// and credential masking (§9). Everything else is honoured: policy callbacks (§6), and
-// a sandbox with enforceManagedNetwork, whose only route out is the managed-network
-// bridge to this proxy (§8.1, wrapSandbox; without bubblewrap the launcher refuses).
-func (l *proxyLaunch) supported(params *protocol.ProcessStartParams) error {
+// supported refuses (fail closed) what is not implemented: transparent TCP (§8.3), and
+// credential masking (§9) when the Manager has no interception CA (Options.CredentialCA).
+// Everything else is honoured: credential masking (credmask, netproxy's interception),
+// policy callbacks (§6), and a sandbox with enforceManagedNetwork, whose only route out
+// is the managed-network bridge to this proxy (§8.1, wrapSandbox; without bubblewrap the
+// launcher refuses).
+func (l *proxyLaunch) supported(haveCA bool) error {
 	if l == nil {
 		return nil
 	}
-	if l.cfg.Proxy.CredentialMasking || l.cfg.Proxy.TransparentTCP {
+	if l.cfg.Proxy.TransparentTCP || (l.cfg.Proxy.CredentialMasking && !haveCA) {
 		return errProxyUnsupported
 	}
 	return nil
@@ -77,18 +81,43 @@ type proxyHandle struct {
 }
 
 // startProxy starts l's proxy for process id and overwrites the child's proxy variables in env (§4).
-// It returns nil when l is nil.
-func (m *Manager) startProxy(l *proxyLaunch, id string, env map[string]string) (*proxyHandle, error) {
+// With credentialMasking it then masks env for argv (the request's argv, before any
+// snapshot wrapping: credmask.Prepare, §9.2) and gives the proxy the broker that swaps
+// the dummies back (§9.3). It returns nil when l is nil.
+func (m *Manager) startProxy(l *proxyLaunch, argv []string, id string, env map[string]string) (*proxyHandle, error) {
 	if l == nil {
 		return nil, nil
 	}
-	px, err := netproxy.Start(l.pol, &netproxy.Options{Log: m.log, Audit: m.auditFunc(id), Decider: m.deciderFunc(id)})
+	o := &netproxy.Options{Log: m.log, Audit: m.auditFunc(id), Decider: m.deciderFunc(id), UpstreamRoots: m.opts.UpstreamRoots}
+	if l.cfg.Proxy.CredentialMasking {
+		ca, err := m.opts.CredentialCA()
+		if err != nil {
+			m.log.Debug("credential masking CA unavailable", "error", err)
+			return nil, jsonwire.Internal("failed to start network proxy: %s", err.Error())
+		}
+		o.CA = ca
+	}
+	px, err := netproxy.Start(l.pol, o)
 	if err != nil {
 		m.log.Debug("network proxy start failed", "error", err)
 		return nil, jsonwire.Internal("failed to start network proxy: %s", err.Error())
 	}
 	for _, v := range px.Env() {
 		env[v.Name] = v.Value
+	}
+	if o.CA != nil {
+		prep, err := credmask.Prepare(argv, env, &credmask.Config{
+			Masking: true, Providers: l.cfg.Proxy.CredentialProviders,
+			CABundlePath: o.CA.TrustBundlePath(), Logger: m.log,
+		})
+		if err != nil {
+			px.Close()
+			m.log.Debug("credential masking failed", "error", err)
+			return nil, jsonwire.Internal("failed to start network proxy: %s", err.Error())
+		}
+		clear(env)
+		maps.Copy(env, prep.Env)
+		px.SetBroker(prep.Broker)
 	}
 	return &proxyHandle{px: px}, nil
 }

@@ -53,7 +53,7 @@ func (m *Manager) admit(params *protocol.ProcessStartParams) (*startPlan, error)
 	if m.opts.MandatoryTCPUpstream && (present(params.ManagedNetwork) || params.EnforceManagedNetwork) {
 		return nil, errMandatoryUpstream
 	}
-	if err := proxy.supported(params); err != nil {
+	if err := proxy.supported(m.opts.CredentialCA != nil); err != nil {
 		return nil, err // fail closed: never run without the proxy asked for
 	}
 	snapReq, err := shellsnap.Decode(params.ShellSnapshot)
@@ -87,6 +87,7 @@ func (m *Manager) start(ctx context.Context, params *protocol.ProcessStartParams
 		return nil, err
 	}
 	proxy, snapReq, cwd, pol, env := plan.proxy, plan.snapReq, plan.cwd, plan.pol, plan.env
+	argv := params.Argv // credential masking looks at the request's launch, not the snapshot's wrapper
 	snap, err := m.applyShellSnapshot(ctx, snapReq, params, pol, cwd, env)
 	if err != nil {
 		return nil, err
@@ -98,7 +99,7 @@ func (m *Manager) start(ctx context.Context, params *protocol.ProcessStartParams
 	}
 	// After the snapshot: the proxy's variables overwrite whatever the snapshot's
 	// exports or the request set (without a sandbox the proxy is advisory either way).
-	px, err := m.startProxy(proxy, params.ProcessID, env) // overwrites the proxy variables in env
+	px, err := m.startProxy(proxy, argv, params.ProcessID, env) // overwrites the proxy variables in env
 	if err != nil {
 		return nil, err
 	}

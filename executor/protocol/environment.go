@@ -14,15 +14,20 @@ type Capabilities struct {
 	NetworkProxyLaunch bool `json:"networkProxyLaunch"`
 	// NetworkProxyReviewDomains: networkProxy.proxy.reviewDomains is honoured (put to
 	// the client with network/policyRequest). Omitted when false.
-	NetworkProxyReviewDomains  bool `json:"networkProxyReviewDomains,omitempty"`
-	CapabilityDiscoverySandbox bool `json:"capabilityDiscoverySandbox"`
-	FsWatchMissing             bool `json:"fsWatchMissing"`
-	CapabilityDiscoveryV2      bool `json:"capabilityDiscoveryV2"`
-	EnvironmentConfigRead      bool `json:"environmentConfigRead"`
-	HTTPHeaderEnvVars          bool `json:"httpHeaderEnvVars"`
-	SandboxedFileStreaming     bool `json:"sandboxedFileStreaming"`
-	FileWriteStreaming         bool `json:"fileWriteStreaming"`
-	ShellSnapshotV2            bool `json:"shellSnapshotV2"`
+	NetworkProxyReviewDomains bool `json:"networkProxyReviewDomains,omitempty"`
+	// CredentialMasking: networkProxy.proxy.credentialMasking is honoured (built-in
+	// providers); CredentialMaskingCustomProviders: proxy.credentialProviders too
+	// (spec/network-proxy.md §9). Omitted when false.
+	CredentialMasking                bool `json:"credentialMasking,omitempty"`
+	CredentialMaskingCustomProviders bool `json:"credentialMaskingCustomProviders,omitempty"`
+	CapabilityDiscoverySandbox       bool `json:"capabilityDiscoverySandbox"`
+	FsWatchMissing                   bool `json:"fsWatchMissing"`
+	CapabilityDiscoveryV2            bool `json:"capabilityDiscoveryV2"`
+	EnvironmentConfigRead            bool `json:"environmentConfigRead"`
+	HTTPHeaderEnvVars                bool `json:"httpHeaderEnvVars"`
+	SandboxedFileStreaming           bool `json:"sandboxedFileStreaming"`
+	FileWriteStreaming               bool `json:"fileWriteStreaming"`
+	ShellSnapshotV2                  bool `json:"shellSnapshotV2"`
 	// LinuxRootWritePreservesDevices: a writable "/" keeps working device nodes (the
 	// host /dev without bubblewrap, the fresh bwrap /dev plus the host /dev/shm with it).
 	// Omitted when false, as the reference's opt-in serialization does
