@@ -25,8 +25,8 @@
 // sandbox.go; when the profile is restricted and not fullWrite (read-only operations
 // under a fullRead profile excepted) the operation runs in a fresh helper, this binary
 // re-entered through the sandbox launcher as `--codex-run-as-fs-helper` (helper.go is
-// the client, helper_stage.go the helper; cmd/executor dispatches it with
-// MaybeRunHelper). Without a Launcher such requests fail closed (-32602). Packages above
+// the client, helper_stage.go the helper, a point of the re-entry registry
+// internal/reexec that cmd/executor's main dispatches). Without a Launcher such requests fail closed (-32602). Packages above
 // fs run whole operations in the same helper through RegisterHelperMethod,
 // ResolveSandbox and RunHelper (helper_ext.go; capability discovery does). A sandboxed
 // fs/open is served from an in-memory snapshot the helper read inside the sandbox and
