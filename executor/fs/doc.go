@@ -10,7 +10,7 @@
 // Above: the executor's method table, which decodes params with jsonwire.UnmarshalParams
 // and binds these typed methods. Below: the host filesystem through package os and
 // x/sys/unix, or a sandboxed helper process (below); package sandbox and
-// sandbox/policy for that; executor/oserr for error texts. Paths arrive as
+// sandbox/policy for that; internal/oserr for error texts. Paths arrive as
 // protocol.PathURI and are converted with PathURI.Native; a foreign-OS URI fails with
 // -32600 `'<uri>' is invalid on 'linux'`. The package knows nothing of sessions,
 // connections or transports: per-connection state is a Handles value the caller owns.
@@ -18,7 +18,7 @@
 // # Contract
 //
 // Errors: every method returns *jsonwire.Error. OS errors carry the reference's musl text
-// and code mapping (executor/oserr): NotFound → -32004, PermissionDenied/InvalidInput →
+// and code mapping (internal/oserr): NotFound → -32004, PermissionDenied/InvalidInput →
 // -32600, else -32603.
 //
 // Sandbox (spec/sandbox.md §2.9, §4): a request's sandbox context is resolved in
