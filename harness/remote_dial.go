@@ -55,7 +55,7 @@ type RemoteOptions struct {
 	// to send on that connect request, on the rendezvous upgrade and in the cleartext
 	// traceparent field (11) of the stream's handshake frame ("" for none), and end,
 	// called once with the attempt's result. This package imports no tracing library
-	// (cmd/executor wires internal/telemetry). Nothing is carried inside the encrypted
+	// (cmd/executor wires telemetry). Nothing is carried inside the encrypted
 	// stream. Nil (the default): none of these is sent, bytes as the reference's.
 	Trace func(ctx context.Context) (traceparent string, end func(error))
 	// DisableARQ stops the harness from offering ARQ v1 (per-stream acknowledgement and

@@ -25,7 +25,7 @@ type inProcessState struct {
 	Socket  string   `json:"socket"`  // socket(AF_INET) outcome
 }
 
-// inProcessProbe runs in the inner stage itself (StageOptions.InProcess): it reports
+// inProcessProbe runs in the inner stage itself (reexec.Point.InProcess): it reports
 // its pid (1 when no child was started), the confinement of every thread, and
 // whether an AF_INET socket can be created.
 func inProcessProbe() int {

@@ -9,19 +9,20 @@
 // Fast paths (same confinement, fewer process starts): a bubblewrap plan that needs no
 // supervision (no host mount targets, no --ro-bind-data descriptors, no managed
 // network) is returned by Wrap as bwrap itself, the launcher stage's argv computed in
-// the caller; and the inner stage runs a registered in-process command
-// (StageOptions.InProcess, the fs helper) itself after confining every thread
+// the caller; and the inner stage runs an in-process re-entry point
+// (reexec.Point.InProcess: the fs helper) itself after confining every thread
 // (TSYNC), instead of starting this binary once more.
 //
 // Layers: executor/process and executor/fs call Launcher.Wrap and spawn the returned
-// Command; cmd/executor's main calls MaybeRunStage first. This package imports no other
-// project package except sandbox/policy and the leaf jsonwire (for the wire error
-// codes), and knows nothing of JSON-RPC messages: errors that reach the wire are
+// Command; the stages are a point of the re-entry registry (internal/reexec), which
+// cmd/executor's main dispatches first. This package imports no other project package
+// except sandbox/policy and the leaves jsonwire (for the wire error codes) and
+// internal/reexec, and knows nothing of JSON-RPC messages: errors that reach the wire are
 // *policy.Error values carrying their code.
 //
 // Integration contract:
-//   - main: `if ok, code := sandbox.MaybeRunStageWith(os.Args, opts); ok { os.Exit(code) }`
-//     before anything else (MaybeRunStage when there are no in-process commands).
+//   - main: `reexec.Main()` before anything else (this package's init registers the
+//     stages; in-process commands are reexec points with InProcess set).
 //   - startup: `r := sandbox.Probe(ctx, &sandbox.ProbeOptions{Backend: flag})`; log
 //     r.LogLine(); serve r as sandboxSupport / `sandbox-info`; `l := sandbox.NewLauncher(r, nil)`.
 //   - per request: policy.Resolve(ctx, opts) then l.Wrap(&sandbox.Request{…}); a nil

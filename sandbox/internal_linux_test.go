@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/execlab/executor/internal/reexec"
 	"github.com/execlab/executor/sandbox/policy"
 )
 
@@ -47,7 +48,7 @@ func TestStageArgs_RoundTrip(t *testing.T) {
 	}
 }
 
-func TestMaybeRunStage_Dispatch(t *testing.T) {
+func TestStage_Dispatch(t *testing.T) {
 	// dispatch_argv0_and_hidden_flag: both forms reach the CLI; a missing profile is
 	// reported without running anything.
 	for _, args := range [][]string{
@@ -55,14 +56,14 @@ func TestMaybeRunStage_Dispatch(t *testing.T) {
 		{"codex-linux-sandbox", StageFlag, "--", "true"},
 		{"/usr/bin/executor", StageFlag, "--", "true"},
 	} {
-		handled, code := MaybeRunStage(args)
+		handled, code := reexec.Dispatch(args)
 		if !handled || code != exitBuildFailure {
-			t.Errorf("MaybeRunStage(%q): got (%v, %d), want (true, 1)", args, handled, code)
+			t.Errorf("Dispatch(%q): got (%v, %d), want (true, 1)", args, handled, code)
 		}
 	}
 	for _, args := range [][]string{{"executor", "serve"}, {"executor", FSHelperFlag}, {}} {
-		if handled, _ := MaybeRunStage(args); handled {
-			t.Errorf("MaybeRunStage(%q): got handled, want not", args)
+		if handled, _ := reexec.Dispatch(args); handled {
+			t.Errorf("Dispatch(%q): got handled, want not", args)
 		}
 	}
 }

@@ -5,8 +5,9 @@ package sandbox
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
+
+	"github.com/execlab/executor/internal/reexec"
 )
 
 // stageArgs are the parsed hidden flags.
@@ -30,47 +31,15 @@ type stageArgs struct {
 	command   []string
 }
 
-// MaybeRunStage dispatches the hidden sandbox stages. main must call it first, before
-// any other initialization, with os.Args:
-//
-//	if handled, code := sandbox.MaybeRunStage(os.Args); handled { os.Exit(code) }
-//
-// It handles basename(argv[0]) == "codex-linux-sandbox" (an optional leading
-// --codex-linux-sandbox is stripped) and argv[1] == "--codex-linux-sandbox". It does
-// NOT handle --codex-run-as-fs-helper: the fs helper's operations belong to
-// executor/fs. When handled is true the stage has run (or, for plain plans, exec'd the
-// command and never returned) and exitCode is the process exit code.
-func MaybeRunStage(args []string) (handled bool, exitCode int) {
-	return MaybeRunStageWith(args, nil)
-}
-
-// StageOptions extend the stages with in-process commands. Nil means none.
-type StageOptions struct {
-	// InProcess maps a flag F to a function the inner stage runs itself, instead of
-	// starting a child, when the sandboxed command is exactly [<this executable>, F]
-	// (same file as /proc/self/exe). The function runs after the same checks and
-	// confinement the child would get (zero capabilities, no_new_privs, the plan's
-	// seccomp filter, here synchronized to every thread of the stage) with the
-	// command's stdio, cwd and environment, and returns the exit code. It saves one
-	// start of this binary per call; the fs helper (FSHelperFlag) is the user.
-	InProcess map[string]func() int
-}
-
-// MaybeRunStageWith is MaybeRunStage with options (see StageOptions).
-func MaybeRunStageWith(args []string, opts *StageOptions) (handled bool, exitCode int) {
-	var rest []string
-	switch {
-	case len(args) > 0 && filepath.Base(args[0]) == StageArgv0:
-		rest = args[1:]
-		if len(rest) > 0 && rest[0] == StageFlag {
-			rest = rest[1:]
-		}
-	case len(args) > 1 && args[1] == StageFlag:
-		rest = args[2:]
-	default:
-		return false, 0
-	}
-	return true, runStage(rest, opts)
+// The stages are a re-entry point of internal/reexec: main (and every TestMain whose
+// binary is re-entered) calls reexec.Main (reexec.TestMain) first, before any other
+// initialization, and this init registers the stages there. They are selected by
+// basename(argv[0]) == StageArgv0 (an optional leading StageFlag is stripped) or by
+// argv[1] == StageFlag; --codex-run-as-fs-helper is executor/fs's point, not ours. A
+// selected stage runs (or, for plain plans, execs the command and never returns) and
+// its result is the process exit code.
+func init() {
+	reexec.Register(reexec.Point{Args: []string{StageFlag}, Argv0: StageArgv0, Run: runStage})
 }
 
 func parseStageArgs(args []string) (*stageArgs, error) {

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/execlab/executor/internal/reexec"
 	"github.com/execlab/executor/sandbox/policy"
 )
 
@@ -34,7 +35,7 @@ func stageFail(code int, msg string) int {
 	return code
 }
 
-func runStage(args []string, opts *StageOptions) int {
+func runStage(args []string) int {
 	a, err := parseStageArgs(args)
 	if err != nil {
 		return stageFail(exitBuildFailure, err.Error())
@@ -63,7 +64,7 @@ func runStage(args []string, opts *StageOptions) int {
 	}
 	if a.inner {
 		env := innerCommandEnv(own)
-		if fn := inProcessCommand(a, opts); fn != nil {
+		if fn := inProcessCommand(a); fn != nil {
 			return runInProcess(p, env, fn)
 		}
 		return runInner(a, p, env)
@@ -187,12 +188,13 @@ func runInner(a *stageArgs, p *policy.Policy, env []string) int {
 }
 
 // inProcessCommand returns the registered function for a's command when the command
-// is this executable with exactly one registered flag (StageOptions.InProcess).
-func inProcessCommand(a *stageArgs, opts *StageOptions) func() int {
-	if opts == nil || len(a.command) != 2 {
+// is this executable with exactly the flag of an in-process re-entry point
+// (reexec.Point.InProcess).
+func inProcessCommand(a *stageArgs) func() int {
+	if len(a.command) != 2 {
 		return nil
 	}
-	fn := opts.InProcess[a.command[1]]
+	fn := reexec.InProcessFunc(a.command[1])
 	if fn == nil {
 		return nil
 	}

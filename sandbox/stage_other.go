@@ -7,7 +7,7 @@ import (
 	"os"
 )
 
-func runStage(args []string, _ *StageOptions) int {
+func runStage(args []string) int {
 	fmt.Fprintln(os.Stderr, msgUnenforceable+"the Linux sandbox is unavailable on this OS")
 	return exitBuildFailure
 }

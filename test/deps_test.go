@@ -68,9 +68,9 @@ func TestDependencyDirection(t *testing.T) {
 		{from: "", forbidden: []string{mod + "proto/relayv1"}, except: []string{"relay/frame", "proto/relayv1"}},
 		// jsonwire is the leaf under every JSON-RPC speaker (server, harness, sandbox policy).
 		{from: "jsonwire", forbidden: []string{strings.TrimSuffix(mod, "/")}},
-		// Metrics and tracing libraries only in internal/telemetry and cmd/: the layers below
+		// Metrics and tracing libraries only in telemetry and cmd/: the layers below
 		// report through their own Observer interfaces (docs/observability.md).
-		{from: "", forbidden: []string{"github.com/prometheus", "go.opentelemetry.io"}, except: []string{"internal/telemetry", "cmd", "test"}},
+		{from: "", forbidden: []string{"github.com/prometheus", "go.opentelemetry.io"}, except: []string{"telemetry", "cmd", "test"}},
 		// circl (X25519, ML-KEM-768) and curve25519-voi (X25519 key generation) are noise's
 		// primitive seam (noise/primitives.go) and nobody else's: every other package
 		// reaches them through noise only.
@@ -113,6 +113,31 @@ func TestDependencyDirection(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestInternalHoldsLeaves: internal/ holds leaves only (issue 27). A package under
+// internal/ depends, of the module, only on other internal/ packages and on jsonwire
+// (itself a leaf); a package that imports the layers above — as telemetry, which observes
+// executor, registry and relay, does — lives at the top of the tree instead.
+func TestInternalHoldsLeaves(t *testing.T) {
+	pkgs := pkgDeps(t)
+	checked := 0
+	for name, p := range pkgs {
+		if !under(name, "internal") {
+			continue
+		}
+		checked++
+		for _, d := range p.deps {
+			rel, ok := strings.CutPrefix(d, mod)
+			if !ok || under(rel, "internal") || rel == "jsonwire" {
+				continue
+			}
+			t.Errorf("%s depends on %s: internal/ holds leaves only (move the package up, or the dependency down)", name, rel)
+		}
+	}
+	if checked < 5 {
+		t.Fatalf("found %d packages under internal/, want the module's (the dependency data looks wrong)", checked)
 	}
 }
 

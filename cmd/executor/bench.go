@@ -7,19 +7,35 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/execlab/executor/cmd/executor/internal/bench"
+	"github.com/execlab/executor/internal/reexec"
 )
+
+// init registers `executor bench --internal-helper`, the bench's own helper process (not
+// for users), as a re-entry point (internal/reexec): it holds the client sockets of the
+// memory rows, driven over stdin/stdout by the bench that started it, until SIGINT or
+// SIGTERM or its stdin's end.
+func init() {
+	reexec.Register(reexec.Point{Args: []string{"bench", bench.HelperArg}, Run: runBenchHelper})
+}
+
+func runBenchHelper([]string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	if err := bench.RunHelper(ctx, os.Stdin, os.Stdout); err != nil {
+		fmt.Fprintf(os.Stderr, "Error: %v\n", err)
+		return 1
+	}
+	return 0
+}
 
 // runBench is `executor bench`: the performance scoreboard against the reference.
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && args[0] == bench.HelperArg {
-		// The bench's own helper process (not for users): holds the client sockets of the
-		// memory rows; driven over stdin/stdout by the bench that started it.
-		return bench.RunHelper(ctx, os.Stdin, stdout)
-	}
 	fs := flag.NewFlagSet("executor bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	reference := fs.String("reference", envOr("EXECUTOR_REFERENCE_BIN", ""),

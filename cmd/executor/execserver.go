@@ -13,9 +13,9 @@ import (
 	"github.com/execlab/executor/cmd/executor/internal/serve"
 	"github.com/execlab/executor/executor"
 	"github.com/execlab/executor/executor/process"
-	"github.com/execlab/executor/internal/telemetry"
 	"github.com/execlab/executor/internal/wsauth"
 	"github.com/execlab/executor/sandbox"
+	"github.com/execlab/executor/telemetry"
 )
 
 // `executor exec-server [flags]` and `executor exec-server forward [flags]`: the command

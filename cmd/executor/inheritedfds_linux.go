@@ -13,8 +13,8 @@ import (
 // socket) reaches the commands it runs: children get stdin, stdout, stderr and the
 // descriptors the executor passes on purpose, as with the reference. The executor's own
 // descriptors are close-on-exec already (Go opens them so), so only inherited ones
-// change. Hidden re-entry stages (sandbox, fs helper, process guard) never come here:
-// they hand descriptors on by design.
+// change. Hidden re-entry points (internal/reexec: sandbox stages, fs helper, process
+// guard, bench helper) never come here: they hand descriptors on by design.
 func closeInheritedOnExec() {
 	if unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC) == nil {
 		return

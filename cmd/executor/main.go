@@ -10,8 +10,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/execlab/executor/executor/fs"
-	"github.com/execlab/executor/sandbox"
+	"github.com/execlab/executor/internal/reexec"
 )
 
 const usage = `usage: executor <command> [flags]
@@ -39,16 +38,12 @@ Run 'executor <command> -h' for the flags of a command.
 var errUsage = errors.New("usage error")
 
 func main() {
-	// Hidden re-entry points first, before any other initialization: the sandbox
-	// launcher/inner stages (spec/sandbox.md §3.2) and the sandboxed fs helper (§4).
-	if handled, code := sandbox.MaybeRunStageWith(os.Args, &sandbox.StageOptions{
-		InProcess: map[string]func() int{sandbox.FSHelperFlag: fs.HelperMain},
-	}); handled {
-		os.Exit(code)
-	}
-	if handled, code := fs.MaybeRunHelper(os.Args, os.Stdin, os.Stdout); handled {
-		os.Exit(code)
-	}
+	// Hidden re-entry points first, before any other initialization (internal/reexec):
+	// the sandbox launcher/inner stages (spec/sandbox.md §3.2), the sandboxed fs helper
+	// (§4), the process guard and the bench helper, each registered by the package that
+	// owns it. They skip run(): no closeInheritedOnExec (a stage's descriptors are the
+	// sandboxed command's), no signal context, no debug knobs.
+	reexec.Main()
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 

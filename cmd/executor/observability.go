@@ -15,7 +15,7 @@ import (
 
 	"github.com/execlab/executor/cmd/executor/internal/remote"
 	"github.com/execlab/executor/executor"
-	"github.com/execlab/executor/internal/telemetry"
+	"github.com/execlab/executor/telemetry"
 )
 
 // logFormatFlag registers --log-format (env EXECUTOR_LOG_FORMAT): text (default) or json.

@@ -13,8 +13,8 @@ import (
 	"github.com/execlab/executor/cmd/executor/internal/remote"
 	"github.com/execlab/executor/executor"
 	"github.com/execlab/executor/executor/process"
-	"github.com/execlab/executor/internal/telemetry"
 	"github.com/execlab/executor/sandbox"
+	"github.com/execlab/executor/telemetry"
 )
 
 // defaultRemoteSessionTTL is how long `remote` keeps a detached session: longer than exec's

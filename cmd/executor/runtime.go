@@ -8,7 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/execlab/executor/executor/process"
-	"github.com/execlab/executor/internal/telemetry"
+	"github.com/execlab/executor/telemetry"
 )
 
 // executorRuntime is what `serve` and `remote` set up before their server runs: the

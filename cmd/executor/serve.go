@@ -10,8 +10,8 @@ import (
 	"github.com/execlab/executor/cmd/executor/internal/serve"
 	"github.com/execlab/executor/executor"
 	"github.com/execlab/executor/executor/process"
-	"github.com/execlab/executor/internal/telemetry"
 	"github.com/execlab/executor/internal/wsauth"
+	"github.com/execlab/executor/telemetry"
 )
 
 func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {

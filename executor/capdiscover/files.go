@@ -12,8 +12,8 @@ import (
 	"syscall"
 
 	"github.com/execlab/executor/executor/fs"
-	"github.com/execlab/executor/executor/oserr"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/internal/oserr"
 )
 
 // reader reads the files of one root against its byte budget and collects warnings. It is

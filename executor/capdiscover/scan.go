@@ -19,8 +19,8 @@ import (
 	"strings"
 
 	"github.com/execlab/executor/executor/fs"
-	"github.com/execlab/executor/executor/oserr"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/internal/oserr"
 )
 
 // rootScan is the outcome of scanning one root: the result members except id and path.

@@ -30,8 +30,8 @@ import (
 	"syscall"
 
 	"github.com/execlab/executor/executor/fs"
-	"github.com/execlab/executor/executor/oserr"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/internal/oserr"
 	"github.com/execlab/executor/jsonwire"
 	"github.com/execlab/executor/sandbox/policy"
 )

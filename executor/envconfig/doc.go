@@ -10,7 +10,7 @@
 // Above: package executor registers the method (envconfig_methods.go) and advertises
 // environmentConfigRead. Below: the host filesystem (plain reads with the executor's
 // privileges: the method has no sandbox member, PROBED), executor/protocol (params,
-// result, PathURI), executor/oserr (OS error texts), jsonwire (error codes) and
+// result, PathURI), internal/oserr (OS error texts), jsonwire (error codes) and
 // github.com/pelletier/go-toml/v2. It knows no session, connection or sandbox.
 //
 // # Contract

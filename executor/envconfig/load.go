@@ -24,7 +24,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/execlab/executor/executor/oserr"
+	"github.com/execlab/executor/internal/oserr"
 )
 
 // Layer is one loaded source before projection.

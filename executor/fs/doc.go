@@ -10,7 +10,7 @@
 // Above: the executor's method table, which decodes params with jsonwire.UnmarshalParams
 // and binds these typed methods. Below: the host filesystem through package os and
 // x/sys/unix, or a sandboxed helper process (below); package sandbox and
-// sandbox/policy for that; executor/oserr for error texts. Paths arrive as
+// sandbox/policy for that; internal/oserr for error texts. Paths arrive as
 // protocol.PathURI and are converted with PathURI.Native; a foreign-OS URI fails with
 // -32600 `'<uri>' is invalid on 'linux'`. The package knows nothing of sessions,
 // connections or transports: per-connection state is a Handles value the caller owns.
@@ -18,15 +18,15 @@
 // # Contract
 //
 // Errors: every method returns *jsonwire.Error. OS errors carry the reference's musl text
-// and code mapping (executor/oserr): NotFound → -32004, PermissionDenied/InvalidInput →
+// and code mapping (internal/oserr): NotFound → -32004, PermissionDenied/InvalidInput →
 // -32600, else -32603.
 //
 // Sandbox (spec/sandbox.md §2.9, §4): a request's sandbox context is resolved in
 // sandbox.go; when the profile is restricted and not fullWrite (read-only operations
 // under a fullRead profile excepted) the operation runs in a fresh helper, this binary
 // re-entered through the sandbox launcher as `--codex-run-as-fs-helper` (helper.go is
-// the client, helper_stage.go the helper; cmd/executor dispatches it with
-// MaybeRunHelper). Without a Launcher such requests fail closed (-32602). Packages above
+// the client, helper_stage.go the helper, a point of the re-entry registry
+// internal/reexec that cmd/executor's main dispatches). Without a Launcher such requests fail closed (-32602). Packages above
 // fs run whole operations in the same helper through RegisterHelperMethod,
 // ResolveSandbox and RunHelper (helper_ext.go; capability discovery does). A sandboxed
 // fs/open is served from an in-memory snapshot the helper read inside the sandbox and

@@ -14,30 +14,19 @@ import (
 	"os"
 
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/internal/reexec"
 	"github.com/execlab/executor/jsonwire"
 	"github.com/execlab/executor/sandbox"
 )
 
-// MaybeRunHelper runs the filesystem helper when args[1] is sandbox.FSHelperFlag.
-// cmd/executor's main calls it right after sandbox.MaybeRunStage:
-//
-//	if handled, code := fs.MaybeRunHelper(os.Args, os.Stdin, os.Stdout); handled { os.Exit(code) }
-//
-// When handled is true the request has been answered and exitCode is the process exit
-// code (0 unless stdout could not be written or stdin not read).
-func MaybeRunHelper(args []string, stdin io.Reader, stdout io.Writer) (handled bool, exitCode int) {
-	if len(args) < 2 || args[1] != sandbox.FSHelperFlag {
-		return false, 0
-	}
-	return true, runHelperStage(stdin, stdout)
+// init registers the helper as a re-entry point (internal/reexec): argv[1] ==
+// sandbox.FSHelperFlag answers one request on stdin/stdout, and the exit code is 0
+// unless stdout could not be written or stdin not read. The point is InProcess: the
+// sandbox inner stage runs it itself, confined, instead of starting this binary again.
+func init() {
+	reexec.Register(reexec.Point{Args: []string{sandbox.FSHelperFlag}, InProcess: true,
+		Run: func([]string) int { return runHelperStage(os.Stdin, os.Stdout) }})
 }
-
-// HelperMain answers one helper request on os.Stdin/os.Stdout and returns the exit
-// code. It is the in-process form of MaybeRunHelper for the sandbox inner stage:
-//
-//	sandbox.MaybeRunStageWith(os.Args, &sandbox.StageOptions{
-//		InProcess: map[string]func() int{sandbox.FSHelperFlag: fs.HelperMain}})
-func HelperMain() int { return runHelperStage(os.Stdin, os.Stdout) }
 
 func runHelperStage(stdin io.Reader, stdout io.Writer) int {
 	in, err := io.ReadAll(io.LimitReader(stdin, maxHelperRequest+1))

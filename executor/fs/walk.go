@@ -6,8 +6,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/execlab/executor/executor/oserr"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/internal/oserr"
 	"github.com/execlab/executor/jsonwire"
 )
 

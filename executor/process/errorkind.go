@@ -3,7 +3,7 @@ package process
 import (
 	"errors"
 
-	"github.com/execlab/executor/executor/oserr"
+	"github.com/execlab/executor/internal/oserr"
 	"github.com/execlab/executor/jsonwire"
 )
 

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,21 +14,22 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/execlab/executor/internal/reexec"
 )
 
 // GuardArg is argv[1] of the process guard: the running binary re-entered as a helper.
 // Hidden: not a command users run.
 const GuardArg = "__executor-process-guard"
 
-// init runs the guard when this binary was started as one. It lives in init, not in a
-// function main must remember to call, so that every binary able to start a Guard — the
-// executor and every test binary linking this package — is also one that runs it: a
-// binary that ignored GuardArg would run its whole program (or test suite) again as the
-// "guard".
+// init registers the guard as a re-entry point (internal/reexec): a binary started as
+// exactly [argv0, GuardArg] runs the guard on its stdin. Registering runs nothing; the
+// binary's main (or TestMain) dispatches, and StartGuard refuses to start a guard from a
+// binary that does not (reexec.Dispatched), which would run its whole program (or test
+// suite) again as the "guard".
 func init() {
-	if len(os.Args) == 2 && os.Args[1] == GuardArg {
-		os.Exit(runGuard(os.Stdin))
-	}
+	reexec.Register(reexec.Point{Args: []string{GuardArg}, Exact: true,
+		Run: func([]string) int { return runGuard(os.Stdin) }})
 }
 
 // guardGrace is how long the guard waits between SIGTERM and SIGKILL to the groups it
@@ -207,8 +209,14 @@ func (n *exitNotice) post() {
 	resp.Body.Close()
 }
 
+// errNoDispatch: the running binary does not dispatch re-entry points.
+var errNoDispatch = errors.New("starting process guard: this binary does not dispatch re-entry points (reexec.Main/TestMain)")
+
 // startGuardWith starts exe as the guard.
 func startGuardWith(exe string) (*Guard, error) {
+	if !reexec.Dispatched() {
+		return nil, errNoDispatch
+	}
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("starting process guard: %w", err)

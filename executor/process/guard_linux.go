@@ -13,7 +13,7 @@ import (
 )
 
 // StartGuard starts the process guard (see Guard) by re-entering the running binary
-// (/proc/self/exe) with GuardArg; this package's init runs it there.
+// (/proc/self/exe) with GuardArg, a re-entry point the binary's reexec.Main dispatches.
 func StartGuard() (*Guard, error) {
 	return startGuardWith("/proc/self/exe")
 }

@@ -18,15 +18,12 @@ import (
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/internal/reexec"
 	"github.com/execlab/executor/jsonwire"
-	"github.com/execlab/executor/sandbox"
 )
 
 func TestMain(m *testing.M) {
-	// Sandboxed starts re-enter this test binary through /proc/self/exe as the sandbox
-	// stages, exactly as cmd/executor does.
-	if handled, code := sandbox.MaybeRunStage(os.Args); handled {
-		reexec.Exit(code)
-	}
+	// Sandboxed starts and the process guard re-enter this test binary through
+	// /proc/self/exe, exactly as cmd/executor does.
+	reexec.TestMain()
 	code := m.Run()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {

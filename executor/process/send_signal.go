@@ -4,8 +4,8 @@ import (
 	"context"
 	"syscall"
 
-	"github.com/execlab/executor/executor/oserr"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/internal/oserr"
 	"github.com/execlab/executor/jsonwire"
 )
 

@@ -5,8 +5,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/execlab/executor/executor/oserr"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/internal/oserr"
 	"github.com/execlab/executor/jsonwire"
 )
 

@@ -11,7 +11,7 @@
 // only sends `authorization: Bearer <token>` (harness.Options.AuthBearerToken), which is
 // what the released codex CLI sends for an environments.toml `auth_bearer_token`.
 // Below: the standard library (crypto/sha256, crypto/hmac, crypto/subtle) and
-// executor/oserr for the reference's file-error texts. The package knows nothing of
+// internal/oserr for the reference's file-error texts. The package knows nothing of
 // WebSockets, JSON-RPC or the listener: it is pure apart from Load's file reads.
 //
 // # Contract

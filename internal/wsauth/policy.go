@@ -12,7 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/execlab/executor/executor/oserr"
+	"github.com/execlab/executor/internal/oserr"
 )
 
 // 401 bodies, exactly as the reference sends them (text/plain; charset=utf-8).

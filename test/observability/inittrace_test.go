@@ -17,7 +17,7 @@ import (
 // init in every executor process, telemetry off or on, so a package-level buffer or
 // table built at init is resident in each of them. Measured at 41315a2: 227 package
 // inits, 572 kB (the upstream OTLP/HTTP exporter linked gRPC and grpc-gateway); with our
-// own exporter (internal/telemetry/otlp.go): 174 inits, 389 kB (Prometheus procfs 97 kB,
+// own exporter (telemetry/otlp.go): 174 inits, 389 kB (Prometheus procfs 97 kB,
 // client_golang 64 kB).
 const (
 	// maxInitHeapBytes bounds all package inits together. 480 KiB until the direct

@@ -19,7 +19,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/execlab/executor/harness"
-	"github.com/execlab/executor/internal/telemetry"
+	"github.com/execlab/executor/telemetry"
 )
 
 // otlpReceiver is an in-process OTLP/HTTP trace receiver: it decodes each
@@ -183,7 +183,7 @@ func (r *otlpReceiver) find(svc, name string) []*tracev1.Span {
 
 // TestTracesAcrossHops runs a real registry and a real `executor remote`, both with OTEL_*
 // pointing at an in-process OTLP/HTTP receiver, and an in-process harness traced by
-// internal/telemetry, which opens a stream and runs a process. One trace, the harness's,
+// telemetry, which opens a stream and runs a process. One trace, the harness's,
 // holds: "harness connect" (harness); its children "registry connect" and the harness's
 // "rendezvous upgrade" (registry, joined by the traceparent headers) and "noise handshake"
 // (executor, joined by the handshake frame's cleartext traceparent field); under the

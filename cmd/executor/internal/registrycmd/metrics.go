@@ -3,7 +3,7 @@ package registrycmd
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/execlab/executor/internal/telemetry"
+	"github.com/execlab/executor/telemetry"
 )
 
 // Metrics are the registry service's Prometheus metrics (--metrics-listen): the API

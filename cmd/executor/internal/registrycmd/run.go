@@ -12,10 +12,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/execlab/executor/internal/telemetry"
 	"github.com/execlab/executor/registry/rendezvous"
 	"github.com/execlab/executor/registry/server"
 	"github.com/execlab/executor/relay/wsconn"
+	"github.com/execlab/executor/telemetry"
 )
 
 // Config configures Start.

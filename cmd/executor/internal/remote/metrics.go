@@ -10,7 +10,7 @@ import (
 )
 
 // Observer receives the remote loop's counts, for metrics (package main wires
-// internal/telemetry to it). It embeds mux.Observer, handed to every socket's mux. Every
+// telemetry to it). It embeds mux.Observer, handed to every socket's mux. Every
 // value passed is one of the constants below: no stream, registration or request id.
 // Implementations must be safe for concurrent use and cheap.
 type Observer interface {
@@ -30,7 +30,7 @@ type Observer interface {
 	TrackMux(stats func() mux.Stats) (untrack func())
 }
 
-// HandshakeTracer traces harness streams (package main wires internal/telemetry to it;
+// HandshakeTracer traces harness streams (package main wires telemetry to it;
 // this package imports no tracing library). StartHandshake is called when the mux hands
 // a stream over, with the cleartext traceparent of the frame that opened it (relay frame
 // field 11, "" if none: untrusted, the tracer parses it); the returned ctx serves the

@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/execlab/executor/executor/process"
-	"github.com/execlab/executor/internal/telemetry"
 	"github.com/execlab/executor/relay/mux"
+	"github.com/execlab/executor/telemetry"
 )
 
 // BenchmarkExecutorObserver is the metrics cost the hot paths pay per event: one request

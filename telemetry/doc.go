@@ -1,7 +1,9 @@
 // Package telemetry turns the project's observer hooks into Prometheus metrics and serves
 // them on an opt-in listener (--metrics-listen on serve, remote and registry serve).
 //
-// Layers: this package is used only by cmd/executor. Below it, the packages that emit
+// Layers: this package is used only by cmd/executor (and test/observability). It sits at
+// the top of the tree, beside cmd/, not under internal/: it imports the layers it
+// observes, and internal/ holds leaves only (test/deps_test.go). Below it, the packages that emit
 // events (executor, executor/jsonrpc, executor/process, relay/mux, the remote loop in
 // cmd/executor/internal/remote, registry/rendezvous) import no metrics library: each
 // defines a small Observer interface (their metrics.go) or exposes counters (the Hub's

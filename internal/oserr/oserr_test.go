@@ -6,7 +6,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/execlab/executor/executor/oserr"
+	"github.com/execlab/executor/internal/oserr"
 	"github.com/execlab/executor/jsonwire"
 )
 

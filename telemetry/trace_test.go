@@ -16,7 +16,7 @@ import (
 
 	"github.com/execlab/executor/executor"
 	"github.com/execlab/executor/executor/process"
-	"github.com/execlab/executor/internal/telemetry"
+	"github.com/execlab/executor/telemetry"
 )
 
 var otelVars = []string{"OTEL_SDK_DISABLED", "OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT",

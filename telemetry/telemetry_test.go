@@ -11,8 +11,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/execlab/executor/executor/process"
-	"github.com/execlab/executor/internal/telemetry"
 	"github.com/execlab/executor/relay/mux"
+	"github.com/execlab/executor/telemetry"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -9,9 +9,9 @@ import (
 	"github.com/execlab/executor/executor"
 	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/process"
-	"github.com/execlab/executor/internal/telemetry"
 	"github.com/execlab/executor/registry/server"
 	"github.com/execlab/executor/relay/mux"
+	"github.com/execlab/executor/telemetry"
 )
 
 // TestQueueGauges: the queue gauges report what TrackQueues' func and the tracked muxes
