@@ -3,24 +3,9 @@ package executor
 import (
 	"context"
 
-	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/jsonwire"
 )
-
-func init() {
-	register(protocol.MethodProcessStart, bind(familyExec, jsonrpc.LaneOrdinary, processStart))
-	register(protocol.MethodProcessRead, bind(familyExec, jsonrpc.LaneOrdinary, processRead))
-	register(protocol.MethodProcessWrite, bind(familyExec, jsonrpc.LaneOrdinary, processWrite))
-	register(protocol.MethodProcessSignal, bind(familyExec, jsonrpc.LaneControl, processSignal))
-	register(protocol.MethodProcessTerminate, bind(familyExec, jsonrpc.LaneControl, processTerminate))
-	// Extensions (docs/protocol-extensions.md), advertised in capabilities. closeStdin
-	// shares process/write's lane: it is the last "write".
-	register(protocol.MethodProcessCloseStdin, bind(familyExec, jsonrpc.LaneOrdinary, processCloseStdin))
-	register(protocol.MethodProcessResizePty, bind(familyExec, jsonrpc.LaneControl, processResizePty))
-	register(protocol.MethodProcessSendSignal, bind(familyExec, jsonrpc.LaneControl, processSendSignal))
-	register(protocol.MethodProcessExitStatus, bind(familyExec, jsonrpc.LaneControl, processExitStatus))
-}
 
 func processStart(ctx context.Context, c *conn, p *protocol.ProcessStartParams) (any, error) {
 	return c.session().State.procs.Start(ctx, p)

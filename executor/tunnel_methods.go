@@ -14,11 +14,6 @@ import (
 
 const familyTunnel = "tunnel"
 
-func init() {
-	// Ordinary lane: the dial may take up to tunnel.DialTimeout.
-	register(protocol.MethodTunnelOpen, bind(familyTunnel, jsonrpc.LaneOrdinary, tunnelOpen))
-}
-
 func tunnelOpen(ctx context.Context, c *conn, p *protocol.TunnelOpenParams) (any, error) {
 	res, start := c.res.tunnels.Open(ctx, p)
 	if start == nil {
