@@ -5,9 +5,13 @@ import (
 
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/jsonwire"
+	"github.com/execlab/executor/sandbox/policy"
 )
 
 func processStart(ctx context.Context, c *conn, p *protocol.ProcessStartParams) (any, error) {
+	if c.onSandboxedNetworkStart != nil && sandboxedWithNetwork(p.Sandbox) {
+		c.onSandboxedNetworkStart()
+	}
 	return c.session().State.procs.Start(ctx, p)
 }
 
@@ -48,4 +52,10 @@ func processSendSignal(ctx context.Context, c *conn, p *protocol.ProcessSendSign
 
 func processExitStatus(ctx context.Context, c *conn, p *protocol.ProcessExitStatusParams) (any, error) {
 	return c.session().State.procs.ExitStatus(ctx, p)
+}
+
+// sandboxedWithNetwork reports whether sc is a sandbox profile (managed or external) that
+// enables the network.
+func sandboxedWithNetwork(sc *policy.Context) bool {
+	return sc != nil && sc.Permissions.Type != policy.ProfileDisabled && sc.Permissions.Network == policy.NetworkEnabled
 }
