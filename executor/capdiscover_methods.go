@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/execlab/executor/executor/capdiscover"
-	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/protocol"
 )
 
@@ -13,10 +12,7 @@ import (
 // observed from codex 0.171.0 and 0.169.0).
 const familyCapabilityDiscovery = "capability discovery"
 
-func init() {
-	register(protocol.MethodCapabilityRootsDiscover, bind(familyCapabilityDiscovery, jsonrpc.LaneOrdinary,
-		func(ctx context.Context, c *conn, p *protocol.CapabilityRootsDiscoverParams) (any, error) {
-			// The service is stateless; it walks with, and sandboxes through, the fs service.
-			return capdiscover.New(c.srv.fs).Discover(ctx, p)
-		}))
+func capabilityRootsDiscover(ctx context.Context, c *conn, p *protocol.CapabilityRootsDiscoverParams) (any, error) {
+	// The service is stateless; it walks with, and sandboxes through, the fs service.
+	return capdiscover.New(c.srv.fs).Discover(ctx, p)
 }

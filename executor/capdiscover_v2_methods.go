@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/execlab/executor/executor/capdiscover"
-	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/protocol"
 )
 
@@ -31,11 +30,8 @@ var discoveryHomes = sync.OnceValue(func() capdiscover.Homes {
 	return capdiscover.Homes{CodexHome: codexHome, Home: home}
 })
 
-func init() {
-	register(protocol.MethodCapabilitiesDiscoverV2, bind(familyCapabilityDiscovery, jsonrpc.LaneOrdinary,
-		func(ctx context.Context, c *conn, p *protocol.DiscoverV2Params) (any, error) {
-			// Scanned on every call (no cache): always as fresh as the files; see
-			// executor/capdiscover/doc.go.
-			return capdiscover.New(c.srv.fs).DiscoverV2(ctx, p, discoveryHomes())
-		}))
+func capabilitiesDiscoverV2(ctx context.Context, c *conn, p *protocol.DiscoverV2Params) (any, error) {
+	// Scanned on every call (no cache): always as fresh as the files; see
+	// executor/capdiscover/doc.go.
+	return capdiscover.New(c.srv.fs).DiscoverV2(ctx, p, discoveryHomes())
 }

@@ -21,6 +21,8 @@ type conn struct {
 	// flowControlled is ConnInfo.FlowControlled: the session attaches with
 	// process.Manager.AttachFlowControlled.
 	flowControlled bool
+	// onSandboxedNetworkStart is ConnInfo.OnSandboxedNetworkStart (may be nil).
+	onSandboxedNetworkStart func()
 
 	// mu guards the handshake fields and sess. Never held across calls into other
 	// packages.
@@ -32,8 +34,8 @@ type conn struct {
 	res *connResources // fs handles, HTTP streams; closed with the connection
 }
 
-func newConn(s *Server, rpc *jsonrpc.Conn, flowControlled bool) *conn {
-	c := &conn{srv: s, rpc: rpc, flowControlled: flowControlled}
+func newConn(s *Server, rpc *jsonrpc.Conn, info ConnInfo) *conn {
+	c := &conn{srv: s, rpc: rpc, flowControlled: info.FlowControlled, onSandboxedNetworkStart: info.OnSandboxedNetworkStart}
 	c.res = newConnResources(s, rpc)
 	return c
 }

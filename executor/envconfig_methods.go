@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	"github.com/execlab/executor/executor/envconfig"
-	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/protocol"
 )
 
@@ -18,11 +17,8 @@ var envConfigReader = sync.OnceValue(func() *envconfig.Reader { return envconfig
 // must call initialize before using environment config methods").
 const familyEnvConfig = "environment config"
 
-func init() {
-	// No sandbox and no session state: the read runs with the executor's privileges,
-	// like the reference's (spec/capabilities-0.171.0.md §6.1).
-	register(protocol.MethodEnvironmentConfigRead, bind(familyEnvConfig, jsonrpc.LaneOrdinary,
-		func(ctx context.Context, _ *conn, p *protocol.EnvironmentConfigReadParams) (any, error) {
-			return envConfigReader().Read(ctx, p)
-		}))
+// environmentConfigRead needs no sandbox and no session state: the read runs with the
+// executor's privileges, like the reference's (spec/capabilities-0.171.0.md §6.1).
+func environmentConfigRead(ctx context.Context, _ *conn, p *protocol.EnvironmentConfigReadParams) (any, error) {
+	return envConfigReader().Read(ctx, p)
 }

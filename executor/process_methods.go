@@ -3,26 +3,15 @@ package executor
 import (
 	"context"
 
-	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/jsonwire"
+	"github.com/execlab/executor/sandbox/policy"
 )
 
-func init() {
-	register(protocol.MethodProcessStart, bind(familyExec, jsonrpc.LaneOrdinary, processStart))
-	register(protocol.MethodProcessRead, bind(familyExec, jsonrpc.LaneOrdinary, processRead))
-	register(protocol.MethodProcessWrite, bind(familyExec, jsonrpc.LaneOrdinary, processWrite))
-	register(protocol.MethodProcessSignal, bind(familyExec, jsonrpc.LaneControl, processSignal))
-	register(protocol.MethodProcessTerminate, bind(familyExec, jsonrpc.LaneControl, processTerminate))
-	// Extensions (docs/protocol-extensions.md), advertised in capabilities. closeStdin
-	// shares process/write's lane: it is the last "write".
-	register(protocol.MethodProcessCloseStdin, bind(familyExec, jsonrpc.LaneOrdinary, processCloseStdin))
-	register(protocol.MethodProcessResizePty, bind(familyExec, jsonrpc.LaneControl, processResizePty))
-	register(protocol.MethodProcessSendSignal, bind(familyExec, jsonrpc.LaneControl, processSendSignal))
-	register(protocol.MethodProcessExitStatus, bind(familyExec, jsonrpc.LaneControl, processExitStatus))
-}
-
 func processStart(ctx context.Context, c *conn, p *protocol.ProcessStartParams) (any, error) {
+	if c.onSandboxedNetworkStart != nil && sandboxedWithNetwork(p.Sandbox) {
+		c.onSandboxedNetworkStart()
+	}
 	return c.session().State.procs.Start(ctx, p)
 }
 
@@ -63,4 +52,10 @@ func processSendSignal(ctx context.Context, c *conn, p *protocol.ProcessSendSign
 
 func processExitStatus(ctx context.Context, c *conn, p *protocol.ProcessExitStatusParams) (any, error) {
 	return c.session().State.procs.ExitStatus(ctx, p)
+}
+
+// sandboxedWithNetwork reports whether sc is a sandbox profile (managed or external) that
+// enables the network.
+func sandboxedWithNetwork(sc *policy.Context) bool {
+	return sc != nil && sc.Permissions.Type != policy.ProfileDisabled && sc.Permissions.Network == policy.NetworkEnabled
 }

@@ -122,6 +122,11 @@ type ConnInfo struct {
 	// stream running ARQ v1, docs/reliability.md §8). Lossless output then uses
 	// Options.FlowControlledOutputWindow instead of OutputWindow (§4). Default false.
 	FlowControlled bool
+	// OnSandboxedNetworkStart, when set, is called before each process/start that passed
+	// the handshake checks and whose sandbox profile (managed or external) enables the
+	// network. It runs on the request's goroutine and must not block. The WebSocket
+	// listener without auth sets it to warn that such a command can reach the listener.
+	OnSandboxedNetworkStart func()
 }
 
 func (ci ConnInfo) parseErrorPrefix() string {
@@ -234,7 +239,7 @@ func (s *Server) ServeConn(ctx context.Context, mc jsonrpc.MessageConn, info Con
 	}
 	s.rpcs[slot] = rpc
 	s.mu.Unlock()
-	c := newConn(s, rpc, info.FlowControlled)
+	c := newConn(s, rpc, info)
 	defer c.close()
 	return rpc.Run(ctx, c)
 }

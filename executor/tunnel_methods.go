@@ -14,13 +14,6 @@ import (
 
 const familyTunnel = "tunnel"
 
-func init() {
-	// Ordinary lane: the dial may take up to tunnel.DialTimeout.
-	register(protocol.MethodTunnelOpen, bind(familyTunnel, jsonrpc.LaneOrdinary, tunnelOpen))
-	register(protocol.MethodTunnelListen, bind(familyTunnel, jsonrpc.LaneOrdinary, tunnelListen))
-	register(protocol.MethodTunnelUnlisten, bind(familyTunnel, jsonrpc.LaneOrdinary, tunnelUnlisten))
-}
-
 // tunnelListen serves tunnel/listen (capability tcpTunnelListen): a listener on the
 // executor's host whose connections arrive as tunnel/accepted.
 func tunnelListen(ctx context.Context, c *conn, p *protocol.TunnelListenParams) (any, error) {

@@ -47,27 +47,10 @@ import (
 // errSessionLost: the executor no longer knows the session (expired or evicted).
 var errSessionLost = errors.New("harness: executor session could not be resumed")
 
-// retrySafe lists the methods a recovery re-sends as they were: repeating them cannot apply
-// anything twice (process/write dedupes by writeId; the rest only read or are idempotent).
-var retrySafe = map[string]bool{
-	protocol.MethodProcessWrite:      true,
-	protocol.MethodProcessRead:       true,
-	protocol.MethodProcessTerminate:  true,
-	protocol.MethodProcessResizePty:  true, // extension; sets an absolute size
-	protocol.MethodProcessExitStatus: true, // extension; read-only
-	protocol.MethodEnvironmentInfo:   true,
-	"environment/status":             true,
-	"fs/readFile":                    true,
-	"fs/getMetadata":                 true,
-	"fs/readDirectory":               true,
-	"fs/canonicalize":                true,
-	"fs/walk":                        true,
-	"capabilityRoots/discoverV1":     true, // read-only scan
-	"capabilities/discoverV2":        true, // read-only scan
-
-	// environmentConfig/read only reads files.
-	protocol.MethodEnvironmentConfigRead: true,
-}
+// retrySafe reports whether a recovery re-sends method as it was: repeating it cannot apply
+// anything twice. The property lives with the method in executor/protocol
+// (method_props.go), which the executor's method table is checked against.
+func retrySafe(method string) bool { return protocol.RetrySafe(method) }
 
 type inflightReq struct {
 	order  uint64
@@ -602,7 +585,7 @@ func (s *sessionConn) reattach(ctx context.Context, conn MessageConn) (err error
 		return int(a.order) - int(b.order)
 	})
 	for _, r := range reqs {
-		if retrySafe[r.method] || (r.method == protocol.MethodInitialize && sid == "") {
+		if retrySafe(r.method) || (r.method == protocol.MethodInitialize && sid == "") {
 			if err := conn.WriteMessage(ctx, r.msg); err != nil {
 				return fmt.Errorf("re-sending %s: %w", r.method, err)
 			}

@@ -6,19 +6,18 @@ import (
 	"strconv"
 
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/sandbox/policy"
 	"golang.org/x/sys/unix"
 )
 
 // Canonicalize implements fs/canonicalize: every symlink and alias resolved, like realpath(3)
 // (missing path → -32004, link loop → "Symbolic link loop (os error 40)").
 func (s *Service) Canonicalize(ctx context.Context, p *protocol.FsCanonicalizeParams) (*protocol.FsCanonicalizeResult, error) {
-	if pol, err := s.sandboxFor(p.Sandbox, false); err != nil {
-		return nil, err
-	} else if pol != nil {
-		q := *p
-		q.Sandbox = nil
-		return helperCall[protocol.FsCanonicalizeResult](ctx, s, pol, protocol.MethodFsCanonicalize, &q)
-	}
+	return routed(ctx, s, protocol.MethodFsCanonicalize, false, p, func(p *protocol.FsCanonicalizeParams) **policy.Context { return &p.Sandbox }, s.canonicalize)
+}
+
+// canonicalize runs Canonicalize in this process (routed decides where).
+func (s *Service) canonicalize(ctx context.Context, p *protocol.FsCanonicalizeParams) (*protocol.FsCanonicalizeResult, error) {
 	native, err := nativePath(p.Path)
 	if err != nil {
 		return nil, err

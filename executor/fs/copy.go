@@ -9,6 +9,7 @@ import (
 
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/jsonwire"
+	"github.com/execlab/executor/sandbox/policy"
 )
 
 var (
@@ -20,13 +21,11 @@ var (
 // Copy implements fs/copy: a file, a symlink (recreated with the same target text, also at top
 // level) or, with recursive:true, a directory tree in which special files are skipped.
 func (s *Service) Copy(ctx context.Context, p *protocol.FsCopyParams) (*protocol.FsEmptyResult, error) {
-	if pol, err := s.sandboxFor(p.Sandbox, false); err != nil {
-		return nil, err
-	} else if pol != nil {
-		q := *p
-		q.Sandbox = nil
-		return helperCall[protocol.FsEmptyResult](ctx, s, pol, protocol.MethodFsCopy, &q)
-	}
+	return routed(ctx, s, protocol.MethodFsCopy, false, p, func(p *protocol.FsCopyParams) **policy.Context { return &p.Sandbox }, s.copy)
+}
+
+// copy runs Copy in this process (routed decides where).
+func (s *Service) copy(ctx context.Context, p *protocol.FsCopyParams) (*protocol.FsEmptyResult, error) {
 	src, err := nativePath(p.SourcePath)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/sandbox/policy"
 	"golang.org/x/sys/unix"
 )
 
@@ -15,13 +16,11 @@ import (
 // parents like Rust's create_dir_all: an existing directory is fine, an existing
 // non-directory is "File exists".
 func (s *Service) CreateDirectory(ctx context.Context, p *protocol.FsCreateDirectoryParams) (*protocol.FsEmptyResult, error) {
-	if pol, err := s.sandboxFor(p.Sandbox, false); err != nil {
-		return nil, err
-	} else if pol != nil {
-		q := *p
-		q.Sandbox = nil
-		return helperCall[protocol.FsEmptyResult](ctx, s, pol, protocol.MethodFsCreateDirectory, &q)
-	}
+	return routed(ctx, s, protocol.MethodFsCreateDirectory, false, p, func(p *protocol.FsCreateDirectoryParams) **policy.Context { return &p.Sandbox }, s.createDirectory)
+}
+
+// createDirectory runs CreateDirectory in this process (routed decides where).
+func (s *Service) createDirectory(ctx context.Context, p *protocol.FsCreateDirectoryParams) (*protocol.FsEmptyResult, error) {
 	native, err := nativePath(p.Path)
 	if err != nil {
 		return nil, err

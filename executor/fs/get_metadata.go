@@ -7,6 +7,7 @@ import (
 
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/jsonwire"
+	"github.com/execlab/executor/sandbox/policy"
 	"golang.org/x/sys/unix"
 )
 
@@ -18,13 +19,11 @@ var errContainsSymlink = jsonwire.InvalidRequest("path contains a symbolic link"
 // reports). Not following: a symlink final component is -32600, and createdAtMs is the
 // statx birth time when the filesystem records one.
 func (s *Service) GetMetadata(ctx context.Context, p *protocol.FsGetMetadataParams) (*protocol.FsGetMetadataResult, error) {
-	if pol, err := s.sandboxFor(p.Sandbox, true); err != nil {
-		return nil, err
-	} else if pol != nil {
-		q := *p
-		q.Sandbox = nil
-		return helperCall[protocol.FsGetMetadataResult](ctx, s, pol, protocol.MethodFsGetMetadata, &q)
-	}
+	return routed(ctx, s, protocol.MethodFsGetMetadata, true, p, func(p *protocol.FsGetMetadataParams) **policy.Context { return &p.Sandbox }, s.getMetadata)
+}
+
+// getMetadata runs GetMetadata in this process (routed decides where).
+func (s *Service) getMetadata(ctx context.Context, p *protocol.FsGetMetadataParams) (*protocol.FsGetMetadataResult, error) {
 	native, err := nativePath(p.Path)
 	if err != nil {
 		return nil, err

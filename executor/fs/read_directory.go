@@ -7,19 +7,18 @@ import (
 	"unicode/utf8"
 
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/sandbox/policy"
 )
 
 // ReadDirectory implements fs/readDirectory: entries sorted by name (the reference uses raw
 // directory order), symlinks resolved, dangling links and loops left out, special files
 // listed with both flags false, names converted lossily to UTF-8.
 func (s *Service) ReadDirectory(ctx context.Context, p *protocol.FsReadDirectoryParams) (*protocol.FsReadDirectoryResult, error) {
-	if pol, err := s.sandboxFor(p.Sandbox, false); err != nil {
-		return nil, err
-	} else if pol != nil {
-		q := *p
-		q.Sandbox = nil
-		return helperCall[protocol.FsReadDirectoryResult](ctx, s, pol, protocol.MethodFsReadDirectory, &q)
-	}
+	return routed(ctx, s, protocol.MethodFsReadDirectory, false, p, func(p *protocol.FsReadDirectoryParams) **policy.Context { return &p.Sandbox }, s.readDirectory)
+}
+
+// readDirectory runs ReadDirectory in this process (routed decides where).
+func (s *Service) readDirectory(ctx context.Context, p *protocol.FsReadDirectoryParams) (*protocol.FsReadDirectoryResult, error) {
 	native, err := nativePath(p.Path)
 	if err != nil {
 		return nil, err

@@ -8,19 +8,18 @@ import (
 
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/jsonwire"
+	"github.com/execlab/executor/sandbox/policy"
 	"golang.org/x/sys/unix"
 )
 
 // ReadFile implements fs/readFile: the whole file, or at most maxBytes when present (a
 // documented deviation: 0.169.0 ignores maxBytes).
 func (s *Service) ReadFile(ctx context.Context, p *protocol.FsReadFileParams) (*protocol.FsReadFileResult, error) {
-	if pol, err := s.sandboxFor(p.Sandbox, true); err != nil {
-		return nil, err
-	} else if pol != nil {
-		q := *p
-		q.Sandbox = nil
-		return helperCall[protocol.FsReadFileResult](ctx, s, pol, protocol.MethodFsReadFile, &q)
-	}
+	return routed(ctx, s, protocol.MethodFsReadFile, true, p, func(p *protocol.FsReadFileParams) **policy.Context { return &p.Sandbox }, s.readFile)
+}
+
+// readFile runs ReadFile in this process (routed decides where).
+func (s *Service) readFile(ctx context.Context, p *protocol.FsReadFileParams) (*protocol.FsReadFileResult, error) {
 	native, err := nativePath(p.Path)
 	if err != nil {
 		return nil, err

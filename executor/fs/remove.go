@@ -8,6 +8,7 @@ import (
 
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/jsonwire"
+	"github.com/execlab/executor/sandbox/policy"
 	"golang.org/x/sys/unix"
 )
 
@@ -16,13 +17,11 @@ import (
 // parent that is a file is still an error, -32603 "Not a directory" (observed from codex
 // 0.169.0, contrary to an earlier reading of the spec). recursive:false removes files, symlinks and empty directories only.
 func (s *Service) Remove(ctx context.Context, p *protocol.FsRemoveParams) (*protocol.FsEmptyResult, error) {
-	if pol, err := s.sandboxFor(p.Sandbox, false); err != nil {
-		return nil, err
-	} else if pol != nil {
-		q := *p
-		q.Sandbox = nil
-		return helperCall[protocol.FsEmptyResult](ctx, s, pol, protocol.MethodFsRemove, &q)
-	}
+	return routed(ctx, s, protocol.MethodFsRemove, false, p, func(p *protocol.FsRemoveParams) **policy.Context { return &p.Sandbox }, s.remove)
+}
+
+// remove runs Remove in this process (routed decides where).
+func (s *Service) remove(ctx context.Context, p *protocol.FsRemoveParams) (*protocol.FsEmptyResult, error) {
 	native, err := nativePath(p.Path)
 	if err != nil {
 		return nil, err

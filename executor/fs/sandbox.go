@@ -9,6 +9,7 @@ package fs
 // under a fullRead profile stay in-process. Everything else runs in-process.
 
 import (
+	"context"
 	"errors"
 
 	"github.com/execlab/executor/jsonwire"
@@ -47,6 +48,26 @@ func (s *Service) sandboxFor(c *policy.Context, readOnly bool) (*policy.Policy, 
 		return nil, errNoLauncher
 	}
 	return p, nil
+}
+
+// routed runs one fs/* operation where p's sandbox context says: in a fresh sandboxed
+// helper (sandboxFor returned a policy), given a copy of p whose sandbox member is cleared,
+// or else in this process with local. sandbox returns the address of p's sandbox member;
+// readOnly is sandboxFor's. It is the one place an fs/* method is routed to the helper;
+// fs/open and the fs/writeBlock replace, which use the helper differently, call
+// helperCall themselves.
+func routed[P, R any](ctx context.Context, s *Service, method string, readOnly bool, p *P,
+	sandbox func(*P) **policy.Context, local func(context.Context, *P) (*R, error)) (*R, error) {
+	pol, err := s.sandboxFor(*sandbox(p), readOnly)
+	if err != nil {
+		return nil, err
+	}
+	if pol == nil {
+		return local(ctx, p)
+	}
+	q := *p
+	*sandbox(&q) = nil
+	return helperCall[R](ctx, s, pol, method, &q)
 }
 
 // wireError turns a *policy.Error into the JSON-RPC error with the same code and text.

@@ -9,6 +9,7 @@ import (
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/internal/oserr"
 	"github.com/execlab/executor/jsonwire"
+	"github.com/execlab/executor/sandbox/policy"
 )
 
 // Walk implements fs/walk: breadth-first from the root (depth 0), each directory's entries
@@ -20,13 +21,11 @@ import (
 // to errors. Entry URIs are built from lossy names with tabs dropped, as the reference does
 // (spec/jsonrpc.md §4), so such an entry lands in errors.
 func (s *Service) Walk(ctx context.Context, p *protocol.FsWalkParams) (*protocol.FsWalkResult, error) {
-	if pol, err := s.sandboxFor(p.Sandbox, false); err != nil {
-		return nil, err
-	} else if pol != nil {
-		q := *p
-		q.Sandbox = nil
-		return helperCall[protocol.FsWalkResult](ctx, s, pol, protocol.MethodFsWalk, &q)
-	}
+	return routed(ctx, s, protocol.MethodFsWalk, false, p, func(p *protocol.FsWalkParams) **policy.Context { return &p.Sandbox }, s.walk)
+}
+
+// walk runs Walk in this process (routed decides where).
+func (s *Service) walk(ctx context.Context, p *protocol.FsWalkParams) (*protocol.FsWalkResult, error) {
 	o := p.Options
 	if o.MaxDepth > MaxWalkDepth || o.MaxDirectories > MaxWalkDirectories || o.MaxEntries > MaxWalkEntries {
 		return nil, jsonwire.InvalidRequest("filesystem walk limits exceed maximums: depth=%d, directories=%d, entries=%d",

@@ -6,19 +6,18 @@ import (
 
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/jsonwire"
+	"github.com/execlab/executor/sandbox/policy"
 	"golang.org/x/sys/unix"
 )
 
 // WriteFile implements fs/writeFile: create or truncate in place (an existing hard link keeps
 // its inode); parents are never created (missing parent → -32004).
 func (s *Service) WriteFile(ctx context.Context, p *protocol.FsWriteFileParams) (*protocol.FsEmptyResult, error) {
-	if pol, err := s.sandboxFor(p.Sandbox, false); err != nil {
-		return nil, err
-	} else if pol != nil {
-		q := *p
-		q.Sandbox = nil
-		return helperCall[protocol.FsEmptyResult](ctx, s, pol, protocol.MethodFsWriteFile, &q)
-	}
+	return routed(ctx, s, protocol.MethodFsWriteFile, false, p, func(p *protocol.FsWriteFileParams) **policy.Context { return &p.Sandbox }, s.writeFile)
+}
+
+// writeFile runs WriteFile in this process (routed decides where).
+func (s *Service) writeFile(ctx context.Context, p *protocol.FsWriteFileParams) (*protocol.FsEmptyResult, error) {
 	native, err := nativePath(p.Path)
 	if err != nil {
 		return nil, err

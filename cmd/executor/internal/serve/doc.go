@@ -27,7 +27,9 @@
 // On a listener without auth, an upgrade whose client socket is held by a sandboxed
 // descendant of the executor gets 403 (peer_linux.go, best effort through /proc), and
 // the first sandboxed process/start with network access logs one warning naming the
-// remedy (watch.go). Tokens and Authorization values are never logged.
+// remedy (watch.go: a ConnInfo hook the executor calls once it has decoded the request;
+// the transport itself never parses messages). Tokens and Authorization values are never
+// logged.
 //
 // # Limits (limits.go)
 //

@@ -17,7 +17,6 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/execlab/executor/executor"
-	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/internal/connlimit"
 	"github.com/execlab/executor/internal/wsauth"
 	"github.com/execlab/executor/internal/wsmsg"
@@ -183,11 +182,11 @@ func (h *wsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer wg.Done()
 		pingLoop(ctx, c, cancel)
 	}()
-	var mc jsonrpc.MessageConn = wsmsg.New(c)
+	info := executor.ConnInfo{Transport: executor.TransportWebSocket, Peer: r.RemoteAddr}
 	if h.auth.Mode() == wsauth.ModeNone {
-		mc = &watchConn{MessageConn: mc, h: h, peer: r.RemoteAddr}
+		info.OnSandboxedNetworkStart = func() { h.warnSandboxedNetwork(r.RemoteAddr) }
 	}
-	err = h.srv.ServeConn(ctx, mc, executor.ConnInfo{Transport: executor.TransportWebSocket, Peer: r.RemoteAddr})
+	err = h.srv.ServeConn(ctx, wsmsg.New(c), info)
 	cancel()
 	_ = c.CloseNow()
 	wg.Wait()
