@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -48,6 +49,20 @@ func TestRemoteDirect_FlagRules(t *testing.T) {
 // registration and upgrade verify, and a harness on the endpoint's side of the socket runs
 // initialize + process/start and receives the output.
 func TestRemoteDirect_ServesOverSignedSocket(t *testing.T) {
+	serveOverSignedSocket(t, "ap-northeast-1", "custom-svc", func(ctx context.Context, url string) error {
+		return runRemote(ctx, []string{"--registry", url, "--environment-id", "env-cli", "--log-level", "error",
+			"--remote-transport", "direct", "--aws-sigv4", "--aws-region", "ap-northeast-1", "--aws-service", "custom-svc"},
+			strings.NewReader(""), io.Discard, io.Discard)
+	})
+}
+
+// serveOverSignedSocket runs the executor command run starts (given the endpoint's URL)
+// against a local endpoint that verifies SigV4 for region and service with its own
+// implementation (directtest), drives initialize + process/start from the endpoint's side
+// of the socket, then cancels run and checks what the endpoint saw: a 200 registration and
+// a 101 upgrade signed for that region and service.
+func serveOverSignedSocket(t *testing.T, region, service string, run func(ctx context.Context, url string) error) {
+	t.Helper()
 	dir := t.TempDir()
 	for k, v := range map[string]string{
 		"AWS_CONFIG_FILE": filepath.Join(dir, "c"), "AWS_SHARED_CREDENTIALS_FILE": filepath.Join(dir, "k"),
@@ -57,7 +72,7 @@ func TestRemoteDirect_ServesOverSignedSocket(t *testing.T) {
 	} {
 		t.Setenv(k, v)
 	}
-	v := &directtest.Verifier{Keys: map[string]directtest.Key{"AKIDCLI": {Secret: "cli-secret"}}, Region: "ap-northeast-1", Service: "custom-svc"}
+	v := &directtest.Verifier{Keys: map[string]directtest.Key{"AKIDCLI": {Secret: "cli-secret"}}, Region: region, Service: service}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	result := make(chan error, 1)
@@ -68,26 +83,22 @@ func TestRemoteDirect_ServesOverSignedSocket(t *testing.T) {
 		}
 	})
 	done := make(chan error, 1)
-	go func() {
-		done <- runRemote(ctx, []string{"--registry", ep.URL, "--environment-id", "env-cli", "--log-level", "error",
-			"--remote-transport", "direct", "--aws-sigv4", "--aws-region", "ap-northeast-1", "--aws-service", "custom-svc"},
-			strings.NewReader(""), io.Discard, io.Discard)
-	}()
+	go func() { done <- run(ctx, ep.URL) }()
 	select {
 	case err := <-result:
 		if err != nil {
 			t.Fatalf("harness over the direct socket: %v", err)
 		}
 	case err := <-done:
-		t.Fatalf("runRemote ended first: %v", err)
+		t.Fatalf("the executor ended first: %v", err)
 	}
 	cancel()
 	if err := <-done; err != nil {
-		t.Fatalf("runRemote after cancel = %v", err)
+		t.Fatalf("the executor after cancel = %v", err)
 	}
 	r := ep.Requests()
 	if len(r) < 2 || r[0].Status != 200 || r[1].Status != 101 ||
-		!strings.Contains(r[1].Header["authorization"], "/ap-northeast-1/custom-svc/aws4_request, SignedHeaders=host;x-amz-date,") {
+		!strings.Contains(r[1].Header["authorization"], "/"+region+"/"+service+"/aws4_request, SignedHeaders=host;x-amz-date,") {
 		t.Fatalf("endpoint saw %+v", r)
 	}
 }
@@ -98,54 +109,19 @@ func TestRemoteDirect_ServesOverSignedSocket(t *testing.T) {
 // upgrade, and a harness on its side runs a process. An explicitly empty --aws-service is
 // refused first, as by the reference.
 func TestExecServer_DirectTransportServes(t *testing.T) {
-	dir := t.TempDir()
-	for k, v := range map[string]string{
-		"AWS_CONFIG_FILE": filepath.Join(dir, "c"), "AWS_SHARED_CREDENTIALS_FILE": filepath.Join(dir, "k"),
-		"AWS_EC2_METADATA_DISABLED": "true", "AWS_PROFILE": "", "AWS_SESSION_TOKEN": "", "AWS_DEFAULT_REGION": "",
-		"AWS_ACCESS_KEY_ID": "AKIDXS", "AWS_SECRET_ACCESS_KEY": "xs-secret", "AWS_REGION": "",
-		"CODEX_HOME": dir, "HOME": dir,
-	} {
-		t.Setenv(k, v)
-	}
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("CODEX_HOME", os.Getenv("HOME"))
 	var stderr strings.Builder
 	if code := run([]string{"exec-server", "--remote", "http://127.0.0.1:1", "--environment-id", "e",
 		"--remote-transport", "direct", "--aws-sigv4", "--aws-service", ""}, strings.NewReader(""), io.Discard, &stderr); code != 1 ||
 		!strings.Contains(stderr.String(), "AWS service name must not be empty") {
 		t.Fatalf("empty --aws-service: exit %d, stderr %q; want 1 and the reference's text", code, stderr.String())
 	}
-	v := &directtest.Verifier{Keys: map[string]directtest.Key{"AKIDXS": {Secret: "xs-secret"}}, Region: "eu-west-3", Service: "execute-api"}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	result := make(chan error, 1)
-	ep := directtest.NewEndpoint(t, v, func(_ context.Context, c *websocket.Conn) {
-		select {
-		case result <- driveDirectHarness(ctx, t, c):
-		default:
-		}
-	})
-	done := make(chan error, 1)
-	go func() {
-		done <- runExecServer(ctx, []string{"--remote", ep.URL, "--environment-id", "env-xs",
+	serveOverSignedSocket(t, "eu-west-3", "execute-api", func(ctx context.Context, url string) error {
+		return runExecServer(ctx, []string{"--remote", url, "--environment-id", "env-xs",
 			"--remote-transport", "direct", "--aws-sigv4", "--aws-region", "eu-west-3"},
 			strings.NewReader(""), io.Discard, io.Discard)
-	}()
-	select {
-	case err := <-result:
-		if err != nil {
-			t.Fatalf("harness over the direct socket: %v", err)
-		}
-	case err := <-done:
-		t.Fatalf("exec-server ended first: %v", err)
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatalf("exec-server after cancel = %v", err)
-	}
-	r := ep.Requests()
-	if len(r) < 2 || r[0].Status != 200 || r[1].Status != 101 ||
-		!strings.Contains(r[1].Header["authorization"], "/eu-west-3/execute-api/aws4_request, SignedHeaders=host;x-amz-date,") {
-		t.Fatalf("endpoint saw %+v", r)
-	}
+	})
 }
 
 func driveDirectHarness(ctx context.Context, t *testing.T, c *websocket.Conn) error {

@@ -16,9 +16,27 @@ type Forward struct {
 
 // ParseLocal parses -L's [BIND:]LPORT:HOST:HPORT; IPv6 addresses are bracketed.
 func ParseLocal(s string) (Forward, error) {
+	f, err := parseForwardSpec("-L", "LPORT", s)
+	if err != nil {
+		return Forward{}, err
+	}
+	return Forward{Bind: net.JoinHostPort(f.bind, strconv.Itoa(f.listenPort)), Host: f.host, Port: f.port}, nil
+}
+
+// forwardSpec is the shared grammar of -L and -R: [BIND:]PORT:HOST:HPORT.
+type forwardSpec struct {
+	bind       string // default 127.0.0.1; "" and "*" mean 0.0.0.0
+	listenPort int    // 0 allowed (a free port)
+	host       string
+	port       int
+}
+
+// parseForwardSpec parses s for flag (e.g. "-L"), naming the listening port portName in
+// its usage error.
+func parseForwardSpec(flag, portName, s string) (forwardSpec, error) {
 	parts, err := splitColons(s)
 	if err != nil {
-		return Forward{}, fmt.Errorf("-L %q: %w", s, err)
+		return forwardSpec{}, fmt.Errorf("%s %q: %w", flag, s, err)
 	}
 	bind := "127.0.0.1"
 	switch len(parts) {
@@ -29,20 +47,20 @@ func ParseLocal(s string) (Forward, error) {
 			bind = "0.0.0.0"
 		}
 	default:
-		return Forward{}, fmt.Errorf("-L %q: want [BIND:]LPORT:HOST:HPORT", s)
+		return forwardSpec{}, fmt.Errorf("%s %q: want [BIND:]%s:HOST:HPORT", flag, s, portName)
 	}
 	lport, err := port(parts[0], true)
 	if err != nil {
-		return Forward{}, fmt.Errorf("-L %q: %w", s, err)
+		return forwardSpec{}, fmt.Errorf("%s %q: %w", flag, s, err)
 	}
 	hport, err := port(parts[2], false)
 	if err != nil {
-		return Forward{}, fmt.Errorf("-L %q: %w", s, err)
+		return forwardSpec{}, fmt.Errorf("%s %q: %w", flag, s, err)
 	}
 	if parts[1] == "" {
-		return Forward{}, fmt.Errorf("-L %q: empty HOST", s)
+		return forwardSpec{}, fmt.Errorf("%s %q: empty HOST", flag, s)
 	}
-	return Forward{Bind: net.JoinHostPort(bind, strconv.Itoa(lport)), Host: parts[1], Port: hport}, nil
+	return forwardSpec{bind: bind, listenPort: lport, host: parts[1], port: hport}, nil
 }
 
 // ParseSocks parses -D's [BIND:]PORT into a listen address.
@@ -117,31 +135,9 @@ func (r Remote) Bind() string { return net.JoinHostPort(r.BindHost, strconv.Itoa
 // bracketed. BIND defaults to 127.0.0.1; "" and "*" mean every address (0.0.0.0), which
 // the executor's --tunnel-listen-allow must allow.
 func ParseRemote(s string) (Remote, error) {
-	parts, err := splitColons(s)
+	f, err := parseForwardSpec("-R", "RPORT", s)
 	if err != nil {
-		return Remote{}, fmt.Errorf("-R %q: %w", s, err)
+		return Remote{}, err
 	}
-	bind := "127.0.0.1"
-	switch len(parts) {
-	case 3:
-	case 4:
-		bind, parts = parts[0], parts[1:]
-		if bind == "" || bind == "*" {
-			bind = "0.0.0.0"
-		}
-	default:
-		return Remote{}, fmt.Errorf("-R %q: want [BIND:]RPORT:HOST:HPORT", s)
-	}
-	rport, err := port(parts[0], true)
-	if err != nil {
-		return Remote{}, fmt.Errorf("-R %q: %w", s, err)
-	}
-	hport, err := port(parts[2], false)
-	if err != nil {
-		return Remote{}, fmt.Errorf("-R %q: %w", s, err)
-	}
-	if parts[1] == "" {
-		return Remote{}, fmt.Errorf("-R %q: empty HOST", s)
-	}
-	return Remote{BindHost: bind, BindPort: rport, Host: parts[1], Port: hport}, nil
+	return Remote{BindHost: f.bind, BindPort: f.listenPort, Host: f.host, Port: f.port}, nil
 }
