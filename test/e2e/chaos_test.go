@@ -45,17 +45,6 @@ type rigOptions struct {
 	remoteArgs []string        // extra flags for ours
 }
 
-// freeAddr returns a loopback address that was free a moment ago.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 func startChaosRig(t *testing.T, faults ...string) *chaosRig {
 	t.Helper()
 	return startChaosRigWith(t, rigOptions{}, faults...)

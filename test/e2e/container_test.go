@@ -100,7 +100,7 @@ func TestContainer_RemoteInsideContainer(t *testing.T) {
 	const env = "ci-container"
 	token := "tok_" + randHex(16)
 	tokens := writeTokenFile(t, token, env)
-	reg := startRegistryNode(t, "", freePort(t), filepath.Join(t.TempDir(), "registry.db"), tokens, "")
+	reg := startRegistryNode(t, "", freeAddr(t), filepath.Join(t.TempDir(), "registry.db"), tokens, "")
 
 	name := "executor-e2e-" + randHex(6)
 	run := exec.CommandContext(ctx, "podman", "run", "--rm", "-i", "--name", name, "--network", "host",

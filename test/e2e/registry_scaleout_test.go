@@ -176,16 +176,6 @@ type regNode struct {
 
 func (n *regNode) URL() string { return "http://" + n.addr }
 
-// freePort returns a loopback address whose port was free a moment ago.
-func freePort(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // startRegistryNode runs `executor registry serve` on addr and waits for its URL line.
 func startRegistryNode(t *testing.T, id, addr, db, tokenFile, publicURL string) *regNode {
 	t.Helper()
@@ -327,7 +317,7 @@ func TestRegistryScaleOut_NodeLoss(t *testing.T) {
 	lb := startBalancer(t)
 	var nodes []*regNode
 	for i := range 3 {
-		nodes = append(nodes, startRegistryNode(t, "node-"+strconv.Itoa(i), freePort(t), dsn, tokens, lb.URL()))
+		nodes = append(nodes, startRegistryNode(t, "node-"+strconv.Itoa(i), freeAddr(t), dsn, tokens, lb.URL()))
 	}
 	lb.setBackends(nodes[0].addr, nodes[1].addr, nodes[2].addr)
 	st, err := server.OpenStore(context.Background(), dsn)
@@ -480,7 +470,7 @@ func TestRegistryRestart_SQLiteKeepsExecutors(t *testing.T) {
 	token := "tok_" + randHex(16)
 	tokens := writeTokenFile(t, token, env)
 	db := filepath.Join(t.TempDir(), "registry.db")
-	addr := freePort(t)
+	addr := freeAddr(t)
 	n := startRegistryNode(t, "", addr, db, tokens, "")
 	startOurRemote(t, n.URL(), env, token)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
