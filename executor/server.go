@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/execlab/executor/executor/capdiscover"
 	"github.com/execlab/executor/executor/fs"
 	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/netproxy/credmask"
@@ -76,7 +77,8 @@ type Options struct {
 	TunnelListenPolicy *tunnel.Policy
 	// CodexHome is $CODEX_HOME of the executor (cmd/ resolves it, default ~/.codex): the
 	// credential-masking CA writes its certificate and trust bundle under CodexHome/proxy
-	// on first use. "": credential masking is refused (-32602).
+	// on first use, and capabilities/discoverV2 scans its skills and plugins. "":
+	// credential masking is refused (-32602) and discovery uses $HOME/.codex.
 	CodexHome string
 	// UpstreamRoots verifies the upstreams of credential-masking interception; nil:
 	// the system roots. Tests set it.
@@ -160,6 +162,7 @@ type Server struct {
 	sessions *session.Table[*sessionState]
 	info     *protocol.EnvironmentInfo // computed once: resume results must be identical
 	fs       *fs.Service
+	homes    capdiscover.Homes // capabilities/discoverV2's locations (discoveryHomes)
 	// budget bounds the unacknowledged output of every session's Manager together.
 	budget *process.Budget
 	// runtimeGrants are extra files sandboxed stages need readable (sandboxRuntimeGrants).
@@ -193,6 +196,7 @@ func NewServer(opts *Options) *Server {
 		fs:            fs.New(&fs.Options{Sandbox: o.Sandbox, RuntimeReadGrants: grants}),
 		budget:        process.NewBudget(o.MaxUnackedTotalBytes),
 		runtimeGrants: grants,
+		homes:         discoveryHomes(o.CodexHome),
 	}
 }
 

@@ -45,9 +45,10 @@ func pkgDeps(t *testing.T) map[string]pkg {
 
 func under(pkg, prefix string) bool { return pkg == prefix || strings.HasPrefix(pkg, prefix+"/") }
 
-// TestDependencyDirection enforces the layering of ../shared/STYLE.md: which packages may depend on
-// which. Module and third-party packages are checked transitively; standard-library
-// packages (no dot in the first path element) only as direct imports, since e.g. log/slog
+// TestDependencyDirection enforces the layering of the team's STYLE.md (not in this
+// repository: it lives in /work/shared/STYLE.md, outside every worktree): which packages
+// may depend on which. Module and third-party packages are checked transitively;
+// standard-library packages (no dot in the first path element) only as direct imports, since e.g. log/slog
 // itself uses encoding/json. A violation names the package and the dependency.
 func TestDependencyDirection(t *testing.T) {
 	rules := []struct {
