@@ -114,6 +114,18 @@ func (c *conn) finishLocked() bool {
 	return true
 }
 
+// eofDone records one direction's eof (flag: &c.sentEOF or &c.wroteEOF, guarded by mu)
+// and finishes the connection when that was the last step.
+func (c *conn) eofDone(flag *bool) {
+	c.mu.Lock()
+	*flag = true
+	done := c.finishLocked()
+	c.mu.Unlock()
+	if done {
+		c.finish()
+	}
+}
+
 func (c *conn) finish() {
 	_ = c.nc.Close()
 	c.t.remove(c)
@@ -171,13 +183,7 @@ func (c *conn) routineRead() {
 			c.reset("", false)
 			return
 		}
-		c.mu.Lock()
-		c.sentEOF = true
-		done := c.finishLocked()
-		c.mu.Unlock()
-		if done {
-			c.finish()
-		}
+		c.eofDone(&c.sentEOF)
 		return
 	}
 }
@@ -207,13 +213,7 @@ func (c *conn) routineWrite() {
 			if cw, ok := c.nc.(interface{ CloseWrite() error }); ok {
 				_ = cw.CloseWrite()
 			}
-			c.mu.Lock()
-			c.wroteEOF = true
-			done := c.finishLocked()
-			c.mu.Unlock()
-			if done {
-				c.finish()
-			}
+			c.eofDone(&c.wroteEOF)
 			return
 		}
 		b := c.inbuf[0]

@@ -86,31 +86,16 @@ func (t *Table) listen(ctx context.Context, p *protocol.TunnelListenParams) (*pr
 	case full:
 		return &protocol.TunnelListenResult{Status: protocol.TunnelFailed, Message: fmt.Sprintf("too many listeners on this connection (%d)", MaxListeners)}, nil
 	}
-	addr, err := t.opts.ListenPolicy.Resolve(ctx, t.opts.Resolver, p.Host, p.Port)
-	if err != nil {
-		var re *RefusedError
-		if errors.As(err, &re) {
-			log.Warn("tunnel listen refused by policy", "policy", t.opts.ListenPolicy.String())
-			return &protocol.TunnelListenResult{Status: protocol.TunnelRefused, Message: err.Error()}, nil
-		}
-		log.Info("tunnel listen failed", "error", err.Error())
-		return &protocol.TunnelListenResult{Status: protocol.TunnelFailed, Message: err.Error()}, nil
-	}
-	ln, err := t.opts.Listen(ctx, "tcp", addr)
-	if err != nil {
-		log.Info("tunnel listen failed", "error", err.Error())
-		return &protocol.TunnelListenResult{Status: protocol.TunnelFailed, Message: fmt.Sprintf("listening on %s: %v", addr, unwrapOp(err))}, nil
+	ln, _, status, msg := reach(ctx, t, t.opts.ListenPolicy, p.Host, p.Port, log, "tunnel listen", "listening on", t.opts.Listen)
+	if status != "" {
+		return &protocol.TunnelListenResult{Status: status, Message: msg}, nil
 	}
 	bound, _ := netip.ParseAddrPort(ln.Addr().String())
 	if p.Port == 0 {
 		// An ephemeral port: the policy allowed the host on every port (allowsPort).
 		log = log.With("bound", ln.Addr().String())
 	}
-	window := p.Window
-	if window == 0 {
-		window = DefaultWindow
-	}
-	l := &listener{id: p.ListenerID, ln: ln, window: int64(min(window, MaxWindow)), addr: ln.Addr().String(), done: make(chan struct{})}
+	l := &listener{id: p.ListenerID, ln: ln, window: int64(peerWindow(p.Window)), addr: ln.Addr().String(), done: make(chan struct{})}
 	t.mu.Lock()
 	if t.closed || t.listeners[l.id] != nil {
 		closed := t.closed

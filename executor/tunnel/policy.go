@@ -34,11 +34,7 @@ type rule struct {
 
 // DefaultPolicy allows loopback destinations on every port: 127.0.0.0/8, ::1 and the
 // name localhost.
-func DefaultPolicy() *Policy {
-	p, _ := ParsePolicy([]string{"127.0.0.0/8:1-65535", "[::1]:1-65535", "localhost:1-65535"})
-	p.spec = "loopback only (the default)"
-	return p
-}
+func DefaultPolicy() *Policy { return loopbackPolicy(false, "loopback only (the default)") }
 
 // ParsePolicy parses `--tunnel-allow` values. No values means DefaultPolicy; the single
 // value "none" turns tunnels off (Enabled reports false). Each other value is
@@ -54,8 +50,14 @@ func ParsePolicy(specs []string) (*Policy, error) {
 // DefaultListenPolicy allows binds to loopback addresses on every port (and port 0):
 // 127.0.0.0/8, ::1 and localhost.
 func DefaultListenPolicy() *Policy {
-	p, _ := parsePolicy([]string{"127.0.0.0/8:1-65535", "[::1]:1-65535", "localhost:1-65535"}, true)
-	p.spec = "loopback binds only (the default)"
+	return loopbackPolicy(true, "loopback binds only (the default)")
+}
+
+// loopbackPolicy is the default of both directions: 127.0.0.0/8, ::1 and localhost on
+// every port, described as spec.
+func loopbackPolicy(listen bool, spec string) *Policy {
+	p, _ := parsePolicy([]string{"127.0.0.0/8:1-65535", "[::1]:1-65535", "localhost:1-65535"}, listen)
+	p.spec = spec
 	return p
 }
 

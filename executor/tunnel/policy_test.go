@@ -24,12 +24,7 @@ func TestPolicy_Resolve(t *testing.T) {
 		"db":        {netip.MustParseAddr("10.0.0.5")},
 		"evil":      {netip.MustParseAddr("169.254.169.254")},
 	}
-	tests := []struct {
-		specs []string
-		host  string
-		port  uint16
-		want  string // "" = refused
-	}{
+	checkResolve(t, "ParsePolicy", ParsePolicy, res, FlagName, func(*RefusedError, error) bool { return true }, []resolveCase{
 		{nil, "127.0.0.1", 8080, "127.0.0.1:8080"},
 		{nil, "127.1.2.3", 1, "127.1.2.3:1"},
 		{nil, "::1", 22, "[::1]:22"},
@@ -48,17 +43,32 @@ func TestPolicy_Resolve(t *testing.T) {
 		{[]string{"10.0.0.1:80"}, "10.0.0.1", 80, "10.0.0.1:80"},
 		{nil, "bad host!", 80, ""},
 		{nil, "127.0.0.1", 0, ""},
-	}
+	})
+}
+
+// resolveCase is one Resolve of a policy parsed from specs: want is the address, or ""
+// for a refusal.
+type resolveCase struct {
+	specs []string
+	host  string
+	port  uint16
+	want  string // "" = refused
+}
+
+// checkResolve runs the cases through parse (named name in failures) and Resolve: a
+// refusal must be a *RefusedError whose text names flag and that also passes refused.
+func checkResolve(t *testing.T, name string, parse func([]string) (*Policy, error), res Resolver, flag string, refused func(*RefusedError, error) bool, tests []resolveCase) {
+	t.Helper()
 	for _, tt := range tests {
-		p, err := ParsePolicy(tt.specs)
+		p, err := parse(tt.specs)
 		if err != nil {
-			t.Fatalf("ParsePolicy(%q): %v", tt.specs, err)
+			t.Fatalf("%s(%q): %v", name, tt.specs, err)
 		}
 		got, err := p.Resolve(context.Background(), res, tt.host, tt.port)
 		if tt.want == "" {
 			var re *RefusedError
-			if !errors.As(err, &re) || !strings.Contains(err.Error(), FlagName) {
-				t.Errorf("%q %s:%d: got %q, %v; want a refusal naming %s", tt.specs, tt.host, tt.port, got, err, FlagName)
+			if !errors.As(err, &re) || !strings.Contains(err.Error(), flag) || !refused(re, err) {
+				t.Errorf("%q %s:%d: got %q, %v; want a refusal naming %s", tt.specs, tt.host, tt.port, got, err, flag)
 			}
 			continue
 		}
@@ -68,20 +78,28 @@ func TestPolicy_Resolve(t *testing.T) {
 	}
 }
 
-func TestParsePolicy_Errors(t *testing.T) {
-	for _, s := range [][]string{{"10.0.0.1"}, {"10.0.0.0/33:1"}, {"::1:22"}, {"h:0"}, {"h:9-3"}, {"h:70000"}, {"none", "h:1"}, {":1"}, {"a b:1"}} {
-		if p, err := ParsePolicy(s); err == nil {
-			t.Errorf("ParsePolicy(%q) = %v, want an error", s, p)
-		} else if !strings.Contains(err.Error(), FlagName) {
-			t.Errorf("ParsePolicy(%q): %v does not name the flag", s, err)
+// checkParseErrors asserts that parse (named name) rejects every value of bad with an
+// error naming flag, that "none" disables the policy and that dflt is enabled.
+func checkParseErrors(t *testing.T, name string, parse func([]string) (*Policy, error), flag string, dflt *Policy, bad [][]string) {
+	t.Helper()
+	for _, s := range bad {
+		if p, err := parse(s); err == nil {
+			t.Errorf("%s(%q) = %v, want an error", name, s, p)
+		} else if !strings.Contains(err.Error(), flag) {
+			t.Errorf("%s(%q): %v does not name the flag", name, s, err)
 		}
 	}
-	if p, _ := ParsePolicy([]string{"none"}); p.Enabled() {
+	if p, _ := parse([]string{"none"}); p.Enabled() {
 		t.Error("none: Enabled")
 	}
-	if !DefaultPolicy().Enabled() {
+	if !dflt.Enabled() {
 		t.Error("default: not Enabled")
 	}
+}
+
+func TestParsePolicy_Errors(t *testing.T) {
+	checkParseErrors(t, "ParsePolicy", ParsePolicy, FlagName, DefaultPolicy(),
+		[][]string{{"10.0.0.1"}, {"10.0.0.0/33:1"}, {"::1:22"}, {"h:0"}, {"h:9-3"}, {"h:70000"}, {"none", "h:1"}, {":1"}, {"a b:1"}})
 }
 
 func FuzzParsePolicy(f *testing.F) {
@@ -100,12 +118,9 @@ func FuzzParsePolicy(f *testing.F) {
 
 func TestListenPolicy_Resolve(t *testing.T) {
 	res := fakeResolver{"localhost": {netip.MustParseAddr("127.0.0.1")}, "lan": {netip.MustParseAddr("10.0.0.5")}}
-	tests := []struct {
-		specs []string
-		host  string
-		port  uint16
-		want  string // "" = refused
-	}{
+	checkResolve(t, "ParseListenPolicy", ParseListenPolicy, res, ListenFlagName, func(re *RefusedError, err error) bool {
+		return re.Listen && !strings.Contains(err.Error(), FlagName+" ")
+	}, []resolveCase{
 		{nil, "127.0.0.1", 8080, "127.0.0.1:8080"},
 		{nil, "127.0.0.1", 0, "127.0.0.1:0"}, // ephemeral: the default allows every port
 		{nil, "::1", 0, "[::1]:0"},
@@ -120,24 +135,7 @@ func TestListenPolicy_Resolve(t *testing.T) {
 		{[]string{"0.0.0.0:*"}, "0.0.0.0", 0, "0.0.0.0:0"},
 		{[]string{"10.0.0.0/8:*"}, "lan", 0, "10.0.0.5:0"},
 		{[]string{"10.0.0.0/8:*"}, "127.0.0.1", 1, ""},
-	}
-	for _, tt := range tests {
-		p, err := ParseListenPolicy(tt.specs)
-		if err != nil {
-			t.Fatalf("ParseListenPolicy(%q): %v", tt.specs, err)
-		}
-		got, err := p.Resolve(context.Background(), res, tt.host, tt.port)
-		if tt.want == "" {
-			var re *RefusedError
-			if !errors.As(err, &re) || !re.Listen || !strings.Contains(err.Error(), ListenFlagName) || strings.Contains(err.Error(), FlagName+" ") {
-				t.Errorf("%q %s:%d: got %q, %v; want a refusal naming %s", tt.specs, tt.host, tt.port, got, err, ListenFlagName)
-			}
-			continue
-		}
-		if err != nil || got != tt.want {
-			t.Errorf("%q %s:%d: got %q, %v; want %q", tt.specs, tt.host, tt.port, got, err, tt.want)
-		}
-	}
+	})
 	// The dial policy still refuses port 0.
 	if _, err := DefaultPolicy().Resolve(context.Background(), res, "127.0.0.1", 0); err == nil {
 		t.Error("dial policy allowed port 0")
@@ -145,19 +143,8 @@ func TestListenPolicy_Resolve(t *testing.T) {
 }
 
 func TestParseListenPolicy_Errors(t *testing.T) {
-	for _, s := range [][]string{{"0.0.0.0"}, {"h:0"}, {"none", "h:1"}, {"::1:22"}} {
-		if p, err := ParseListenPolicy(s); err == nil {
-			t.Errorf("ParseListenPolicy(%q) = %v, want an error", s, p)
-		} else if !strings.Contains(err.Error(), ListenFlagName) {
-			t.Errorf("ParseListenPolicy(%q): %v does not name the flag", s, err)
-		}
-	}
-	if p, _ := ParseListenPolicy([]string{"none"}); p.Enabled() {
-		t.Error("none: Enabled")
-	}
-	if !DefaultListenPolicy().Enabled() {
-		t.Error("default: not Enabled")
-	}
+	checkParseErrors(t, "ParseListenPolicy", ParseListenPolicy, ListenFlagName, DefaultListenPolicy(),
+		[][]string{{"0.0.0.0"}, {"h:0"}, {"none", "h:1"}, {"::1:22"}})
 }
 
 func FuzzParseListenPolicy(f *testing.F) {

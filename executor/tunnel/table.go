@@ -139,27 +139,11 @@ func (t *Table) open(ctx context.Context, p *protocol.TunnelOpenParams) (*protoc
 	case full:
 		return &protocol.TunnelOpenResult{Status: protocol.TunnelFailed, Message: fmt.Sprintf("too many open tunnels on this connection (%d)", MaxConns)}, nil
 	}
-	addr, err := t.opts.Policy.Resolve(ctx, t.opts.Resolver, p.Host, p.Port)
-	if err != nil {
-		var re *RefusedError
-		if errors.As(err, &re) {
-			log.Warn("tunnel refused by policy", "policy", t.opts.Policy.String())
-			return &protocol.TunnelOpenResult{Status: protocol.TunnelRefused, Message: err.Error()}, nil
-		}
-		log.Info("tunnel failed", "error", err.Error())
-		return &protocol.TunnelOpenResult{Status: protocol.TunnelFailed, Message: err.Error()}, nil
+	nc, addr, status, msg := reach(ctx, t, t.opts.Policy, p.Host, p.Port, log, "tunnel", "dialing", t.opts.Dial)
+	if status != "" {
+		return &protocol.TunnelOpenResult{Status: status, Message: msg}, nil
 	}
-	nc, err := t.opts.Dial(ctx, "tcp", addr)
-	if err != nil {
-		log.Info("tunnel failed", "error", err.Error())
-		return &protocol.TunnelOpenResult{Status: protocol.TunnelFailed, Message: fmt.Sprintf("dialing %s: %v", addr, unwrapOp(err))}, nil
-	}
-	credit := p.Window
-	if credit == 0 {
-		credit = DefaultWindow
-	}
-	credit = min(credit, MaxWindow)
-	c := newConn(t, p.ConnID, nc, int64(credit), t.opts.Window)
+	c := newConn(t, p.ConnID, nc, int64(peerWindow(p.Window)), t.opts.Window)
 	t.mu.Lock()
 	if t.closed || t.conns[p.ConnID] != nil {
 		t.mu.Unlock()
@@ -181,6 +165,39 @@ func (t *Table) open(ctx context.Context, p *protocol.TunnelOpenParams) (*protoc
 		go c.routineRead()
 		go c.routineWrite()
 	}
+}
+
+// reach resolves host:port under pol and connects to (dials, or binds) the address, for
+// tunnel/open and tunnel/listen alike: the connection and its address, or the refused or
+// failed status and its message. what starts the log lines ("tunnel", "tunnel listen");
+// doing names connect in a failure's message ("dialing", "listening on").
+func reach[C any](ctx context.Context, t *Table, pol *Policy, host string, port uint16, log *slog.Logger, what, doing string,
+	connect func(ctx context.Context, network, addr string) (C, error)) (c C, addr string, status protocol.TunnelOpenStatus, msg string) {
+	addr, err := pol.Resolve(ctx, t.opts.Resolver, host, port)
+	if err != nil {
+		var re *RefusedError
+		if errors.As(err, &re) {
+			log.Warn(what+" refused by policy", "policy", pol.String())
+			return c, "", protocol.TunnelRefused, err.Error()
+		}
+		log.Info(what+" failed", "error", err.Error())
+		return c, "", protocol.TunnelFailed, err.Error()
+	}
+	c, err = connect(ctx, "tcp", addr)
+	if err != nil {
+		log.Info(what+" failed", "error", err.Error())
+		return c, "", protocol.TunnelFailed, fmt.Sprintf("%s %s: %v", doing, addr, unwrapOp(err))
+	}
+	return c, addr, "", ""
+}
+
+// peerWindow is the send credit a peer's requested window grants: DefaultWindow when
+// absent (0), at most MaxWindow.
+func peerWindow(w uint64) uint64 {
+	if w == 0 {
+		return DefaultWindow
+	}
+	return min(w, MaxWindow)
 }
 
 // unwrapOp drops net.OpError's repetition of the address.
