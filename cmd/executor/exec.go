@@ -14,7 +14,6 @@ import (
 
 	"github.com/execlab/executor/cmd/executor/internal/execcli"
 	"github.com/execlab/executor/harness"
-	"github.com/execlab/executor/internal/wsauth"
 	"github.com/execlab/executor/jsonwire"
 )
 
@@ -60,11 +59,7 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	registry := fs.String("registry", os.Getenv("EXECUTOR_REGISTRY_URL"), "registry base URL [EXECUTOR_REGISTRY_URL]")
-	envID := fs.String("environment-id", os.Getenv("EXECUTOR_ENVIRONMENT_ID"), "environment to run in [EXECUTOR_ENVIRONMENT_ID]")
-	tokenFile := fs.String("token-file", os.Getenv("EXECUTOR_TOKEN_FILE"), "file whose first token line is the bearer for the registry [EXECUTOR_TOKEN_FILE]")
-	url := fs.String("url", os.Getenv("EXECUTOR_URL"), "ws:// URL of a local 'executor serve' instead of a registry [EXECUTOR_URL]")
-	authTokenFile := fs.String("auth-bearer-token-file", os.Getenv("EXECUTOR_AUTH_BEARER_TOKEN_FILE"),
+	target := addTargetFlags(fs, "environment to run in [EXECUTOR_ENVIRONMENT_ID]",
 		"with --url: file holding the listener's token (capability token or signed JWT, trimmed), sent as 'authorization: Bearer' like the codex CLI's auth_bearer_token [EXECUTOR_AUTH_BEARER_TOKEN_FILE]")
 	tty := fs.Bool("t", false, "run in a PTY sized like the local terminal, which is put in raw mode (default without argv when stdin and stdout are terminals)")
 	noTTY := fs.Bool("T", false, "never allocate a PTY")
@@ -95,28 +90,16 @@ Flags:
 	}
 	explicit := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
-	if explicit["auth-bearer-token-file"] && *url == "" {
+	if explicit["auth-bearer-token-file"] && *target.url == "" {
 		return fmt.Errorf("%w: --auth-bearer-token-file is for --url (a registry takes --token-file)", errUsage)
 	}
-	switch {
-	case *url != "":
-		cfg.URL = *url
-		if *authTokenFile != "" {
-			tok, err := wsauth.ReadSecretFile(*authTokenFile)
-			if err != nil {
-				return err
-			}
-			cfg.AuthBearerToken = tok
-		}
-	case *registry != "" && *envID != "" && *tokenFile != "":
-		tok, err := readToken(*tokenFile)
-		if err != nil {
-			return err
-		}
-		cfg.Registry, cfg.EnvironmentID, cfg.Token = *registry, *envID, tok
+	t, err := target.resolve()
+	if err != nil {
+		return err
+	}
+	cfg.URL, cfg.AuthBearerToken, cfg.Registry, cfg.EnvironmentID, cfg.Token = t.url, t.authBearerToken, t.registry, t.environmentID, t.token
+	if t.registry != "" {
 		cfg.ReconnectTimeout = *reconnect
-	default:
-		return fmt.Errorf("%w: give --url, or --registry, --environment-id and --token-file", errUsage)
 	}
 	log, err := newLogger(stderr, *logLevel, *logFormat)
 	if err != nil {
@@ -211,20 +194,4 @@ func startFailureExit(err error) int {
 		return 126
 	}
 	return 0
-}
-
-// readToken returns the first token of a token file (the first field of the first line
-// that is neither blank nor a comment).
-func readToken(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("reading token file: %w", err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) > 0 && !strings.HasPrefix(f[0], "#") && !strings.HasPrefix(f[0], "sha256:") {
-			return f[0], nil
-		}
-	}
-	return "", errors.New("token file holds no token")
 }

@@ -275,14 +275,7 @@ func runExecServer(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		}
 		return runExecServerRemote(ctx, m, concurrent, sb, stdin, stderr, nil)
 	}
-	l, err := serve.ParseListen(m.get("listen", "ws://127.0.0.1:0"))
-	if err != nil {
-		return err
-	}
-	if l.Stdio && authSettings.Mode != wsauth.ModeNone {
-		return serve.ErrAuthWithStdio
-	}
-	auth, err := wsauth.Load(authSettings)
+	l, auth, err := listenWithAuth(m.get("listen", "ws://127.0.0.1:0"), authSettings)
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/execlab/executor/executor"
 	"github.com/execlab/executor/executor/process"
 	"github.com/execlab/executor/sandbox"
-	"github.com/execlab/executor/telemetry"
 )
 
 // defaultRemoteSessionTTL is how long `remote` keeps a detached session: longer than exec's
@@ -117,24 +116,15 @@ Flags (each also settable by the environment variable named in brackets):
 	if *maxUnackedTotal == 0 {
 		*maxUnackedTotal = max(process.DefaultMaxUnackedTotalBytes, *maxUnacked)
 	}
-	if err := checkSandboxBackend(*sandboxBackend); err != nil {
-		return err
-	}
-	pathDirs, err := pathDirsF.check()
-	if err != nil {
-		return err
-	}
-	tunnelPolicy, tunnelListenPolicy, err := tunnelAllow()
-	if err != nil {
-		return err
-	}
-	rt, err := startExecutorRuntime(ctx, stderr, *logLevel, *logFormat, *metricsAddr)
+	rt, opts, err := executorFlags{sandboxBackend: *sandboxBackend, pathDirs: pathDirsF, tunnelAllow: tunnelAllow,
+		logLevel: *logLevel, logFormat: *logFormat, metricsAddr: *metricsAddr, maxUnackedTotal: *maxUnackedTotal}.start(ctx, stderr)
 	if err != nil {
 		return err
 	}
 	defer rt.close() // after RunCommand closed the server (and killed its sessions' groups)
-	log, guard, tm, tr := rt.log, rt.guard, rt.tm, rt.tr
-	setMemoryLimit(*maxUnackedTotal, log)
+	opts.ConcurrentRequests = *concurrent
+	opts.SessionTTL = *ttl
+	opts.MaxUnackedBytes = *maxUnacked
 	return remote.RunCommand(ctx, &remote.Command{
 		RegistryURL:   *registry,
 		EnvironmentID: *envID,
@@ -146,16 +136,13 @@ Flags (each also settable by the environment variable named in brackets):
 		AWS:              aws,
 		ExitOnStdinClose: exitOnClose,
 		MaxStreams:       *maxStreams,
-		Server: executor.Options{ConcurrentRequests: *concurrent, SessionTTL: *ttl, MaxUnackedBytes: *maxUnacked,
-			MaxUnackedTotalBytes: *maxUnackedTotal, PrependPathDirs: pathDirs, ProcessGuard: guard,
-			Observer: telemetry.WithTracing(executorObserver(tm), tr), TunnelPolicy: tunnelPolicy, TunnelListenPolicy: tunnelListenPolicy,
-			CodexHome: codexHomeDir()},
-		Observer:        remoteObserver(tm),
-		Tracer:          handshakeTracer(tr),
-		SpanTraceparent: spanTraceparent(tr),
-		OnServer:        func(srv *executor.Server) { trackSessions(tm, srv) },
-		Sandbox:         func(ctx context.Context) *sandbox.Launcher { return startSandbox(ctx, *sandboxBackend, log) },
-		Logger:          log,
+		Server:           opts,
+		Observer:         remoteObserver(rt.tm),
+		Tracer:           handshakeTracer(rt.tr),
+		SpanTraceparent:  spanTraceparent(rt.tr),
+		OnServer:         func(srv *executor.Server) { trackSessions(rt.tm, srv) },
+		Sandbox:          func(ctx context.Context) *sandbox.Launcher { return startSandbox(ctx, *sandboxBackend, rt.log) },
+		Logger:           rt.log,
 	}, stdin)
 }
 

@@ -7,7 +7,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/execlab/executor/cmd/executor/internal/serve"
+	"github.com/execlab/executor/executor"
 	"github.com/execlab/executor/executor/process"
+	"github.com/execlab/executor/executor/tunnel"
+	"github.com/execlab/executor/internal/wsauth"
 	"github.com/execlab/executor/telemetry"
 )
 
@@ -57,4 +61,61 @@ func (rt *executorRuntime) close() {
 		rt.stops[i]()
 	}
 	rt.stops = nil
+}
+
+// executorFlags are the flag values `serve` and `remote` both turn into a running
+// executor once their own checks have passed.
+type executorFlags struct {
+	sandboxBackend                   string
+	pathDirs                         *pathDirsFlag
+	tunnelAllow                      func() (dial, listen *tunnel.Policy, err error)
+	logLevel, logFormat, metricsAddr string
+	maxUnackedTotal                  int // already defaulted by the caller
+}
+
+// start checks the sandbox backend, the PATH directories and the tunnel policies (in
+// that order), starts the runtime and sets the soft memory limit. It returns the runtime
+// (the caller closes it after its server has returned) and the executor.Options these
+// flags and the runtime decide; the caller adds its own.
+func (f executorFlags) start(ctx context.Context, stderr io.Writer) (*executorRuntime, executor.Options, error) {
+	if err := checkSandboxBackend(f.sandboxBackend); err != nil {
+		return nil, executor.Options{}, err
+	}
+	pathDirs, err := f.pathDirs.check()
+	if err != nil {
+		return nil, executor.Options{}, err
+	}
+	tunnelPolicy, tunnelListenPolicy, err := f.tunnelAllow()
+	if err != nil {
+		return nil, executor.Options{}, err
+	}
+	rt, err := startExecutorRuntime(ctx, stderr, f.logLevel, f.logFormat, f.metricsAddr)
+	if err != nil {
+		return nil, executor.Options{}, err
+	}
+	setMemoryLimit(f.maxUnackedTotal, rt.log)
+	return rt, executor.Options{
+		ProcessGuard:         rt.guard,
+		CodexHome:            codexHomeDir(),
+		MaxUnackedTotalBytes: f.maxUnackedTotal,
+		PrependPathDirs:      pathDirs,
+		Observer:             telemetry.WithTracing(executorObserver(rt.tm), rt.tr),
+		TunnelPolicy:         tunnelPolicy,
+		TunnelListenPolicy:   tunnelListenPolicy,
+	}, nil
+}
+
+// listenWithAuth parses a --listen value and loads the WebSocket authorization, in the
+// reference's order: the address, then stdio with auth (refused), then the token or
+// secret file.
+func listenWithAuth(listen string, settings wsauth.Settings) (serve.Listen, *wsauth.Policy, error) {
+	l, err := serve.ParseListen(listen)
+	if err != nil {
+		return l, nil, err
+	}
+	if l.Stdio && settings.Mode != wsauth.ModeNone {
+		return l, nil, serve.ErrAuthWithStdio
+	}
+	auth, err := wsauth.Load(settings)
+	return l, auth, err
 }

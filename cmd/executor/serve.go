@@ -10,8 +10,6 @@ import (
 	"github.com/execlab/executor/cmd/executor/internal/serve"
 	"github.com/execlab/executor/executor"
 	"github.com/execlab/executor/executor/process"
-	"github.com/execlab/executor/internal/wsauth"
-	"github.com/execlab/executor/telemetry"
 )
 
 func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -49,14 +47,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
-	l, err := serve.ParseListen(*listen)
-	if err != nil {
-		return err
-	}
-	if l.Stdio && authSettings.Mode != wsauth.ModeNone {
-		return serve.ErrAuthWithStdio
-	}
-	auth, err := wsauth.Load(authSettings)
+	l, auth, err := listenWithAuth(*listen, authSettings)
 	if err != nil {
 		return err
 	}
@@ -69,45 +60,25 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if *maxUnackedTotal == 0 {
 		*maxUnackedTotal = process.DefaultMaxUnackedTotalBytes
 	}
-	if err := checkSandboxBackend(*sandboxBackend); err != nil {
-		return err
-	}
-	pathDirs, err := pathDirsF.check()
-	if err != nil {
-		return err
-	}
-	tunnelPolicy, tunnelListenPolicy, err := tunnelAllow()
-	if err != nil {
-		return err
-	}
-	rt, err := startExecutorRuntime(ctx, stderr, *logLevel, *logFormat, *metricsAddr)
+	rt, opts, err := executorFlags{sandboxBackend: *sandboxBackend, pathDirs: pathDirsF, tunnelAllow: tunnelAllow,
+		logLevel: *logLevel, logFormat: *logFormat, metricsAddr: *metricsAddr, maxUnackedTotal: *maxUnackedTotal}.start(ctx, stderr)
 	if err != nil {
 		return err
 	}
 	defer rt.close() // after Run closed the server (and killed its sessions' groups)
-	log, guard, tm, tr := rt.log, rt.guard, rt.tm, rt.tr
-	setMemoryLimit(*maxUnackedTotal, log)
+	opts.ConcurrentRequests = *concurrent
+	opts.SessionTTL = *ttl
+	opts.MaxRetainedBytes = *maxBytes
+	opts.MaxRetainedChunks = *maxChunks
+	opts.Sandbox = startSandbox(ctx, *sandboxBackend, rt.log)
+	opts.TCPUpstreamProxy = proxy.upstream.String()
 	return serve.Run(ctx, serve.Config{
-		Listen: l,
-		Server: executor.Options{
-			ProcessGuard:         guard,
-			CodexHome:            codexHomeDir(),
-			ConcurrentRequests:   *concurrent,
-			SessionTTL:           *ttl,
-			MaxRetainedBytes:     *maxBytes,
-			MaxRetainedChunks:    *maxChunks,
-			MaxUnackedTotalBytes: *maxUnackedTotal,
-			PrependPathDirs:      pathDirs,
-			Sandbox:              startSandbox(ctx, *sandboxBackend, log),
-			TCPUpstreamProxy:     proxy.upstream.String(),
-			Observer:             telemetry.WithTracing(executorObserver(tm), tr),
-			TunnelPolicy:         tunnelPolicy,
-			TunnelListenPolicy:   tunnelListenPolicy,
-		},
+		Listen:   l,
+		Server:   opts,
 		Stdin:    stdin,
 		Stdout:   stdout,
-		Logger:   log,
+		Logger:   rt.log,
 		Auth:     auth,
-		OnServer: func(srv *executor.Server) { trackSessions(tm, srv) },
+		OnServer: func(srv *executor.Server) { trackSessions(rt.tm, srv) },
 	})
 }

@@ -6,10 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/execlab/executor/cmd/executor/internal/tunnelcli"
-	"github.com/execlab/executor/internal/wsauth"
 )
 
 func runTunnel(ctx context.Context, args []string, stderr io.Writer) error {
@@ -32,11 +30,7 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	registry := fs.String("registry", os.Getenv("EXECUTOR_REGISTRY_URL"), "registry base URL [EXECUTOR_REGISTRY_URL]")
-	envID := fs.String("environment-id", os.Getenv("EXECUTOR_ENVIRONMENT_ID"), "environment [EXECUTOR_ENVIRONMENT_ID]")
-	tokenFile := fs.String("token-file", os.Getenv("EXECUTOR_TOKEN_FILE"), "file whose first token line is the bearer for the registry [EXECUTOR_TOKEN_FILE]")
-	url := fs.String("url", os.Getenv("EXECUTOR_URL"), "ws:// URL of a local 'executor serve' instead of a registry [EXECUTOR_URL]")
-	authTokenFile := fs.String("auth-bearer-token-file", os.Getenv("EXECUTOR_AUTH_BEARER_TOKEN_FILE"), "with --url: file holding the listener's bearer token [EXECUTOR_AUTH_BEARER_TOKEN_FILE]")
+	target := addTargetFlags(fs, "environment [EXECUTOR_ENVIRONMENT_ID]", "with --url: file holding the listener's bearer token [EXECUTOR_AUTH_BEARER_TOKEN_FILE]")
 	var locals, socks, remotes stringList
 	fs.Var(&locals, "L", "[BIND:]LPORT:HOST:HPORT: forward connections to BIND:LPORT to HOST:HPORT (repeatable)")
 	fs.Var(&socks, "D", "[BIND:]PORT: SOCKS5 proxy whose CONNECTs open tunnels (repeatable)")
@@ -75,25 +69,11 @@ Flags:
 	if len(cfg.Locals)+len(cfg.Socks)+len(cfg.Remotes) == 0 {
 		return fmt.Errorf("%w: give at least one -L, -D or -R", errUsage)
 	}
-	switch {
-	case *url != "":
-		cfg.URL = *url
-		if *authTokenFile != "" {
-			tok, err := wsauth.ReadSecretFile(*authTokenFile)
-			if err != nil {
-				return err
-			}
-			cfg.AuthBearerToken = tok
-		}
-	case *registry != "" && *envID != "" && *tokenFile != "":
-		tok, err := readToken(*tokenFile)
-		if err != nil {
-			return err
-		}
-		cfg.Registry, cfg.EnvironmentID, cfg.Token = *registry, *envID, tok
-	default:
-		return fmt.Errorf("%w: give --url, or --registry, --environment-id and --token-file", errUsage)
+	t, err := target.resolve()
+	if err != nil {
+		return err
 	}
+	cfg.URL, cfg.AuthBearerToken, cfg.Registry, cfg.EnvironmentID, cfg.Token = t.url, t.authBearerToken, t.registry, t.environmentID, t.token
 	log, err := newLogger(stderr, *logLevel, *logFormat)
 	if err != nil {
 		return err
