@@ -6,13 +6,12 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/coder/websocket"
 
+	"github.com/execlab/executor/cmd/executor/internal/serve"
 	"github.com/execlab/executor/executor"
-	"github.com/execlab/executor/internal/wsmsg"
 	"github.com/execlab/executor/registry/direct"
 	"github.com/execlab/executor/relay/wsconn"
 )
@@ -145,38 +144,11 @@ func RunDirect(ctx context.Context, cfg DirectConfig) error {
 	}
 }
 
-// serveDirectSocket serves JSON-RPC on c until it ends or ctx is done; it owns the ping
-// loop and waits for it.
+// serveDirectSocket serves JSON-RPC on c until it ends or ctx is done (serve's socket
+// loop, with the direct socket's limits).
 func serveDirectSocket(ctx context.Context, c *websocket.Conn, srv *executor.Server) error {
-	c.SetReadLimit(directMaxMessageBytes)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { // the ping loop, owned by this socket
-		defer wg.Done()
-		t := time.NewTicker(directPingInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			pctx, pcancel := context.WithTimeout(ctx, directPongTimeout)
-			err := c.Ping(pctx)
-			pcancel()
-			if err != nil {
-				cancel()
-				return
-			}
-		}
-	}()
-	err := srv.ServeConn(ctx, wsmsg.New(c), executor.ConnInfo{Transport: executor.TransportWebSocket, Peer: "direct"})
-	cancel()
-	_ = c.CloseNow()
-	wg.Wait()
-	return err
+	return serve.ServeWebSocket(ctx, c, srv, executor.ConnInfo{Transport: executor.TransportWebSocket, Peer: "direct"},
+		directMaxMessageBytes, directPingInterval, directPongTimeout)
 }
 
 // runDirect is RunCommand for Transport == TransportDirect: no registry credential source

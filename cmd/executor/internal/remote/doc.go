@@ -11,7 +11,8 @@
 // With Command.Transport == TransportDirect (--remote-transport direct --aws-sigv4) none of
 // the relay, Noise or registry credential layers is used: RunDirect (direct.go) registers with
 // a SigV4 signature (registry/direct), keeps one signed WebSocket to the url it is given and
-// serves plain JSON-RPC on it (docs/direct-transport.md).
+// serves plain JSON-RPC on it (docs/direct-transport.md) with the local listener's socket
+// loop (cmd/executor/internal/serve.ServeWebSocket).
 //
 // Two entry points:
 //

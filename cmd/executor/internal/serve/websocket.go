@@ -171,25 +171,13 @@ func (h *wsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.log.Debug("websocket upgrade failed", "error", err)
 		return
 	}
-	c.SetReadLimit(MaxMessageBytes)
 	h.conns.Add(1)
 	defer h.conns.Done()
-	ctx, cancel := context.WithCancel(h.ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { // pingLoop, owned by this connection
-		defer wg.Done()
-		pingLoop(ctx, c, cancel)
-	}()
 	info := executor.ConnInfo{Transport: executor.TransportWebSocket, Peer: r.RemoteAddr}
 	if h.auth.Mode() == wsauth.ModeNone {
 		info.OnSandboxedNetworkStart = func() { h.warnSandboxedNetwork(r.RemoteAddr) }
 	}
-	err = h.srv.ServeConn(ctx, wsmsg.New(c), info)
-	cancel()
-	_ = c.CloseNow()
-	wg.Wait()
+	err = ServeWebSocket(h.ctx, c, h.srv, info, MaxMessageBytes, PingInterval, PongTimeout)
 	if err != nil {
 		h.log.Debug("connection ended", "peer", r.RemoteAddr, "error", err)
 	}
@@ -242,9 +230,31 @@ func checkUpgradeRequest(r *http.Request) (int, string) {
 	return 0, ""
 }
 
-// pingLoop pings every PingInterval; a pong missing for PongTimeout ends the connection.
-func pingLoop(ctx context.Context, c *websocket.Conn, cancel context.CancelFunc) {
-	t := time.NewTicker(PingInterval)
+// ServeWebSocket serves srv on the upgraded socket c until the connection ends or ctx is
+// done: messages up to readLimit bytes, a ping every pingInterval, and a pong missing for
+// pongTimeout ends the connection. It closes c and waits for its ping loop before
+// returning ServeConn's error. Used by this listener and by `remote`'s direct socket.
+func ServeWebSocket(ctx context.Context, c *websocket.Conn, srv *executor.Server, info executor.ConnInfo,
+	readLimit int64, pingInterval, pongTimeout time.Duration) error {
+	c.SetReadLimit(readLimit)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // pingLoop, owned by this connection
+		defer wg.Done()
+		pingLoop(ctx, c, cancel, pingInterval, pongTimeout)
+	}()
+	err := srv.ServeConn(ctx, wsmsg.New(c), info)
+	cancel()
+	_ = c.CloseNow()
+	wg.Wait()
+	return err
+}
+
+// pingLoop pings every interval; a pong missing for timeout ends the connection (cancel).
+func pingLoop(ctx context.Context, c *websocket.Conn, cancel context.CancelFunc, interval, timeout time.Duration) {
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
@@ -252,7 +262,7 @@ func pingLoop(ctx context.Context, c *websocket.Conn, cancel context.CancelFunc)
 			return
 		case <-t.C:
 		}
-		pctx, pcancel := context.WithTimeout(ctx, PongTimeout)
+		pctx, pcancel := context.WithTimeout(ctx, timeout)
 		err := c.Ping(pctx)
 		pcancel()
 		if err != nil {
