@@ -6,15 +6,8 @@ import (
 	"strconv"
 
 	"github.com/execlab/executor/executor/protocol"
-	"github.com/execlab/executor/sandbox/policy"
 	"golang.org/x/sys/unix"
 )
-
-// Canonicalize implements fs/canonicalize: every symlink and alias resolved, like realpath(3)
-// (missing path → -32004, link loop → "Symbolic link loop (os error 40)").
-func (s *Service) Canonicalize(ctx context.Context, p *protocol.FsCanonicalizeParams) (*protocol.FsCanonicalizeResult, error) {
-	return routed(ctx, s, protocol.MethodFsCanonicalize, false, p, func(p *protocol.FsCanonicalizeParams) **policy.Context { return &p.Sandbox }, s.canonicalize)
-}
 
 // canonicalize runs Canonicalize in this process (routed decides where).
 func (s *Service) canonicalize(ctx context.Context, p *protocol.FsCanonicalizeParams) (*protocol.FsCanonicalizeResult, error) {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/jsonwire"
-	"github.com/execlab/executor/sandbox/policy"
 )
 
 var (
@@ -17,12 +16,6 @@ var (
 	errCopyIntoItself     = jsonwire.InvalidRequest("fs/copy cannot copy a directory to itself or one of its descendants")
 	errCopySpecial        = jsonwire.InvalidRequest("fs/copy only supports regular files, directories, and symlinks")
 )
-
-// Copy implements fs/copy: a file, a symlink (recreated with the same target text, also at top
-// level) or, with recursive:true, a directory tree in which special files are skipped.
-func (s *Service) Copy(ctx context.Context, p *protocol.FsCopyParams) (*protocol.FsEmptyResult, error) {
-	return routed(ctx, s, protocol.MethodFsCopy, false, p, func(p *protocol.FsCopyParams) **policy.Context { return &p.Sandbox }, s.copy)
-}
 
 // copy runs Copy in this process (routed decides where).
 func (s *Service) copy(ctx context.Context, p *protocol.FsCopyParams) (*protocol.FsEmptyResult, error) {

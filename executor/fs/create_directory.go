@@ -8,16 +8,8 @@ import (
 	"syscall"
 
 	"github.com/execlab/executor/executor/protocol"
-	"github.com/execlab/executor/sandbox/policy"
 	"golang.org/x/sys/unix"
 )
-
-// CreateDirectory implements fs/createDirectory; recursive (default true) creates missing
-// parents like Rust's create_dir_all: an existing directory is fine, an existing
-// non-directory is "File exists".
-func (s *Service) CreateDirectory(ctx context.Context, p *protocol.FsCreateDirectoryParams) (*protocol.FsEmptyResult, error) {
-	return routed(ctx, s, protocol.MethodFsCreateDirectory, false, p, func(p *protocol.FsCreateDirectoryParams) **policy.Context { return &p.Sandbox }, s.createDirectory)
-}
 
 // createDirectory runs CreateDirectory in this process (routed decides where).
 func (s *Service) createDirectory(ctx context.Context, p *protocol.FsCreateDirectoryParams) (*protocol.FsEmptyResult, error) {

@@ -7,20 +7,11 @@ import (
 
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/jsonwire"
-	"github.com/execlab/executor/sandbox/policy"
 	"golang.org/x/sys/unix"
 )
 
 // errContainsSymlink is the no-follow refusal for a symlink final component.
 var errContainsSymlink = jsonwire.InvalidRequest("path contains a symbolic link")
-
-// GetMetadata implements fs/getMetadata. Following (default): isDirectory/isFile describe
-// the target, isSymlink the path itself, createdAtMs is 0 (as the Linux reference build
-// reports). Not following: a symlink final component is -32600, and createdAtMs is the
-// statx birth time when the filesystem records one.
-func (s *Service) GetMetadata(ctx context.Context, p *protocol.FsGetMetadataParams) (*protocol.FsGetMetadataResult, error) {
-	return routed(ctx, s, protocol.MethodFsGetMetadata, true, p, func(p *protocol.FsGetMetadataParams) **policy.Context { return &p.Sandbox }, s.getMetadata)
-}
 
 // getMetadata runs GetMetadata in this process (routed decides where).
 func (s *Service) getMetadata(ctx context.Context, p *protocol.FsGetMetadataParams) (*protocol.FsGetMetadataResult, error) {
@@ -52,11 +43,7 @@ func (s *Service) getMetadata(ctx context.Context, p *protocol.FsGetMetadataPara
 	}
 	defer par.close()
 	var stx unix.Statx_t
-	name, flags := par.name, unix.AT_SYMLINK_NOFOLLOW
-	if name == "" {
-		name = "."
-	}
-	if err := unix.Statx(par.dirfd, name, flags, unix.STATX_BASIC_STATS|unix.STATX_BTIME, &stx); err != nil {
+	if err := unix.Statx(par.dirfd, nameOrDot(par.name), unix.AT_SYMLINK_NOFOLLOW, unix.STATX_BASIC_STATS|unix.STATX_BTIME, &stx); err != nil {
 		return nil, rpcError(&os.PathError{Op: "statx", Path: native, Err: err})
 	}
 	mode := uint32(stx.Mode) & unix.S_IFMT

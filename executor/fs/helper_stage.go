@@ -85,29 +85,21 @@ type helperOpenResult struct {
 // policy's deny globs to re-check their own reads.
 func helperDispatch(ctx context.Context, method string, raw json.RawMessage, denyGlobs []string) (any, error) {
 	s := New(nil)
-	switch method {
-	case protocol.MethodFsReadFile:
-		return helperRun(ctx, raw, s.ReadFile)
-	case protocol.MethodFsWriteFile:
-		return helperRun(ctx, raw, s.WriteFile)
-	case protocol.MethodFsCreateDirectory:
-		return helperRun(ctx, raw, s.CreateDirectory)
-	case protocol.MethodFsGetMetadata:
-		return helperRun(ctx, raw, s.GetMetadata)
-	case protocol.MethodFsCanonicalize:
-		return helperRun(ctx, raw, s.Canonicalize)
-	case protocol.MethodFsReadDirectory:
-		return helperRun(ctx, raw, s.ReadDirectory)
-	case protocol.MethodFsWalk:
-		return helperRun(ctx, raw, s.Walk)
-	case protocol.MethodFsRemove:
-		return helperRun(ctx, raw, s.Remove)
-	case protocol.MethodFsCopy:
-		return helperRun(ctx, raw, s.Copy)
-	case protocol.MethodFsOpen:
-		return helperRun(ctx, raw, helperOpen)
-	case helperMethodOpenReplace:
-		return helperRun(ctx, raw, helperOpenReplace)
+	local := map[string]func(context.Context, json.RawMessage) (any, error){
+		protocol.MethodFsReadFile:        helperRun(s.ReadFile),
+		protocol.MethodFsWriteFile:       helperRun(s.WriteFile),
+		protocol.MethodFsCreateDirectory: helperRun(s.CreateDirectory),
+		protocol.MethodFsGetMetadata:     helperRun(s.GetMetadata),
+		protocol.MethodFsCanonicalize:    helperRun(s.Canonicalize),
+		protocol.MethodFsReadDirectory:   helperRun(s.ReadDirectory),
+		protocol.MethodFsWalk:            helperRun(s.Walk),
+		protocol.MethodFsRemove:          helperRun(s.Remove),
+		protocol.MethodFsCopy:            helperRun(s.Copy),
+		protocol.MethodFsOpen:            helperRun(helperOpen),
+		helperMethodOpenReplace:          helperRun(helperOpenReplace),
+	}
+	if run := local[method]; run != nil {
+		return run(ctx, raw)
 	}
 	if m := registeredHelperMethod(method); m != nil {
 		return m(ctx, raw, denyGlobs)
@@ -115,12 +107,15 @@ func helperDispatch(ctx context.Context, method string, raw json.RawMessage, den
 	return nil, jsonwire.InvalidRequest("unknown fs sandbox helper method %q", method)
 }
 
-func helperRun[P, R any](ctx context.Context, raw json.RawMessage, f func(context.Context, *P) (*R, error)) (any, error) {
-	var p P
-	if err := jsonwire.UnmarshalParams(raw, &p); err != nil {
-		return nil, err
+// helperRun binds f to raw params: they are decoded as P, then f runs.
+func helperRun[P, R any](f func(context.Context, *P) (*R, error)) func(context.Context, json.RawMessage) (any, error) {
+	return func(ctx context.Context, raw json.RawMessage) (any, error) {
+		var p P
+		if err := jsonwire.UnmarshalParams(raw, &p); err != nil {
+			return nil, err
+		}
+		return f(ctx, &p)
 	}
-	return f(ctx, &p)
 }
 
 // helperOpen reads a snapshot for a sandboxed fs/open: a FIFO or other non-regular file

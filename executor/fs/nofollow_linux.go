@@ -43,6 +43,38 @@ func openParentNoFollow(p string) (*parentNoFollow, error) {
 	return &parentNoFollow{dirfd: dirfd, name: comps[len(comps)-1]}, nil
 }
 
+// openFile opens the clean absolute path native with flags (unix.O_*; O_CLOEXEC is
+// added) and perm. With follow, symlinks are followed as open(2) does; without it no
+// component is (openParentNoFollow, then O_NOFOLLOW on the final one). Errors are the
+// JSON-RPC errors (rpcError).
+func openFile(native string, follow bool, flags int, perm uint32) (*os.File, error) {
+	if follow {
+		f, err := os.OpenFile(native, flags, os.FileMode(perm))
+		if err != nil {
+			return nil, rpcError(err)
+		}
+		return f, nil
+	}
+	par, err := openParentNoFollow(native)
+	if err != nil {
+		return nil, rpcError(err)
+	}
+	fd, err := unix.Openat(par.dirfd, nameOrDot(par.name), flags|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
+	par.close()
+	if err != nil {
+		return nil, rpcError(&os.PathError{Op: "open", Path: native, Err: err})
+	}
+	return os.NewFile(uintptr(fd), native), nil
+}
+
+// nameOrDot is the final component for an *at call: "." for the root itself.
+func nameOrDot(name string) string {
+	if name == "" {
+		return "."
+	}
+	return name
+}
+
 // lstatAt stats the final component without following it.
 func (p *parentNoFollow) lstat() (unix.Stat_t, error) {
 	var st unix.Stat_t

@@ -7,15 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/execlab/executor/executor/protocol"
-	"github.com/execlab/executor/sandbox/policy"
 )
-
-// ReadDirectory implements fs/readDirectory: entries sorted by name (the reference uses raw
-// directory order), symlinks resolved, dangling links and loops left out, special files
-// listed with both flags false, names converted lossily to UTF-8.
-func (s *Service) ReadDirectory(ctx context.Context, p *protocol.FsReadDirectoryParams) (*protocol.FsReadDirectoryResult, error) {
-	return routed(ctx, s, protocol.MethodFsReadDirectory, false, p, func(p *protocol.FsReadDirectoryParams) **policy.Context { return &p.Sandbox }, s.readDirectory)
-}
 
 // readDirectory runs ReadDirectory in this process (routed decides where).
 func (s *Service) readDirectory(ctx context.Context, p *protocol.FsReadDirectoryParams) (*protocol.FsReadDirectoryResult, error) {

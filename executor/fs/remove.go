@@ -8,17 +8,8 @@ import (
 
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/jsonwire"
-	"github.com/execlab/executor/sandbox/policy"
 	"golang.org/x/sys/unix"
 )
-
-// Remove implements fs/remove. recursive and force default to true. A symlink is removed,
-// never its target. force turns a missing path (also a missing parent) into success; a
-// parent that is a file is still an error, -32603 "Not a directory" (observed from codex
-// 0.169.0, contrary to an earlier reading of the spec). recursive:false removes files, symlinks and empty directories only.
-func (s *Service) Remove(ctx context.Context, p *protocol.FsRemoveParams) (*protocol.FsEmptyResult, error) {
-	return routed(ctx, s, protocol.MethodFsRemove, false, p, func(p *protocol.FsRemoveParams) **policy.Context { return &p.Sandbox }, s.remove)
-}
 
 // remove runs Remove in this process (routed decides where).
 func (s *Service) remove(ctx context.Context, p *protocol.FsRemoveParams) (*protocol.FsEmptyResult, error) {

@@ -9,20 +9,7 @@ import (
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/internal/oserr"
 	"github.com/execlab/executor/jsonwire"
-	"github.com/execlab/executor/sandbox/policy"
 )
-
-// Walk implements fs/walk: breadth-first from the root (depth 0), each directory's entries
-// sorted by name. Every entry and per-entry error counts against maxEntries; reaching it, or the estimated 4 MiB
-// response budget, sets truncated and stops; reaching maxDirectories sets truncated and stops
-// descending. Symlinks are skipped unless they lead to a directory and following is on;
-// such links are always listed but a directory already visited (by canonical path) is not
-// descended again; other special files are skipped. Per-entry failures go
-// to errors. Entry URIs are built from lossy names with tabs dropped, as the reference does
-// (spec/jsonrpc.md §4), so such an entry lands in errors.
-func (s *Service) Walk(ctx context.Context, p *protocol.FsWalkParams) (*protocol.FsWalkResult, error) {
-	return routed(ctx, s, protocol.MethodFsWalk, false, p, func(p *protocol.FsWalkParams) **policy.Context { return &p.Sandbox }, s.walk)
-}
 
 // walk runs Walk in this process (routed decides where).
 func (s *Service) walk(ctx context.Context, p *protocol.FsWalkParams) (*protocol.FsWalkResult, error) {
