@@ -96,6 +96,21 @@ type instance struct {
 	scanDone chan struct{}
 }
 
+// startConnected starts an instance of t and opens one initialized session on it. The
+// caller closes the session, then stops the instance; on error nothing is left running.
+func startConnected(ctx context.Context, t Target) (*instance, *session, error) {
+	inst, err := startInstance(ctx, t)
+	if err != nil {
+		return nil, nil, err
+	}
+	sess, err := openSession(ctx, inst.url)
+	if err != nil {
+		inst.stop()
+		return nil, nil, fmt.Errorf("connecting to %s: %w%s", t.Name, err, inst.stderr.suffix())
+	}
+	return inst, sess, nil
+}
+
 // startInstance starts t and waits for its URL.
 func startInstance(ctx context.Context, t Target) (*instance, error) {
 	home, tmp, err := newHome(t.Name)

@@ -135,12 +135,7 @@ type overheadRow struct {
 var overheadRows = []overheadRow{
 	{
 		name: "oneshot_local", cpuUnit: "CPU-ms/process", lowerIsBetter: true, repeat: 10, cpuScale: 1000,
-		ops: func(e *Env) float64 {
-			if e.Quick {
-				return oneshotPerSampleQuick
-			}
-			return oneshotPerSample
-		},
+		ops: func(e *Env) float64 { return float64(quick(e, oneshotPerSample, oneshotPerSampleQuick)) },
 		start: func(ctx context.Context, _ *Env, s *Side) (int, error) {
 			if _, err := s.shared(ctx); err != nil {
 				return 0, err
@@ -150,12 +145,7 @@ var overheadRows = []overheadRow{
 	},
 	{
 		name: "relay_stream", cpuUnit: "CPU-s/GiB", repeat: 1, cpuScale: 1,
-		ops: func(e *Env) float64 {
-			if e.Quick {
-				return float64(relayStreamBytesQuick) / gibibyte
-			}
-			return float64(relayStreamBytes) / gibibyte
-		},
+		ops: func(e *Env) float64 { return float64(quick(e, relayStreamBytes, relayStreamBytesQuick)) / gibibyte },
 		start: func(ctx context.Context, e *Env, s *Side) (int, error) {
 			if _, err := s.remoteShared(ctx, e); err != nil {
 				return 0, err

@@ -80,10 +80,7 @@ func (e *Env) capdiscTreeFor() (*capdiscTree, error) {
 			return fail(err)
 		}
 	}
-	fillers := capdiscFillerDirs
-	if e.Quick {
-		fillers = capdiscFillerDirsQuick
-	}
+	fillers := quick(e, capdiscFillerDirs, capdiscFillerDirsQuick)
 	for d := range fillers {
 		dir := filepath.Join(root, "filler", fmt.Sprintf("d%03d", d))
 		if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -24,10 +24,7 @@ func measureStdoutCPU(ctx context.Context, e *Env, side *Side) (float64, error) 
 	if err != nil {
 		return 0, err
 	}
-	size := int64(stdoutBytes)
-	if e.Quick {
-		size = stdoutBytesQuick
-	}
+	size := quick(e, int64(stdoutBytes), stdoutBytesQuick)
 	pid := side.inst.pid()
 	return cpuPerGiB(pid, size, func() error {
 		_, err := streamZeros(ctx, e, sess, side.processID("stdoutcpu"), size)
@@ -40,10 +37,7 @@ func measureRelayCPU(ctx context.Context, e *Env, side *Side) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	size := int64(relayStreamBytes)
-	if e.Quick {
-		size = relayStreamBytesQuick
-	}
+	size := quick(e, int64(relayStreamBytes), relayStreamBytesQuick)
 	pid := side.remote.cmd.Process.Pid
 	return cpuPerGiB(pid, size, func() error {
 		_, err := streamZeros(ctx, e, sess, side.processID("relaycpu"), size)

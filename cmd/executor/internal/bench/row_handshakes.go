@@ -97,10 +97,7 @@ func measureHandshakes(ctx context.Context, e *Env, side *Side) (float64, error)
 	if err != nil {
 		return 0, err
 	}
-	total := handshakesPerSample
-	if e.Quick {
-		total = handshakesPerSampleQuick
-	}
+	total := quick(e, handshakesPerSample, handshakesPerSampleQuick)
 	workers := runtime.GOMAXPROCS(0)
 	auth := bytes.Repeat([]byte{'a'}, 64)
 	cpu0, err := cpuTime()

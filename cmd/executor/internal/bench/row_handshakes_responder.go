@@ -41,10 +41,7 @@ func measureHandshakesResponder(ctx context.Context, e *Env, side *Side) (float6
 	if err != nil {
 		return 0, err
 	}
-	total := responderHandshakesPerSample
-	if e.Quick {
-		total = responderHandshakesPerSampleQuick
-	}
+	total := quick(e, responderHandshakesPerSample, responderHandshakesPerSampleQuick)
 	auth := bytes.Repeat([]byte{'a'}, 64)
 	hs := make([]pendingResponder, responderBatch)
 	var used time.Duration

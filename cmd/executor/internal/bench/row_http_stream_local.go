@@ -36,15 +36,11 @@ func measureHTTPStreamLocal(ctx context.Context, e *Env, side *Side) (float64, e
 func measureHTTPStreamRSS(ctx context.Context, e *Env, side *Side) (float64, error) {
 	// A fresh executor per sample: a long-lived one may already hold memory freed by
 	// earlier rows, which would hide the stream's growth.
-	inst, err := startInstance(ctx, side.Target)
+	inst, sess, err := startConnected(ctx, side.Target)
 	if err != nil {
 		return 0, err
 	}
 	defer inst.stop()
-	sess, err := openSession(ctx, inst.url)
-	if err != nil {
-		return 0, fmt.Errorf("connecting: %w%s", err, inst.stderr.suffix())
-	}
 	defer sess.close()
 	pid := inst.pid()
 	if err := resetPeakRSS(pid); err != nil {
@@ -73,10 +69,7 @@ func streamHTTP(ctx context.Context, e *Env, side *Side, sess *session) (time.Du
 	if err != nil {
 		return 0, 0, err
 	}
-	size := int64(httpBodyBytes)
-	if e.Quick {
-		size = httpBodyBytesQuick
-	}
+	size := quick(e, int64(httpBodyBytes), httpBodyBytesQuick)
 	ctx, cancel := context.WithTimeout(ctx, streamTimeout)
 	defer cancel()
 	reqID := side.processID("http")

@@ -34,10 +34,7 @@ import (
 const idleStreamEnvironment = "bench-idle-streams"
 
 func measureIdleStreamMemory(ctx context.Context, e *Env, side *Side) (float64, error) {
-	n := idleStreams
-	if e.Quick {
-		n = idleStreamsQuick
-	}
+	n := quick(e, idleStreams, idleStreamsQuick)
 	h, err := startHelper(e, helperSpec{Kind: helperHarnesses, Harnesses: n, EnvironmentID: idleStreamEnvironment})
 	if err != nil {
 		return 0, err

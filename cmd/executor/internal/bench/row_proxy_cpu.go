@@ -38,10 +38,7 @@ func measureProxyCPU(ctx context.Context, e *Env, side *Side) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	size := int64(proxyBodyBytes)
-	if e.Quick {
-		size = proxyBodyBytesQuick
-	}
+	size := quick(e, int64(proxyBodyBytes), proxyBodyBytesQuick)
 	want := e.bodyDigest(srv, size)
 	url := strings.Replace(srv.url, "127.0.0.1", "localhost", 1) + "/body?n=" + strconv.FormatInt(size, 10)
 	var stdout, stderr []byte

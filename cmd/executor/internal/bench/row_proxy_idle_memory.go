@@ -22,24 +22,17 @@ func measureProxyIdleMemory(ctx context.Context, e *Env, side *Side) (float64, e
 	if err != nil {
 		return 0, err
 	}
-	inst, err := startInstance(ctx, side.Target)
+	inst, sess, err := startConnected(ctx, side.Target)
 	if err != nil {
 		return 0, err
 	}
 	defer inst.stop()
-	sess, err := openSession(ctx, inst.url)
-	if err != nil {
-		return 0, fmt.Errorf("connecting: %w%s", err, inst.stderr.suffix())
-	}
 	defer sess.close()
 	h, err := holdProxy(ctx, side, sess)
 	if err != nil {
 		return 0, err
 	}
-	n := proxyIdleTunnels
-	if e.Quick {
-		n = proxyIdleTunnelsQuick
-	}
+	n := quick(e, proxyIdleTunnels, proxyIdleTunnelsQuick)
 	conns := make([]net.Conn, 0, n)
 	defer func() {
 		for _, c := range conns {

@@ -32,10 +32,7 @@ func measureProxySetup(ctx context.Context, e *Env, side *Side) (float64, error)
 	if err != nil {
 		return 0, err
 	}
-	n := proxySetupsPerSample
-	if e.Quick {
-		n = proxySetupsPerSampleQuick
-	}
+	n := quick(e, proxySetupsPerSample, proxySetupsPerSampleQuick)
 	lat := make([]float64, 0, n)
 	for range n {
 		start := time.Now()

@@ -33,10 +33,7 @@ func (e *Env) blockFileFor() (*blockFile, error) {
 	if e.blockFile != nil {
 		return e.blockFile, nil
 	}
-	size := int64(readBlockFileBytes)
-	if e.Quick {
-		size = readBlockFileBytesQuick
-	}
+	size := quick(e, int64(readBlockFileBytes), readBlockFileBytesQuick)
 	dir, err := os.MkdirTemp("/var/tmp", "executor-bench-blocks-")
 	if err != nil {
 		return nil, fmt.Errorf("creating readblock file: %w", err)

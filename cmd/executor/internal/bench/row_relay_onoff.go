@@ -54,10 +54,7 @@ func measureRelayOnOff(ctx context.Context, e *Env, side *Side, label string, of
 		return 0, fmt.Errorf("connecting with %s off: %w%s", label, err, ri.output.suffix())
 	}
 	defer off.close()
-	size := int64(relayStreamBytes)
-	if e.Quick {
-		size = relayStreamBytesQuick
-	}
+	size := quick(e, int64(relayStreamBytes), relayStreamBytesQuick)
 	sessions := []*session{on, off}
 	if side.ids%2 == 1 {
 		sessions[0], sessions[1] = off, on

@@ -15,9 +15,6 @@ func measureRelayStream(ctx context.Context, e *Env, side *Side) (float64, error
 	if err != nil {
 		return 0, err
 	}
-	size := int64(relayStreamBytes)
-	if e.Quick {
-		size = relayStreamBytesQuick
-	}
+	size := quick(e, int64(relayStreamBytes), relayStreamBytesQuick)
 	return streamZeros(ctx, e, sess, side.processID("relay"), size)
 }

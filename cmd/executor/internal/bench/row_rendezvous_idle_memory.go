@@ -22,10 +22,7 @@ import (
 // column. Goal (issue 7): ≤ 25 KB.
 
 func measureRendezvousIdleMemory(ctx context.Context, e *Env, side *Side) (float64, error) {
-	sockets := rendezvousSockets
-	if e.Quick {
-		sockets = rendezvousSocketsQuick
-	}
+	sockets := quick(e, rendezvousSockets, rendezvousSocketsQuick)
 	envs := sockets / 2
 	if err := raiseNoFile(uint64(sockets + fdHeadroom)); err != nil {
 		return 0, err

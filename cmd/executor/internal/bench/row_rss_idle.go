@@ -15,20 +15,13 @@ import (
 // Goal: ours ≤ 20 MiB (absolute; the reference is shown for comparison).
 
 func measureRSSIdle(ctx context.Context, e *Env, side *Side) (float64, error) {
-	inst, err := startInstance(ctx, side.Target)
+	inst, sess, err := startConnected(ctx, side.Target)
 	if err != nil {
 		return 0, err
 	}
 	defer inst.stop()
-	sess, err := openSession(ctx, inst.url)
-	if err != nil {
-		return 0, fmt.Errorf("connecting: %w%s", err, inst.stderr.suffix())
-	}
 	defer sess.close()
-	settle := rssSettle
-	if e.Quick {
-		settle = rssSettleQuick
-	}
+	settle := quick(e, rssSettle, rssSettleQuick)
 	t := time.NewTimer(settle)
 	select {
 	case <-t.C:

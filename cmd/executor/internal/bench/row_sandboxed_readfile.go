@@ -25,14 +25,7 @@ const readListJSON = `{"permissions":{"type":"managed","network":"restricted","f
 const sandboxedReadSize = 1 << 10
 
 func measureSandboxedReadFile(ctx context.Context, e *Env, side *Side) (float64, error) {
-	if err := needBwrap(); err != nil {
-		return 0, err
-	}
-	sess, err := side.shared(ctx)
-	if err != nil {
-		return 0, err
-	}
-	ws, err := benchWorkspace(side)
+	sess, ws, err := sandboxedSession(ctx, side)
 	if err != nil {
 		return 0, err
 	}

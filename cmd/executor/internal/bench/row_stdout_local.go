@@ -23,10 +23,7 @@ func measureStdoutLocal(ctx context.Context, e *Env, side *Side) (float64, error
 	if err != nil {
 		return 0, err
 	}
-	size := int64(stdoutBytes)
-	if e.Quick {
-		size = stdoutBytesQuick
-	}
+	size := quick(e, int64(stdoutBytes), stdoutBytesQuick)
 	return streamZeros(ctx, e, sess, side.processID("stdout"), size)
 }
 

@@ -29,10 +29,7 @@ func measureStdoutParallel(ctx context.Context, e *Env, side *Side) (float64, er
 	if _, err := side.shared(ctx); err != nil {
 		return 0, err
 	}
-	size := int64(parallelBytes)
-	if e.Quick {
-		size = parallelBytesQuick
-	}
+	size := quick(e, int64(parallelBytes), parallelBytesQuick)
 	sessions := make([]*session, 0, parallelStreams)
 	defer func() {
 		for _, s := range sessions {

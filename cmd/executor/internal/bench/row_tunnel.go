@@ -136,12 +136,7 @@ func readPattern(r io.Reader, want int64) error {
 	return nil
 }
 
-func tunnelSize(e *Env) int64 {
-	if e.Quick {
-		return tunnelStreamBytesQuick
-	}
-	return tunnelStreamBytes
-}
+func tunnelSize(e *Env) int64 { return quick(e, int64(tunnelStreamBytes), tunnelStreamBytesQuick) }
 
 // tunnelDownload streams n bytes through c conns at once and returns the aggregate MiB/s.
 func tunnelDownload(ctx context.Context, c *harness.Client, conns int, n int64) (float64, error) {
@@ -279,10 +274,7 @@ func measureTunnelEchoRTT(ctx context.Context, e *Env, side *Side) (float64, err
 // (after a forced GC) per connection: both goroutines, the sockets and the table entry.
 // The relay under the table costs nothing per tunnel.
 func measureTunnelIdleMemory(ctx context.Context, e *Env, _ *Side) (float64, error) {
-	n := tunnelIdleConns
-	if e.Quick {
-		n = tunnelIdleConnsQuick
-	}
+	n := quick(e, tunnelIdleConns, tunnelIdleConnsQuick)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err

@@ -31,10 +31,7 @@ func (e *Env) walkTreeFor() (*walkTree, error) {
 	if e.walkTree != nil {
 		return e.walkTree, nil
 	}
-	total := walkEntries
-	if e.Quick {
-		total = walkEntriesQuick
-	}
+	total := quick(e, walkEntries, walkEntriesQuick)
 	perDir := walkFilesPerDir + 1
 	nParts := (total + walkEntriesPerCall - 1) / walkEntriesPerCall
 	t := &walkTree{dirsPer: total / nParts / perDir}

@@ -36,10 +36,7 @@ func (e *Env) writeBlocksFor() (*writeBlocks, error) {
 	if e.writeBlocks != nil {
 		return e.writeBlocks, nil
 	}
-	size := int64(writeBlockFileBytes)
-	if e.Quick {
-		size = writeBlockFileBytesQuick
-	}
+	size := quick(e, int64(writeBlockFileBytes), writeBlockFileBytesQuick)
 	dir, err := os.MkdirTemp("/var/tmp", "executor-bench-writeblock-")
 	if err != nil {
 		return nil, fmt.Errorf("creating writeblock directory: %w", err)

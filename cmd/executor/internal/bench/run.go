@@ -31,6 +31,14 @@ type Config struct {
 	Helper []string
 }
 
+// quick is full, or q with --quick (Env.Quick): a row's size or count.
+func quick[T any](e *Env, full, q T) T {
+	if e.Quick {
+		return q
+	}
+	return full
+}
+
 // Env is what rows may read about the run, and the fixtures rows share during it (a large
 // file, a directory tree, a loopback HTTP server, a registry), created on first use and
 // released when Run returns.
@@ -87,14 +95,9 @@ func (s *Side) shared(ctx context.Context) (*session, error) {
 			return s.sess, nil
 		}
 	}
-	inst, err := startInstance(ctx, s.Target)
+	inst, sess, err := startConnected(ctx, s.Target)
 	if err != nil {
 		return nil, err
-	}
-	sess, err := openSession(ctx, inst.url)
-	if err != nil {
-		inst.stop()
-		return nil, fmt.Errorf("connecting to %s: %w%s", s.Target.Name, err, inst.stderr.suffix())
 	}
 	s.inst, s.sess = inst, sess
 	return sess, nil

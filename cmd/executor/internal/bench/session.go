@@ -190,6 +190,21 @@ func (s *session) runProcess(ctx context.Context, p protocol.ProcessStartParams,
 	return s.runEvents(ctx, p, &processRun{onOutput: onOutput})
 }
 
+// runQuiet runs a process that must print nothing, exit 0 and close at seq 2 (what names
+// it in errors: "/bin/true", "sandboxed /bin/true"); it returns runProcess's elapsed.
+func (s *session) runQuiet(ctx context.Context, p protocol.ProcessStartParams, what string) (time.Duration, error) {
+	out, err := s.runProcess(ctx, p, func(o protocol.ProcessOutputNotification) error {
+		return fmt.Errorf("%w: %s printed %d bytes on %s: %.80q", errDataLoss, what, len(o.Chunk), o.Stream, o.Chunk)
+	})
+	if err != nil {
+		return 0, err
+	}
+	if out.exitCode != 0 || out.lastSeq != 2 {
+		return 0, fmt.Errorf("%w: %s exited %d with close seq %d, want 0 and 2", errDataLoss, what, out.exitCode, out.lastSeq)
+	}
+	return out.elapsed, nil
+}
+
 // outputSink checks one process/output notification on the client's read loop (it must
 // not block) without decoding its chunk, and returns its seq; an error fails the run (with
 // seq 0 the event is not counted either).

@@ -38,10 +38,7 @@ func median(sorted []float64) float64 {
 // with --quick), one after another, and returns the median in milliseconds. once returns
 // the operation's latency, or an error that ends the sample.
 func medianLatency(e *Env, once func() (time.Duration, error)) (float64, error) {
-	n := oneshotPerSample
-	if e.Quick {
-		n = oneshotPerSampleQuick
-	}
+	n := quick(e, oneshotPerSample, oneshotPerSampleQuick)
 	lat := make([]float64, 0, n)
 	for range n {
 		d, err := once()
