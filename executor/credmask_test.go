@@ -1,7 +1,6 @@
 package executor_test
 
 import (
-	"bytes"
 	"crypto/x509"
 	"log/slog"
 	"net/http"
@@ -14,25 +13,8 @@ import (
 	"testing"
 
 	"github.com/execlab/executor/executor"
+	"github.com/execlab/executor/internal/syncbuf"
 )
-
-// syncBuffer is a bytes.Buffer safe for the log handler's concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // maskingProxy is a networkProxy member with credential masking and, when urlPrefix is
 // set, a custom provider for $CT bound to it.
@@ -70,7 +52,7 @@ func TestServer_CredentialMasking(t *testing.T) {
 	roots := x509.NewCertPool()
 	roots.AddCert(up.Certificate())
 	home := t.TempDir()
-	var logBuf syncBuffer
+	var logBuf syncbuf.Buffer
 	h := newHarness(t, &executor.Options{
 		CodexHome:     home,
 		UpstreamRoots: roots,

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/execlab/executor/internal/refbin"
+	"github.com/execlab/executor/internal/syncbuf"
 )
 
 // Differential tests of `executor exec-server` against every released `codex exec-server`:
@@ -43,7 +44,7 @@ func runExecServerOnce(t *testing.T, bin, home string, env []string, argv []stri
 	cmd.Dir = home
 	cmd.Env = append([]string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "CODEX_HOME=" + home,
 		"RUST_BACKTRACE=0", "RUST_LOG=off"}, env...)
-	var stderr lockedBuffer
+	var stderr syncbuf.Buffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/execlab/executor/internal/refbin"
+	"github.com/execlab/executor/internal/syncbuf"
 )
 
 // Differential tests of the stdin credential modes: each released reference
@@ -52,26 +52,9 @@ type stdinRun struct {
 	reg    *fakeRegistry
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	stderr *lockedBuffer
+	stderr *syncbuf.Buffer
 	done   chan struct{}
 	auths  []string // distinct consecutive authorization values seen so far
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // startStdinRun starts reference binary refBin, or ours when refBin is "".
@@ -86,7 +69,7 @@ func startStdinRun(t *testing.T, refBin string, env []string, args ...string) *s
 	}
 	home := refbin.CodexHome(t)
 	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "HOME=" + home, "CODEX_HOME=" + home, "RUST_BACKTRACE=0", "RUST_LOG=error"}, env...)
-	r := &stdinRun{t: t, reg: reg, cmd: cmd, stderr: &lockedBuffer{}, done: make(chan struct{})}
+	r := &stdinRun{t: t, reg: reg, cmd: cmd, stderr: &syncbuf.Buffer{}, done: make(chan struct{})}
 	cmd.Stderr = r.stderr
 	var err error
 	if r.stdin, err = cmd.StdinPipe(); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/harness"
 	"github.com/execlab/executor/internal/refbin"
+	"github.com/execlab/executor/internal/syncbuf"
 	"github.com/execlab/executor/sandbox"
 	"github.com/execlab/executor/sandbox/sandboxtest"
 )
@@ -121,7 +122,7 @@ func TestWSAuth_SandboxedCommandCannotReachListener(t *testing.T) {
 func startOursServe(t *testing.T, bin string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"serve", "--listen", "ws://127.0.0.1:0"}, args...)...)
-	var stderr lockedBuffer
+	var stderr syncbuf.Buffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/execlab/executor/internal/refbin"
+	"github.com/execlab/executor/internal/syncbuf"
 )
 
 // Differential tests of the local listener's --ws-auth against every released reference
@@ -90,7 +91,7 @@ func startListener(t *testing.T, bin string, ref bool, dir string, args ...strin
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "CODEX_HOME="+refbin.CodexHome(t), "RUST_BACKTRACE=0", "RUST_LOG=off", "HOME="+dir)
-	var stderr lockedBuffer
+	var stderr syncbuf.Buffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

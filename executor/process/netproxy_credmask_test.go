@@ -1,7 +1,6 @@
 package process_test
 
 import (
-	"bytes"
 	"crypto/x509"
 	"fmt"
 	"log/slog"
@@ -16,25 +15,8 @@ import (
 	"github.com/execlab/executor/executor/netproxy/credmask"
 	"github.com/execlab/executor/executor/process"
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/internal/syncbuf"
 )
-
-// lockedBuffer is a bytes.Buffer safe for the log handler's concurrent writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // authRecorder is a loopback HTTPS server that records the Authorization headers it
 // receives and answers a fixed body (never the header: the child must not see it).
@@ -78,7 +60,7 @@ func TestStart_CredentialMaskingHTTPS(t *testing.T) {
 	}
 	roots := x509.NewCertPool()
 	roots.AddCert(a.srv.Certificate())
-	var logBuf lockedBuffer
+	var logBuf syncbuf.Buffer
 	log := slog.New(slog.NewTextHandler(&logBuf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	m := newManager(t, &process.Options{
 		Logger:        log,

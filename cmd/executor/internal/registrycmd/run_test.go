@@ -19,13 +19,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/execlab/executor/cmd/executor/internal/registrycmd"
+	"github.com/execlab/executor/internal/syncbuf"
 	"github.com/execlab/executor/registry/api"
 	"github.com/execlab/executor/registry/server"
 	"github.com/execlab/executor/relay/wsconn"
@@ -36,19 +36,6 @@ func TestMain(m *testing.M) {
 		goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),
 		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"))
 }
-
-// syncBuffer is a log sink safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // selfSigned writes a fresh self-signed certificate for 127.0.0.1 and its key as PEM files
 // and returns their paths and a pool trusting it.
@@ -103,7 +90,7 @@ func TestStart_TLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	svc, err := registrycmd.Start(context.Background(), registrycmd.Config{Listen: "127.0.0.1:0", DB: ":memory:", Tokens: tokens,
 		TLSCertFile: certFile, TLSKeyFile: keyFile, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
@@ -155,7 +142,7 @@ func TestStart_Warnings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	svc, err := registrycmd.Start(context.Background(), registrycmd.Config{Listen: "0.0.0.0:0", DB: ":memory:", Tokens: tokens,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
@@ -171,7 +158,7 @@ func TestStart_Warnings(t *testing.T) {
 	if strings.Contains(out, "secret") || strings.Contains(out, "line=3") {
 		t.Errorf("start-up log echoes a token or flags the scoped one:\n%s", out)
 	}
-	var quiet syncBuffer
+	var quiet syncbuf.Buffer
 	svc, err = registrycmd.Start(context.Background(), registrycmd.Config{Listen: "127.0.0.1:0", DB: ":memory:",
 		Tokens: mustTokens(t, "t roles=harness envs=e\n"), Logger: slog.New(slog.NewTextHandler(&quiet, nil))})
 	if err != nil {
@@ -206,7 +193,7 @@ func TestCheckTokenFile(t *testing.T) {
 		if err := os.Chmod(p, tc.mode); err != nil {
 			t.Fatal(err)
 		}
-		var logs syncBuffer
+		var logs syncbuf.Buffer
 		registrycmd.CheckTokenFile(p, slog.New(slog.NewTextHandler(&logs, nil)))
 		if got := strings.Contains(logs.String(), "readable by group or others"); got != tc.warn {
 			t.Errorf("mode %#o: warned %v, want %v", tc.mode, got, tc.warn)

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/execlab/executor/cmd/executor/internal/registrycmd"
+	"github.com/execlab/executor/internal/syncbuf"
 )
 
 // TestStart_StoreFileIsPrivate: `registry serve --db F` on a new file leaves F, F-wal and
@@ -22,7 +23,7 @@ func TestStart_StoreFileIsPrivate(t *testing.T) {
 	old := syscall.Umask(0o022)
 	defer syscall.Umask(old)
 	db := filepath.Join(t.TempDir(), "registry.db")
-	start := func(logs *syncBuffer) *registrycmd.Service {
+	start := func(logs *syncbuf.Buffer) *registrycmd.Service {
 		t.Helper()
 		svc, err := registrycmd.Start(context.Background(), registrycmd.Config{Listen: "127.0.0.1:0", DB: db,
 			Tokens: mustTokens(t, "t roles=harness envs=e\n"), Logger: slog.New(slog.NewTextHandler(logs, nil))})
@@ -31,7 +32,7 @@ func TestStart_StoreFileIsPrivate(t *testing.T) {
 		}
 		return svc
 	}
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	svc := start(&logs)
 	// The node has written its lease and signing keys by now, so the WAL is open.
 	for _, p := range []string{db, db + "-wal", db + "-shm"} {
@@ -53,7 +54,7 @@ func TestStart_StoreFileIsPrivate(t *testing.T) {
 	if err := os.Chmod(db, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var logs2 syncBuffer
+	var logs2 syncbuf.Buffer
 	svc = start(&logs2)
 	svc.Close()
 	out := logs2.String()
@@ -83,14 +84,14 @@ func TestCheckStoreFile(t *testing.T) {
 		if err := os.Chmod(tc.file, tc.mode); err != nil {
 			t.Fatal(err)
 		}
-		var logs syncBuffer
+		var logs syncbuf.Buffer
 		registrycmd.CheckStoreFile(db, slog.New(slog.NewTextHandler(&logs, nil)))
 		if got := strings.Contains(logs.String(), "accessible to group or others"); got != tc.warn {
 			t.Errorf("%s mode %#o: warned %v, want %v", filepath.Base(tc.file), tc.mode, got, tc.warn)
 		}
 	}
 	for _, dsn := range []string{":memory:", "postgres://u@127.0.0.1/x", filepath.Join(dir, "absent.db")} {
-		var logs syncBuffer
+		var logs syncbuf.Buffer
 		registrycmd.CheckStoreFile(dsn, slog.New(slog.NewTextHandler(&logs, nil)))
 		if logs.String() != "" {
 			t.Errorf("%s: logged %s", dsn, logs.String())

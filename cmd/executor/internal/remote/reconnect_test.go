@@ -11,6 +11,7 @@ import (
 
 	"github.com/execlab/executor/cmd/executor/internal/remote"
 	"github.com/execlab/executor/harness"
+	"github.com/execlab/executor/internal/syncbuf"
 	"github.com/execlab/executor/noise"
 	"github.com/execlab/executor/noise/channel"
 	"github.com/execlab/executor/relay/wsconn"
@@ -74,7 +75,7 @@ func TestRemote_ReregisteredDialsAtOnce(t *testing.T) {
 func TestRemote_PongTimeoutReconnects(t *testing.T) {
 	fx := newFixture(t)
 	fx.silent = true
-	logs := &lockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	runExecutor(t, fx, logs, func(c *remote.Config) {
 		c.Conn = &wsconn.Options{PingInterval: 20 * time.Millisecond, PongTimeout: 60 * time.Millisecond}
 	})

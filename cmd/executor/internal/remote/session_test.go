@@ -11,6 +11,7 @@ import (
 
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/harness"
+	"github.com/execlab/executor/internal/syncbuf"
 	"github.com/execlab/executor/noise"
 	"github.com/execlab/executor/relay/frame"
 )
@@ -101,7 +102,7 @@ func (o *outputLog) get(pid string) (string, uint64) {
 // reason.
 func TestRemote_FullSession_ResumeAndRedaction(t *testing.T) {
 	fx := newFixture(t)
-	logs := &lockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	runExecutor(t, fx, logs, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

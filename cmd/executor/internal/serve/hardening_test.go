@@ -14,7 +14,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,6 +21,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/execlab/executor/cmd/executor/internal/serve"
+	"github.com/execlab/executor/internal/syncbuf"
 	"github.com/execlab/executor/internal/wsauth"
 )
 
@@ -66,21 +66,8 @@ func capabilityPolicy(t *testing.T, token string) *wsauth.Policy {
 	return p
 }
 
-// syncBuffer is a log sink safe for the server's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
 func TestWebSocket_CapabilityToken(t *testing.T) {
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	u := startWSWith(t, serve.Config{Auth: capabilityPolicy(t, "tok-1"),
 		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -148,7 +135,7 @@ func TestWebSocket_WarnsOnceWithoutAuth(t *testing.T) {
 		{"auth, network enabled", capabilityPolicy(t, "tok-1"), "enabled", 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			var logs syncBuffer
+			var logs syncbuf.Buffer
 			u := startWSWith(t, serve.Config{Auth: tt.auth, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
@@ -238,7 +225,7 @@ func TestWebSocket_IdleSocketsDoNotStarve(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr syncBuffer
+	var stderr syncbuf.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
