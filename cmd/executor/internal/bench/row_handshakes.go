@@ -78,6 +78,12 @@ func (p *handshakePeers) handshakeOnce(auth []byte) error {
 	if err != nil {
 		return err
 	}
+	return checkRecord(send, recv, auth)
+}
+
+// checkRecord seals auth as one transport record with send and opens it with recv: the
+// two ends of a completed handshake must agree.
+func checkRecord(send, recv *noise.CipherState, auth []byte) error {
 	ct, err := send.Encrypt(nil, nil, auth)
 	if err != nil {
 		return err

@@ -126,16 +126,5 @@ func (h *pendingResponder) check(auth []byte) error {
 	if err != nil {
 		return err
 	}
-	ct, err := h.send.Encrypt(nil, nil, auth)
-	if err != nil {
-		return err
-	}
-	pt, err := recv.Decrypt(nil, nil, ct)
-	if err != nil {
-		return err
-	}
-	if !bytes.Equal(pt, auth) {
-		return fmt.Errorf("%w: transport record differs", errDataLoss)
-	}
-	return nil
+	return checkRecord(h.send, recv, auth)
 }

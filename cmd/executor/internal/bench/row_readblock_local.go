@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/execlab/executor/executor/protocol"
 )
@@ -81,33 +80,30 @@ func measureReadBlockLocal(ctx context.Context, e *Env, side *Side) (float64, er
 	defer cancel()
 	handle := side.processID("rb") // unique per side, ≤ 32 bytes
 	h := sha256.New()
-	start := time.Now()
-	if err := sess.call(ctx, protocol.MethodFsOpen, protocol.FsOpenParams{HandleID: handle, Path: protocol.FromNative(f.path)}, &protocol.FsOpenResult{}); err != nil {
-		return 0, err
-	}
 	var (
 		got int64
 		res readBlockResult // its chunk buffer is reused block after block
 	)
-	for {
-		res.Eof, res.Chunk.buf = false, res.Chunk.buf[:0] // a missing member must not leave the last block
-		if err := sess.call(ctx, protocol.MethodFsReadBlock, protocol.FsReadBlockParams{HandleID: handle, Offset: uint64(got), Len: readBlockLen}, &res); err != nil {
-			return 0, err
+	elapsed, err := sess.timeHandle(ctx, handle, protocol.FsOpenParams{HandleID: handle, Path: protocol.FromNative(f.path)}, func() error {
+		for {
+			res.Eof, res.Chunk.buf = false, res.Chunk.buf[:0] // a missing member must not leave the last block
+			if err := sess.call(ctx, protocol.MethodFsReadBlock, protocol.FsReadBlockParams{HandleID: handle, Offset: uint64(got), Len: readBlockLen}, &res); err != nil {
+				return err
+			}
+			n := len(res.Chunk.buf)
+			h.Write(res.Chunk.buf)
+			got += int64(n)
+			if wantEOF := n < readBlockLen; res.Eof != wantEOF || n > readBlockLen {
+				return fmt.Errorf("%w: block at %d has %d bytes and eof %v", errDataLoss, got-int64(n), n, res.Eof)
+			}
+			if res.Eof || got > f.size {
+				return nil
+			}
 		}
-		n := len(res.Chunk.buf)
-		h.Write(res.Chunk.buf)
-		got += int64(n)
-		if wantEOF := n < readBlockLen; res.Eof != wantEOF || n > readBlockLen {
-			return 0, fmt.Errorf("%w: block at %d has %d bytes and eof %v", errDataLoss, got-int64(n), n, res.Eof)
-		}
-		if res.Eof || got > f.size {
-			break
-		}
-	}
-	if err := sess.call(ctx, protocol.MethodFsClose, protocol.FsCloseParams{HandleID: handle}, &protocol.FsEmptyResult{}); err != nil {
+	})
+	if err != nil {
 		return 0, err
 	}
-	elapsed := time.Since(start)
 	if got != f.size {
 		return 0, fmt.Errorf("%w: read %d of %d bytes", errDataLoss, got, f.size)
 	}

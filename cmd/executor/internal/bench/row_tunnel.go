@@ -159,14 +159,8 @@ func tunnelDownload(ctx context.Context, c *harness.Client, conns int, n int64) 
 			errs <- readPattern(tc, per)
 		}()
 	}
-	var first error
-	for range conns {
-		if err := <-errs; err != nil && first == nil {
-			first = err
-		}
-	}
-	if first != nil {
-		return 0, first
+	if err := firstError(errs, conns); err != nil {
+		return 0, err
 	}
 	return float64(per*int64(conns)) / (1 << 20) / time.Since(start).Seconds(), nil
 }
@@ -374,14 +368,20 @@ func measureTunnelParallelStreams(ctx context.Context, e *Env, side *Side) (floa
 	for _, tc := range conns {
 		go func() { errs <- readPattern(tc, per) }()
 	}
+	if err := firstError(errs, len(conns)); err != nil {
+		return 0, err
+	}
+	return float64(per*tunnelParallel) / (1 << 20) / time.Since(start).Seconds(), nil
+}
+
+// firstError receives n results from errs (every sender's, so none is left blocked) and
+// returns the first error among them.
+func firstError(errs <-chan error, n int) error {
 	var first error
-	for range conns {
+	for range n {
 		if err := <-errs; err != nil && first == nil {
 			first = err
 		}
 	}
-	if first != nil {
-		return 0, first
-	}
-	return float64(per*tunnelParallel) / (1 << 20) / time.Since(start).Seconds(), nil
+	return first
 }

@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/execlab/executor/executor/protocol"
 )
@@ -75,19 +74,17 @@ func measureWriteBlockLocal(ctx context.Context, e *Env, side *Side) (float64, e
 	handle := side.processID("wb") // unique per side, ≤ 32 bytes
 	path := filepath.Join(wb.tmpFS, handle)
 	defer os.Remove(path)
-	start := time.Now()
-	if err := sess.call(ctx, protocol.MethodFsOpen, map[string]any{"handleId": handle, "path": protocol.FromNative(path), "mode": "replace"}, &protocol.FsOpenResult{}); err != nil {
-		return 0, err
-	}
-	for off := int64(0); off < wb.size; off += writeBlockLen {
-		if err := sess.writeBlock(ctx, handle, uint64(off), wb.raw[(off/writeBlockLen)%writeBlockDistinct]); err != nil {
-			return 0, err
+	elapsed, err := sess.timeHandle(ctx, handle, map[string]any{"handleId": handle, "path": protocol.FromNative(path), "mode": "replace"}, func() error {
+		for off := int64(0); off < wb.size; off += writeBlockLen {
+			if err := sess.writeBlock(ctx, handle, uint64(off), wb.raw[(off/writeBlockLen)%writeBlockDistinct]); err != nil {
+				return err
+			}
 		}
-	}
-	if err := sess.call(ctx, protocol.MethodFsClose, protocol.FsCloseParams{HandleID: handle}, &protocol.FsEmptyResult{}); err != nil {
+		return nil
+	})
+	if err != nil {
 		return 0, err
 	}
-	elapsed := time.Since(start)
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, fmt.Errorf("%w: reading the written file: %v", errDataLoss, err)

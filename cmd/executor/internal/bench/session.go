@@ -190,6 +190,22 @@ func (s *session) runProcess(ctx context.Context, p protocol.ProcessStartParams,
 	return s.runEvents(ctx, p, &processRun{onOutput: onOutput})
 }
 
+// timeHandle times an fs/open with openParams, body (the handle's blocks) and the fs/close
+// of handle.
+func (s *session) timeHandle(ctx context.Context, handle string, openParams any, body func() error) (time.Duration, error) {
+	start := time.Now()
+	if err := s.call(ctx, protocol.MethodFsOpen, openParams, &protocol.FsOpenResult{}); err != nil {
+		return 0, err
+	}
+	if err := body(); err != nil {
+		return 0, err
+	}
+	if err := s.call(ctx, protocol.MethodFsClose, protocol.FsCloseParams{HandleID: handle}, &protocol.FsEmptyResult{}); err != nil {
+		return 0, err
+	}
+	return time.Since(start), nil
+}
+
 // runQuiet runs a process that must print nothing, exit 0 and close at seq 2 (what names
 // it in errors: "/bin/true", "sandboxed /bin/true"); it returns runProcess's elapsed.
 func (s *session) runQuiet(ctx context.Context, p protocol.ProcessStartParams, what string) (time.Duration, error) {
