@@ -14,17 +14,7 @@ import (
 // in-memory pipe and decodes every process/output chunk, verifying the byte count.
 func BenchmarkStdoutThroughput(b *testing.B) {
 	const size = 64 << 20
-	srv := executor.NewServer(nil)
-	defer srv.Close()
-	a, e := executortest.Pipe()
-	done := make(chan struct{})
-	go func() { // serves e until the pipe closes
-		defer close(done)
-		_ = srv.ServeConn(context.Background(), e, executor.ConnInfo{Transport: executor.TransportStdio})
-	}()
-	defer func() { a.Close(); <-done }()
-	c := executortest.NewClient(b, a)
-	c.Handshake("")
+	a, c := benchServer(b)
 	b.SetBytes(size)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -58,6 +48,22 @@ func BenchmarkStdoutThroughput(b *testing.B) {
 	}
 }
 
+// benchServer serves a fresh Server over an in-memory pipe until the benchmark ends and
+// returns the client's end, handshaken.
+func benchServer(b *testing.B) (*executortest.End, *executortest.Client) {
+	srv := executor.NewServer(nil)
+	a, e := executortest.Pipe()
+	done := make(chan struct{})
+	go func() { // serves e until the pipe closes
+		defer close(done)
+		_ = srv.ServeConn(context.Background(), e, executor.ConnInfo{Transport: executor.TransportStdio})
+	}()
+	b.Cleanup(func() { a.Close(); <-done; srv.Close() })
+	c := executortest.NewClient(b, a)
+	c.Handshake("")
+	return a, c
+}
+
 func padding(s string) int {
 	n := 0
 	for i := len(s) - 1; i >= 0 && s[i] == '='; i-- {
@@ -70,17 +76,7 @@ func padding(s string) int {
 // in-memory pipe, one at a time, into a replace handle.
 func BenchmarkFsWriteBlock(b *testing.B) {
 	const block = 1 << 20
-	srv := executor.NewServer(nil)
-	defer srv.Close()
-	a, e := executortest.Pipe()
-	done := make(chan struct{})
-	go func() { // serves e until the pipe closes
-		defer close(done)
-		_ = srv.ServeConn(context.Background(), e, executor.ConnInfo{Transport: executor.TransportStdio})
-	}()
-	defer func() { a.Close(); <-done }()
-	c := executortest.NewClient(b, a)
-	c.Handshake("")
+	a, c := benchServer(b)
 	path := b.TempDir() + "/f"
 	if resp, _ := c.Call(1, "fs/open", map[string]any{"handleId": "w", "path": "file://" + path, "mode": "replace"}); resp["error"] != nil {
 		b.Fatal(resp)

@@ -163,14 +163,9 @@ func (c *Conn) Call(ctx context.Context, method string, params any) (json.RawMes
 // CallStats.Dropped). It never waits. After shutdown began it returns ErrConnClosed.
 // params is encoded before it returns. Safe for concurrent use.
 func (c *Conn) NotifyBestEffort(method string, params any) error {
-	select {
-	case <-c.done:
-		return ErrConnClosed
-	default:
-	}
-	b, err := encodeNotification(method, params)
+	b, err := c.notification(method, params)
 	if err != nil {
-		return fmt.Errorf("encoding %s notification: %w", method, err)
+		return err
 	}
 	c.qmu.Lock()
 	if len(c.out)+1 > OutboundQueue-BestEffortReserve || c.queued+len(b) > OutboundBytes-BestEffortReserveBytes {
@@ -186,10 +181,7 @@ func (c *Conn) NotifyBestEffort(method string, params any) error {
 	c.queued += len(b)
 	c.out = append(c.out, b)
 	c.qmu.Unlock()
-	select {
-	case c.pending <- struct{}{}:
-	default:
-	}
+	wake(c.pending)
 	return nil
 }
 

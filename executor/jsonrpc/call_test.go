@@ -20,8 +20,14 @@ import (
 // cleanup closes the pipe and waits for Run.
 func rawServe(t *testing.T, h jsonrpc.Handler) (*executortest.End, *jsonrpc.Conn, *served) {
 	t.Helper()
+	return rawServeOpts(t, nil, h)
+}
+
+// rawServeOpts is rawServe with opts.
+func rawServeOpts(t *testing.T, opts *jsonrpc.Options, h jsonrpc.Handler) (*executortest.End, *jsonrpc.Conn, *served) {
+	t.Helper()
 	a, b := executortest.Pipe()
-	conn := jsonrpc.NewConn(b, nil)
+	conn := jsonrpc.NewConn(b, opts)
 	s := &served{done: make(chan struct{})}
 	go func() { // ends when the pipe closes
 		s.err = conn.Run(context.Background(), h)

@@ -143,11 +143,7 @@ func TestReference_RandomParams(t *testing.T) {
 
 func testReferenceRandomParams(t *testing.T, r refbin.Release) {
 	c := reference(t, r).client(t)
-	seed := uint64(7)
-	if v, err := strconv.ParseUint(os.Getenv("JSONRPC_REF_SEED"), 10, 64); err == nil {
-		seed = v
-	}
-	t.Logf("seed %d", seed)
+	seed := referenceSeed(t, 7)
 	rng := rand.New(rand.NewPCG(seed, ^seed))
 	n := 1500
 	if testing.Short() {

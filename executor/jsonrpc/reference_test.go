@@ -338,6 +338,17 @@ func mutate(rng *rand.Rand, msg []byte) []byte {
 	return out
 }
 
+// referenceSeed is the seed of a randomized reference test: $JSONRPC_REF_SEED when it is
+// a number, else def; logged so that a failure can be replayed.
+func referenceSeed(t *testing.T, def uint64) uint64 {
+	seed := def
+	if v, err := strconv.ParseUint(os.Getenv("JSONRPC_REF_SEED"), 10, 64); err == nil {
+		seed = v
+	}
+	t.Logf("seed %d", seed)
+	return seed
+}
+
 // TestReference_Mutations compares a seeded stream of mutated messages. Methods are
 // unregistered or side-effect free before initialize, so nothing runs on the reference.
 // Every release gets the whole stream (about 0.2 s each under -race).
@@ -347,11 +358,7 @@ func TestReference_Mutations(t *testing.T) {
 
 func testReferenceMutations(t *testing.T, r refbin.Release) {
 	c := reference(t, r).client(t)
-	seed := uint64(20260115)
-	if v, err := strconv.ParseUint(os.Getenv("JSONRPC_REF_SEED"), 10, 64); err == nil {
-		seed = v
-	}
-	t.Logf("seed %d", seed)
+	seed := referenceSeed(t, 20260115)
 	rng := rand.New(rand.NewPCG(seed, seed))
 	corpus := []string{
 		`{"id":1,"method":"zz","params":{"a":[1,2.5,-3e4,true,false,null,"s\n\u00e9"],"b":{"c":{}}}}`,

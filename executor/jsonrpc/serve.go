@@ -246,10 +246,7 @@ func (c *Conn) releaseInbound(n int) {
 	c.imu.Lock()
 	c.inQueued -= n
 	c.imu.Unlock()
-	select {
-	case c.inSpace <- struct{}{}:
-	default:
-	}
+	wake(c.inSpace)
 }
 
 func (c *Conn) writeLoop(ctx context.Context, cancel context.CancelCauseFunc) {
@@ -406,10 +403,7 @@ func (c *Conn) push(ctx context.Context, b []byte) error {
 			if !waited.IsZero() {
 				c.opts.Observer.Backpressure(QueueOutbound, time.Since(waited))
 			}
-			select {
-			case c.pending <- struct{}{}:
-			default:
-			}
+			wake(c.pending)
 			return nil
 		}
 		c.qmu.Unlock()
@@ -431,25 +425,40 @@ func (c *Conn) release(n int) {
 	c.qmu.Lock()
 	c.queued -= n
 	c.qmu.Unlock()
-	select {
-	case c.space <- struct{}{}:
-	default:
-	}
+	wake(c.space)
 }
 
 // Notify queues a notification, blocking while the outbound queue is full. It fails once
 // the connection is shutting down or ctx is done.
 func (c *Conn) Notify(ctx context.Context, method string, params any) error {
+	b, err := c.notification(method, params)
+	if err != nil {
+		return err
+	}
+	return c.push(ctx, b)
+}
+
+// notification encodes a notification for Notify and NotifyBestEffort; once the
+// connection has begun shutting down it fails with ErrConnClosed.
+func (c *Conn) notification(method string, params any) ([]byte, error) {
 	select {
 	case <-c.done:
-		return ErrConnClosed
+		return nil, ErrConnClosed
 	default:
 	}
 	b, err := encodeNotification(method, params)
 	if err != nil {
-		return fmt.Errorf("encoding %s notification: %w", method, err)
+		return nil, fmt.Errorf("encoding %s notification: %w", method, err)
 	}
-	return c.push(ctx, b)
+	return b, nil
+}
+
+// wake signals ch (capacity 1) without blocking: a waiter already signalled stays so.
+func wake(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
 }
 
 // ErrConnClosed is returned by Notify after the connection has begun shutting down.

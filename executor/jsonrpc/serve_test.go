@@ -71,19 +71,8 @@ type served struct {
 
 func serve(t *testing.T, opts *jsonrpc.Options, h jsonrpc.Handler) (*executortest.Client, *jsonrpc.Conn, *served) {
 	t.Helper()
-	a, b := executortest.Pipe()
-	conn := jsonrpc.NewConn(b, opts)
-	s := &served{done: make(chan struct{})}
-	go func() { // ends when the pipe closes
-		s.err = conn.Run(context.Background(), h)
-		close(s.done)
-	}()
-	c := executortest.NewClient(t, a)
-	t.Cleanup(func() {
-		c.Close()
-		<-s.done
-	})
-	return c, conn, s
+	a, conn, s := rawServeOpts(t, opts, h)
+	return executortest.NewClient(t, a), conn, s
 }
 
 func TestConn_SerialByDefault(t *testing.T) {
