@@ -203,10 +203,7 @@ func (m *Manager) Ack(params *protocol.ProcessAckParams) {
 // returns.
 func (m *Manager) resetAcks(stop bool) {
 	m.mu.Lock()
-	procs := make([]*proc, 0, len(m.procs))
-	for _, p := range m.procs {
-		procs = append(procs, p)
-	}
+	procs := m.procsLocked()
 	m.mu.Unlock()
 	for _, p := range procs {
 		p.mu.Lock()

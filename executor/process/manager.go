@@ -5,6 +5,8 @@ import (
 	"crypto/x509"
 	"io"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -227,10 +229,7 @@ func (m *Manager) Close() {
 	m.mu.Lock()
 	already := m.closing
 	m.closing = true
-	procs := make([]*proc, 0, len(m.procs))
-	for _, p := range m.procs {
-		procs = append(procs, p)
-	}
+	procs := m.procsLocked()
 	m.mu.Unlock()
 	if !already {
 		m.Attach(nil)
@@ -254,15 +253,16 @@ func (m *Manager) Close() {
 	m.releaseBudget()
 }
 
+// procsLocked lists the Manager's processes, for work done after m.mu is released.
+// m.mu must be held.
+func (m *Manager) procsLocked() []*proc { return slices.Collect(maps.Values(m.procs)) }
+
 // releaseBudget returns to the Budget every byte the Manager's processes still hold
 // unacknowledged: Close drops them with the session. Called once every pump has ended,
 // so nothing charges it again; a late Ack finds p.budget nil and releases nothing twice.
 func (m *Manager) releaseBudget() {
 	m.mu.Lock()
-	procs := make([]*proc, 0, len(m.procs))
-	for _, p := range m.procs {
-		procs = append(procs, p)
-	}
+	procs := m.procsLocked()
 	m.mu.Unlock()
 	for _, p := range procs {
 		p.mu.Lock()

@@ -32,10 +32,7 @@ func (q QueueStats) Add(o QueueStats) QueueStats {
 // process's lock (and its stdin queue's) briefly, one at a time.
 func (m *Manager) QueueStats() QueueStats {
 	m.mu.Lock()
-	procs := make([]*proc, 0, len(m.procs))
-	for _, p := range m.procs {
-		procs = append(procs, p)
-	}
+	procs := m.procsLocked()
 	m.mu.Unlock()
 	var s QueueStats
 	for _, p := range procs {
