@@ -84,17 +84,35 @@ func readTOMLFile(path string) (*Table, []byte, error) {
 // loadRequired loads a system or user config file: missing is an empty table; a parse
 // error reads "<path>:<line>:<col>: <message>".
 func loadRequired(path string) (*Table, error) {
-	t, _, err := readTOMLFile(path)
+	t, _, err := loadTOML(path, "config", parsedAt(path))
+	if err == nil && t == nil {
+		return NewTable(), nil
+	}
+	return t, err
+}
+
+// loadTOML is readTOMLFile with the load errors: parseErr words a parse error, and what
+// names the file in a read error ("Failed to read <what> file <path>: <OS error>").
+func loadTOML(path, what string, parseErr func(*ParseError) error) (*Table, []byte, error) {
+	t, data, err := readTOMLFile(path)
 	var pe *ParseError
 	switch {
 	case errors.As(err, &pe):
-		return nil, loadErrorf("%s:%d:%d: %s", path, pe.Line, pe.Column, pe.Msg)
+		return nil, nil, parseErr(pe)
 	case err != nil:
-		return nil, loadErrorf("Failed to read config file %s: %s", path, oserr.Text(err))
-	case t == nil:
-		return NewTable(), nil
+		return nil, nil, loadErrorf("Failed to read %s file %s: %s", what, path, oserr.Text(err))
 	}
-	return t, nil
+	return t, data, nil
+}
+
+// parsedAt words a parse error of path as "<path>:<line>:<col>: <message>".
+func parsedAt(path string) func(*ParseError) error {
+	return func(pe *ParseError) error { return loadErrorf("%s:%d:%d: %s", path, pe.Line, pe.Column, pe.Msg) }
+}
+
+// parseFailed words a parse error of path as "<prefix> <path>: <snippet>".
+func parseFailed(prefix, path string) func(*ParseError) error {
+	return func(pe *ParseError) error { return loadErrorf("%s %s: %s", prefix, path, snippet(pe)) }
 }
 
 // load discovers and loads every layer for cwd (a native absolute path).
@@ -170,29 +188,15 @@ func (r *Reader) load(codexHome, cwd string) (*Layers, error) {
 
 // loadOptional loads a file that may be absent (nil, nil).
 func loadOptional(path string) (*Table, error) {
-	t, _, err := readTOMLFile(path)
-	var pe *ParseError
-	switch {
-	case errors.As(err, &pe):
-		return nil, loadErrorf("%s:%d:%d: %s", path, pe.Line, pe.Column, pe.Msg)
-	case err != nil:
-		return nil, loadErrorf("Failed to read config file %s: %s", path, oserr.Text(err))
-	}
-	return t, nil
+	t, _, err := loadTOML(path, "config", parsedAt(path))
+	return t, err
 }
 
 // loadRequirements loads the system requirements file, which may be absent. A parse
 // error reads "failed to parse requirements layer <path>: <snippet>" (PROBED).
 func loadRequirements(path string) (*Table, error) {
-	t, _, err := readTOMLFile(path)
-	var pe *ParseError
-	switch {
-	case errors.As(err, &pe):
-		return nil, loadErrorf("failed to parse requirements layer %s: %s", path, snippet(pe))
-	case err != nil:
-		return nil, loadErrorf("Failed to read requirements file %s: %s", path, oserr.Text(err))
-	}
-	return t, nil
+	t, _, err := loadTOML(path, "requirements", parseFailed("failed to parse requirements layer", path))
+	return t, err
 }
 
 // rootMarkers returns project_root_markers from the discovery config, or the default.
@@ -369,13 +373,10 @@ func projectLayers(cwd, codexHome string, trust *trustContext) ([]Layer, error) 
 			continue
 		}
 		file := filepath.Join(dotCodex, ConfigFile)
-		t, data, err := readTOMLFile(file)
-		var pe *ParseError
+		t, data, err := loadTOML(file, "project config", parseFailed("Error parsing project config file", file))
 		switch {
-		case errors.As(err, &pe):
-			return nil, loadErrorf("Error parsing project config file %s: %s", file, snippet(pe))
 		case err != nil:
-			return nil, loadErrorf("Failed to read project config file %s: %s", file, oserr.Text(err))
+			return nil, err
 		case data == nil:
 			t = NewTable() // no config.toml: an empty layer, dropped by projection
 		}
@@ -390,12 +391,9 @@ func projectLayers(cwd, codexHome string, trust *trustContext) ([]Layer, error) 
 		}
 		// A linked worktree takes its hooks from the main checkout's matching folder.
 		hooksFile := filepath.Join(hooks, ConfigFile)
-		root, _, err := readTOMLFile(hooksFile)
-		switch {
-		case errors.As(err, &pe):
-			return nil, loadErrorf("Error parsing project hooks config file %s: %s", hooksFile, snippet(pe))
-		case err != nil:
-			return nil, loadErrorf("Failed to read project hooks config file %s: %s", hooksFile, oserr.Text(err))
+		root, _, err := loadTOML(hooksFile, "project hooks config", parseFailed("Error parsing project hooks config file", hooksFile))
+		if err != nil {
+			return nil, err
 		}
 		if root == nil || root.Get("hooks") == nil {
 			continue
