@@ -286,19 +286,7 @@ func (h *helperProc) stop() {
 		for range h.lines {
 		}
 	}()
-	exited := make(chan struct{})
-	go func() { // owner: stop, which waits for it below
-		_ = h.cmd.Wait()
-		close(exited)
-	}()
-	t := time.NewTimer(stopTimeout)
-	defer t.Stop()
-	select {
-	case <-exited:
-	case <-t.C:
-		_ = h.cmd.Process.Kill()
-		<-exited
-	}
+	reap(h.cmd)
 	<-h.scanDone
 }
 

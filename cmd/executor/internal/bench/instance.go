@@ -179,21 +179,32 @@ func (in *instance) stop() {
 	os.RemoveAll(in.home)
 }
 
-// terminate sends SIGTERM to a started cmd, waits up to stopTimeout, then SIGKILLs, and
-// reaps it.
+// terminate sends SIGTERM to a started cmd and reaps it (reap).
 func terminate(cmd *exec.Cmd) {
 	_ = cmd.Process.Signal(syscall.SIGTERM)
+	reap(cmd)
+}
+
+// reap waits for a started cmd to exit up to stopTimeout, then SIGKILLs it; it returns
+// once cmd is reaped.
+func reap(cmd *exec.Cmd) {
 	exited := make(chan struct{})
-	go func() { // owner: terminate, which waits for it below
+	go func() { // owner: reap, which waits for it below
 		_ = cmd.Wait()
 		close(exited)
 	}()
+	awaitOrKill(exited, cmd.Process)
+}
+
+// awaitOrKill waits for exited (closed once p is reaped) up to stopTimeout, then kills p
+// and waits on.
+func awaitOrKill(exited <-chan struct{}, p *os.Process) {
 	t := time.NewTimer(stopTimeout)
 	defer t.Stop()
 	select {
 	case <-exited:
 	case <-t.C:
-		_ = cmd.Process.Kill()
+		_ = p.Kill()
 		<-exited
 	}
 }

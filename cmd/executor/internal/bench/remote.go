@@ -148,14 +148,7 @@ func startRemoteVia(ctx context.Context, t Target, reg *benchRegistry, registryU
 // the instance's directories.
 func (ri *remoteInstance) stop() {
 	_ = ri.cmd.Process.Signal(syscall.SIGTERM)
-	t := time.NewTimer(stopTimeout)
-	defer t.Stop()
-	select {
-	case <-ri.exited:
-	case <-t.C:
-		_ = ri.cmd.Process.Kill()
-		<-ri.exited
-	}
+	awaitOrKill(ri.exited, ri.cmd.Process)
 	ri.stdin.Close()
 	os.RemoveAll(ri.home)
 }

@@ -7,7 +7,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // rss_idle: resident memory of a freshly started executor holding one initialized, idle
@@ -21,13 +20,8 @@ func measureRSSIdle(ctx context.Context, e *Env, side *Side) (float64, error) {
 	}
 	defer inst.stop()
 	defer sess.close()
-	settle := quick(e, rssSettle, rssSettleQuick)
-	t := time.NewTimer(settle)
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-		t.Stop()
-		return 0, ctx.Err()
+	if err := sleep(ctx, quick(e, rssSettle, rssSettleQuick)); err != nil {
+		return 0, err
 	}
 	kib, err := vmRSS(inst.pid())
 	if err != nil {

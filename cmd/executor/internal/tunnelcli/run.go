@@ -269,12 +269,8 @@ func (s *session) routineRedial(ctx context.Context) {
 			} else {
 				s.log.Warn("dialling the executor failed", "error", err, "retry_in", delay)
 			}
-			t := time.NewTimer(delay)
-			select {
-			case <-ctx.Done():
-				t.Stop()
+			if !sleep(ctx, delay) {
 				return
-			case <-t.C:
 			}
 			delay = min(2*delay, redialMax)
 		}
@@ -448,12 +444,8 @@ func (s *session) routineRemote(ctx context.Context, r Remote, ln *harness.Tunne
 					return
 				}
 				s.log.Warn("-R: listening on the executor's host failed; retrying", "bind", net.JoinHostPort(r.BindHost, strconv.Itoa(port)), "error", err, "retry_in", delay)
-				t := time.NewTimer(delay)
-				select {
-				case <-ctx.Done():
-					t.Stop()
+				if !sleep(ctx, delay) {
 					return
-				case <-t.C:
 				}
 				delay = min(2*delay, redialMax)
 				continue
@@ -472,5 +464,17 @@ func (s *session) routineRemote(ctx context.Context, r Remote, ln *harness.Tunne
 			return
 		}
 		ln = nil
+	}
+}
+
+// sleep waits d, or less when ctx ends first; it reports whether d elapsed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }
