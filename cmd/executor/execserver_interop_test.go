@@ -1,18 +1,14 @@
 package main
 
 import (
-	"bufio"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/execlab/executor/internal/refbin"
-	"github.com/execlab/executor/internal/syncbuf"
 )
 
 // Differential tests of `executor exec-server` against every released `codex exec-server`:
@@ -44,40 +40,16 @@ func runExecServerOnce(t *testing.T, bin, home string, env []string, argv []stri
 	cmd.Dir = home
 	cmd.Env = append([]string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "CODEX_HOME=" + home,
 		"RUST_BACKTRACE=0", "RUST_LOG=off"}, env...)
-	var stderr syncbuf.Buffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line := make(chan string, 1)
-	go func() { // ends when the process's stdout closes
-		sc := bufio.NewScanner(stdout)
-		if sc.Scan() {
-			line <- strings.TrimSpace(sc.Text())
-		}
-		close(line)
-		_, _ = io.Copy(io.Discard, stdout)
-	}()
-	select {
-	case l := <-line:
-		if strings.HasPrefix(l, "ws://") {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-			return execServerOutcome{listening: true}
-		}
-	case <-time.After(30 * time.Second):
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		t.Errorf("%q: neither listening nor exited within 30 s (stderr %q)", argv, stderr.String())
+	r, stop := launchServer(cmd)
+	stop() // one case at a time: a listening server has answered
+	switch {
+	case r.URL != "":
+		return execServerOutcome{listening: true}
+	case r.TimedOut:
+		t.Errorf("%q: neither listening nor exited within 30 s (stderr %q)", argv, r.Stderr)
 		return execServerOutcome{exit: -1}
 	}
-	_ = cmd.Wait()
-	first, _, _ := strings.Cut(stderr.String(), "\n")
-	return execServerOutcome{exit: cmd.ProcessState.ExitCode(), errLine: first}
+	return execServerOutcome{exit: r.Exit, errLine: r.ErrLine}
 }
 
 // execServerCase is one command line of the table.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -19,7 +18,6 @@ import (
 	"time"
 
 	"github.com/execlab/executor/internal/refbin"
-	"github.com/execlab/executor/internal/syncbuf"
 )
 
 // Differential tests of the local listener's --ws-auth against every released reference
@@ -64,23 +62,6 @@ func newWSAuthFixture(t *testing.T) *wsAuthFixture {
 	return &wsAuthFixture{dir: dir, tokenSHA: hex.EncodeToString(sum[:])}
 }
 
-// startResult is how a listener start ended: a URL (still running, killed at cleanup) or
-// an exit status with its first stderr line.
-type startResult struct {
-	URL      string
-	Exit     int
-	ErrLine  string // first line of stderr ("Error: …"), compared only for exit 1
-	Stderr   string
-	TimedOut bool
-}
-
-func (r startResult) String() string {
-	if r.URL != "" {
-		return "listening"
-	}
-	return fmt.Sprintf("exit %d %q", r.Exit, r.ErrLine)
-}
-
 // startListener runs ours (`executor <args>`) or a reference (`codex exec-server <args>`)
 // with dir as cwd and waits for the ws:// line or the exit.
 func startListener(t *testing.T, bin string, ref bool, dir string, args ...string) startResult {
@@ -91,38 +72,11 @@ func startListener(t *testing.T, bin string, ref bool, dir string, args ...strin
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "CODEX_HOME="+refbin.CodexHome(t), "RUST_BACKTRACE=0", "RUST_LOG=off", "HOME="+dir)
-	var stderr syncbuf.Buffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
+	r, stop := launchServer(cmd)
+	if r.URL != "" {
+		t.Cleanup(stop)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line := make(chan string, 1)
-	go func() { // reads the first stdout line; ends when the process's stdout closes
-		sc := bufio.NewScanner(stdout)
-		if sc.Scan() {
-			line <- strings.TrimSpace(sc.Text())
-		}
-		close(line)
-		_, _ = io.Copy(io.Discard, stdout)
-	}()
-	select {
-	case l, ok := <-line:
-		if ok && strings.HasPrefix(l, "ws://") {
-			t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-			return startResult{URL: l}
-		}
-		_ = cmd.Wait()
-	case <-time.After(30 * time.Second):
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		return startResult{TimedOut: true, Stderr: stderr.String()}
-	}
-	first, _, _ := strings.Cut(stderr.String(), "\n")
-	return startResult{Exit: cmd.ProcessState.ExitCode(), ErrLine: first, Stderr: stderr.String()}
+	return r
 }
 
 func TestWSAuthInterop_StartupErrors(t *testing.T) {
