@@ -23,18 +23,8 @@ type nestedRoots struct{ a, proj, out, ctx string }
 
 func newNestedRoots(t *testing.T) nestedRoots {
 	t.Helper()
-	canon := func(p string) string {
-		c, err := filepath.EvalSymlinks(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
-	n := nestedRoots{a: canon(t.TempDir()), out: canon(t.TempDir())}
-	n.proj = filepath.Join(n.a, "x", "proj")
-	if err := os.MkdirAll(n.proj, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	var n nestedRoots
+	n.a, n.proj, n.out = sandboxtest.NestedRoots(t)
 	n.ctx = managedCtx("restricted", entryJSON(specialJSON("root"), "read"),
 		entryJSON(pathJSON(n.a), "write"), entryJSON(pathJSON(n.proj), "write"))
 	return n

@@ -14,6 +14,7 @@ import (
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/jsonwire"
 	"github.com/execlab/executor/sandbox/policy"
+	"github.com/execlab/executor/sandbox/sandboxtest"
 )
 
 var ctx = context.Background()
@@ -108,10 +109,10 @@ func TestForeignURI(t *testing.T) {
 // in-process is served.
 func TestSandbox_NoLauncherFailsClosed(t *testing.T) {
 	s, dir := fs.New(nil), t.TempDir()
-	restricted := sandboxContext(t, `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[]}},"windowsSandboxLevel":"disabled"}`)
+	restricted := sandboxtest.Context(t, `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[]}},"windowsSandboxLevel":"disabled"}`)
 	_, err := s.ReadDirectory(ctx, &protocol.FsReadDirectoryParams{Path: uri(dir), Sandbox: restricted})
 	wantErr(t, "restricted", err, jsonwire.CodeInvalidParams, "sandbox intent cannot be enforced on this executor: sandbox support is not configured")
-	for _, sb := range []*policy.Context{nil, sandboxContext(t, `{"permissions":{"type":"disabled"},"windowsSandboxLevel":"disabled"}`)} {
+	for _, sb := range []*policy.Context{nil, sandboxtest.Context(t, `{"permissions":{"type":"disabled"},"windowsSandboxLevel":"disabled"}`)} {
 		if _, err := s.ReadDirectory(ctx, &protocol.FsReadDirectoryParams{Path: uri(dir), Sandbox: sb}); err != nil {
 			t.Fatalf("sandbox %v: got %v, want success", sb, err)
 		}

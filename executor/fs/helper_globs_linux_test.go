@@ -32,7 +32,7 @@ func TestSandboxedHelper_RechecksDenyGlobs(t *testing.T) {
 	if err := os.Symlink(filepath.Join(dir, "a/b/deep.env"), filepath.Join(dir, "alias.txt")); err != nil {
 		t.Fatal(err)
 	}
-	sb := sandboxContext(t, `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","glob_scan_max_depth":1,"entries":[
+	sb := sandboxtest.Context(t, `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","glob_scan_max_depth":1,"entries":[
 		{"path":{"type":"special","value":{"kind":"minimal"}},"access":"read"},
 		{"path":{"type":"path","path":"`+string(uri(dir))+`"},"access":"read"},
 		{"path":{"type":"glob_pattern","pattern":"`+dir+`/**/*.env"},"access":"deny"}]}},"windowsSandboxLevel":"disabled"}`)

@@ -22,16 +22,6 @@ import (
 	"github.com/execlab/executor/sandbox/sandboxtest"
 )
 
-// nestedWorkspace is codex workspace-write for a project inside another writable root
-// (as for a project under a writable /tmp).
-func nestedWorkspace(t *testing.T, a, proj string) *policy.Context {
-	return sandboxContext(t, `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[
-		{"path":{"type":"special","value":{"kind":"root"}},"access":"read"},
-		{"path":{"type":"path","path":"`+string(uri(a))+`"},"access":"write"},
-		{"path":{"type":"special","value":{"kind":"project_roots"}},"access":"write"}]}},
-		"cwd":"`+string(uri(proj))+`","workspaceRoots":["`+string(uri(proj))+`"],"windowsSandboxLevel":"disabled"}`)
-}
-
 // launchSandboxed runs argv once under c through l, as process/start does, and
 // returns its exit code and combined output.
 func launchSandboxed(t *testing.T, l *sandbox.Launcher, c *policy.Context, cwd string, argv ...string) (int, string) {
@@ -66,22 +56,9 @@ func launchSandboxed(t *testing.T, l *sandbox.Launcher, c *policy.Context, cwd s
 func TestSandboxedHelper_NestedRootSwappedForSymlink(t *testing.T) {
 	l := sandboxtest.Launcher(t, sandbox.BackendBubblewrap)
 	s := fs.New(&fs.Options{Sandbox: l})
-	canon := func(p string) string {
-		c, err := filepath.EvalSymlinks(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
-	a, out := canon(t.TempDir()), canon(t.TempDir())
-	proj := filepath.Join(a, "x", "proj")
-	if err := os.MkdirAll(proj, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	sb := nestedWorkspace(t, a, proj)
-	enclosing := sandboxContext(t, `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[
-		{"path":{"type":"special","value":{"kind":"root"}},"access":"read"},
-		{"path":{"type":"path","path":"`+string(uri(a))+`"},"access":"write"}]}},"windowsSandboxLevel":"disabled"}`)
+	a, proj, out := sandboxtest.NestedRoots(t)
+	sb := sandboxtest.NestedWorkspace(t, a, proj)
+	enclosing := sandboxtest.EnclosingOnly(t, a)
 	data := base64.StdEncoding.EncodeToString([]byte("pwned"))
 	const swap = `mv x x.old && mkdir x && ln -s "$1" x/proj`
 
@@ -137,7 +114,7 @@ func TestSandboxedHelper_NestedRootSwapRacingLaunch(t *testing.T) {
 	if err := os.Symlink(out, filepath.Join(y, "proj")); err != nil {
 		t.Fatal(err)
 	}
-	sb := nestedWorkspace(t, a, proj)
+	sb := sandboxtest.NestedWorkspace(t, a, proj)
 	data := base64.StdEncoding.EncodeToString([]byte("pwned"))
 
 	const writes = 12

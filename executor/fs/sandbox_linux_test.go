@@ -2,7 +2,6 @@ package fs_test
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -15,28 +14,10 @@ import (
 	"github.com/execlab/executor/sandbox/sandboxtest"
 )
 
-func sandboxContext(t *testing.T, js string) *policy.Context {
-	t.Helper()
-	var c policy.Context
-	if err := json.Unmarshal([]byte(js), &c); err != nil {
-		t.Fatalf("decoding sandbox context %s: %v", js, err)
-	}
-	return &c
-}
-
-// workspaceWrite: everything readable, ws writable (fullRead, not fullWrite: writes
-// and listings go through the helper, reads stay in-process).
-func workspaceWrite(t *testing.T, ws string) *policy.Context {
-	return sandboxContext(t, `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[
-		{"path":{"type":"special","value":{"kind":"root"}},"access":"read"},
-		{"path":{"type":"special","value":{"kind":"project_roots"}},"access":"write"}]}},
-		"cwd":"`+string(uri(ws))+`","workspaceRoots":["`+string(uri(ws))+`"],"windowsSandboxLevel":"disabled"}`)
-}
-
 // readList: only the platform roots and dir readable (not fullRead: every operation
 // goes through the helper).
 func readList(t *testing.T, dir string) *policy.Context {
-	return sandboxContext(t, `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[
+	return sandboxtest.Context(t, `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[
 		{"path":{"type":"special","value":{"kind":"minimal"}},"access":"read"},
 		{"path":{"type":"path","path":"`+string(uri(dir))+`"},"access":"read"}]}},"windowsSandboxLevel":"disabled"}`)
 }
@@ -52,7 +33,7 @@ func TestSandboxedHelper_Bubblewrap(t *testing.T) {
 	if err := os.Symlink(secret, filepath.Join(ws, "escape")); err != nil {
 		t.Fatal(err)
 	}
-	wsw, ro := workspaceWrite(t, ws), readList(t, ws)
+	wsw, ro := sandboxtest.WorkspaceWrite(t, ws), readList(t, ws)
 	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 
 	// Writes inside the workspace go through the helper and land on the host.
@@ -179,11 +160,11 @@ func TestSandboxedOpen_Snapshot(t *testing.T) {
 func TestSandbox_ResolutionErrors(t *testing.T) {
 	s := fs.New(&fs.Options{Sandbox: sandboxtest.Launcher(t, sandbox.BackendBubblewrap)})
 	dir := t.TempDir()
-	noCwd := sandboxContext(t, `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[
+	noCwd := sandboxtest.Context(t, `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[
 		{"path":{"type":"special","value":{"kind":"project_roots"}},"access":"write"}]}},"windowsSandboxLevel":"disabled"}`)
 	_, err := s.ReadFile(ctx, &protocol.FsReadFileParams{Path: uri(dir), Sandbox: noCwd})
 	wantErr(t, "dynamic without cwd", err, jsonwire.CodeInvalidParams, "file system sandbox context with dynamic permissions requires cwd")
-	foreign := sandboxContext(t, `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[
+	foreign := sandboxtest.Context(t, `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[
 		{"path":{"type":"path","path":"file://server/share"},"access":"read"}]}},"windowsSandboxLevel":"disabled"}`)
 	_, err = s.ReadFile(ctx, &protocol.FsReadFileParams{Path: uri(dir), Sandbox: foreign})
 	wantErr(t, "foreign path", err, jsonwire.CodeInvalidRequest, "invalid sandbox permission path URI: 'file://server/share' is invalid on 'linux'")
@@ -204,7 +185,7 @@ func TestSandbox_ResolutionErrors(t *testing.T) {
 			jsonwire.CodeInvalidRequest, "'file://server/c' is invalid on 'linux'"},
 	}
 	for _, tt := range cases {
-		_, err = s.ReadFile(ctx, &protocol.FsReadFileParams{Path: uri(dir), Sandbox: sandboxContext(t, tt.ctx)})
+		_, err = s.ReadFile(ctx, &protocol.FsReadFileParams{Path: uri(dir), Sandbox: sandboxtest.Context(t, tt.ctx)})
 		wantErr(t, tt.name, err, tt.code, tt.msg)
 	}
 	f := filepath.Join(dir, "f")
@@ -216,7 +197,7 @@ func TestSandbox_ResolutionErrors(t *testing.T) {
 		"full read, foreign cwd":                  `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[{"path":{"type":"special","value":{"kind":"root"}},"access":"read"}]}},"cwd":"file://server/c","windowsSandboxLevel":"disabled"}`,
 		"foreign home and temporary directories":  `{` + restricted + `,"cwd":"` + uri(dir).String() + `","workspaceRoots":["` + uri(dir).String() + `"],"userHomeDir":"file://server/h","temporaryDirectories":["file://server/t"]}`,
 	} {
-		res, err := s.ReadFile(ctx, &protocol.FsReadFileParams{Path: uri(f), Sandbox: sandboxContext(t, c)})
+		res, err := s.ReadFile(ctx, &protocol.FsReadFileParams{Path: uri(f), Sandbox: sandboxtest.Context(t, c)})
 		if err != nil || string(res.DataBase64) != "x" {
 			t.Errorf("%s: got %+v, %v; want the file read", name, res, err)
 		}
@@ -228,7 +209,7 @@ func TestSandbox_ResolutionErrors(t *testing.T) {
 func TestSandboxedHelper_PlatformRootsReadable(t *testing.T) {
 	s := fs.New(&fs.Options{Sandbox: sandboxtest.Launcher(t, sandbox.BackendBubblewrap)})
 	ws := t.TempDir()
-	c := sandboxContext(t, `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[
+	c := sandboxtest.Context(t, `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[
 		{"path":{"type":"special","value":{"kind":"project_roots"}},"access":"write"}]}},"cwd":"`+uri(ws).String()+`","workspaceRoots":["`+uri(ws).String()+`"],"windowsSandboxLevel":"disabled"}`)
 	want, err := os.ReadFile("/etc/hostname")
 	if err != nil {
@@ -262,7 +243,7 @@ func TestSandboxedHelper_DegradedLandlock(t *testing.T) {
 	}
 	_, err = s.ReadFile(ctx, &protocol.FsReadFileParams{Path: uri(filepath.Join(outside, "s")), Sandbox: ro})
 	wantErr(t, "readFile outside", err, jsonwire.CodeInvalidRequest, "Permission denied (os error 13)")
-	_, err = s.WriteFile(ctx, &protocol.FsWriteFileParams{Path: uri(filepath.Join(ws, "b")), DataBase64: "QQ==", Sandbox: workspaceWrite(t, ws)})
+	_, err = s.WriteFile(ctx, &protocol.FsWriteFileParams{Path: uri(filepath.Join(ws, "b")), DataBase64: "QQ==", Sandbox: sandboxtest.WorkspaceWrite(t, ws)})
 	wantErr(t, "workspace-write", err, jsonwire.CodeInvalidParams, "~sandbox intent cannot be enforced on this executor: degraded Landlock backend cannot express")
 	if _, err := os.Stat(filepath.Join(ws, "b")); err == nil {
 		t.Fatal("refused writeFile created the file")

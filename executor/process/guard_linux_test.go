@@ -104,7 +104,7 @@ func TestGuard_KillsSandboxedGroups(t *testing.T) {
 	p := startParams("sandboxed", protocol.FromNative(ws), "sh", "-c", `sleep 30 & sleep 31 & echo ready; wait`)
 	p.Env[string(k)] = string(v)
 	p.Env["HOME"] = ws
-	p.Sandbox = workspaceWrite(t, ws)
+	p.Sandbox = sandboxtest.WorkspaceWrite(t, ws)
 	mustStartSandboxed(t, m, p)
 	waitOutput(t, m, p.ProcessID, "ready")
 	before := markedPids(marker)

@@ -12,26 +12,6 @@ import (
 	"github.com/execlab/executor/sandbox/sandboxtest"
 )
 
-// nestedWorkspace is codex workspace-write for a project inside another writable root
-// (as for a project under a writable /tmp): root readable, a writable, the project
-// a/x/proj writable as the workspace root.
-func nestedWorkspace(t *testing.T, a, proj string) *policy.Context {
-	pu, au := protocol.FromNative(proj), protocol.FromNative(a)
-	return sandboxContext(t, `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[
-		{"path":{"type":"special","value":{"kind":"root"}},"access":"read"},
-		{"path":{"type":"path","path":"`+string(au)+`"},"access":"write"},
-		{"path":{"type":"special","value":{"kind":"project_roots"}},"access":"write"}]}},
-		"cwd":"`+string(pu)+`","workspaceRoots":["`+string(pu)+`"],"windowsSandboxLevel":"disabled"}`)
-}
-
-// enclosingOnly is a policy with only a writable: another session's workspace-write
-// with a writable /tmp, for example.
-func enclosingOnly(t *testing.T, a string) *policy.Context {
-	return sandboxContext(t, `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[
-		{"path":{"type":"special","value":{"kind":"root"}},"access":"read"},
-		{"path":{"type":"path","path":"`+string(protocol.FromNative(a))+`"},"access":"write"}]}},"windowsSandboxLevel":"disabled"}`)
-}
-
 // Issue 26 finding 2 through process/start. A first sandboxed command with the same
 // policy cannot swap the nested project any more (its parent is a mount point in the
 // sandbox: EBUSY), so the next process/start writes into the real project. A swap by
@@ -40,19 +20,8 @@ func enclosingOnly(t *testing.T, a string) *policy.Context {
 // the fix the second command wrote OUT/direct and OUT/via.
 func TestStart_Sandboxed_NestedRootSwappedForSymlink(t *testing.T) {
 	l := sandboxtest.Launcher(t, sandbox.BackendBubblewrap)
-	canon := func(p string) string {
-		c, err := filepath.EvalSymlinks(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
-	a, out := canon(t.TempDir()), canon(t.TempDir())
-	proj := filepath.Join(a, "x", "proj")
-	if err := os.MkdirAll(proj, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	ctx := nestedWorkspace(t, a, proj)
+	a, proj, out := sandboxtest.NestedRoots(t)
+	ctx := sandboxtest.NestedWorkspace(t, a, proj)
 	m, n := sandboxedManager(t, l)
 	start := func(id string, sb *policy.Context, script string) (*protocol.ProcessStartResult, string, event) {
 		t.Helper()
@@ -82,7 +51,7 @@ func TestStart_Sandboxed_NestedRootSwappedForSymlink(t *testing.T) {
 		t.Fatalf("the write did not land in the real project: %q %v", b, err)
 	}
 
-	if _, output, exited := start("swap-enclosing", enclosingOnly(t, a), swap); exited.code != 0 {
+	if _, output, exited := start("swap-enclosing", sandboxtest.EnclosingOnly(t, a), swap); exited.code != 0 {
 		t.Fatalf("swap under the enclosing root's policy: exit %d output %q", exited.code, output)
 	}
 	res, output, exited := start("write-2", ctx, write)

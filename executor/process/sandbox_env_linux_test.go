@@ -117,7 +117,7 @@ type loaderProfile struct {
 // there, so markers of the command itself are expected).
 var loaderProfiles = []loaderProfile{
 	{"read-only", sandbox.BackendBubblewrap, func(t *testing.T, _ string) *policy.Context { return readOnly(t) }},
-	{"workspace-write", sandbox.BackendBubblewrap, workspaceWrite},
+	{"workspace-write", sandbox.BackendBubblewrap, func(t *testing.T, ws string) *policy.Context { return sandboxtest.WorkspaceWrite(t, ws) }},
 	{"plain", "plain", func(t *testing.T, _ string) *policy.Context { return fullWriteRestricted(t) }},
 }
 
@@ -342,7 +342,7 @@ func bwrapLinkedLibrary(t *testing.T) (string, []string) {
 func TestStart_Sandboxed_EnvironmentExact(t *testing.T) {
 	l := sandboxtest.Launcher(t, sandbox.BackendBubblewrap)
 	minimal := func(t *testing.T, _ string) *policy.Context {
-		return sandboxContext(t, `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[
+		return sandboxtest.Context(t, `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[
 			{"path":{"type":"special","value":{"kind":"minimal"}},"access":"read"}]}},"windowsSandboxLevel":"disabled"}`)
 	}
 	odd := map[string]string{

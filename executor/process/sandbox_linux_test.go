@@ -21,26 +21,8 @@ import (
 	"github.com/execlab/executor/sandbox/sandboxtest"
 )
 
-func sandboxContext(t *testing.T, js string) *policy.Context {
-	t.Helper()
-	var c policy.Context
-	if err := json.Unmarshal([]byte(js), &c); err != nil {
-		t.Fatalf("decoding sandbox context %s: %v", js, err)
-	}
-	return &c
-}
-
-// workspaceWrite is the workspace-write profile: root readable, the workspace writable.
-func workspaceWrite(t *testing.T, root string) *policy.Context {
-	u := protocol.FromNative(root)
-	return sandboxContext(t, `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[
-		{"path":{"type":"special","value":{"kind":"root"}},"access":"read"},
-		{"path":{"type":"special","value":{"kind":"project_roots"}},"access":"write"}]}},
-		"cwd":"`+string(u)+`","workspaceRoots":["`+string(u)+`"],"windowsSandboxLevel":"disabled"}`)
-}
-
 func readOnly(t *testing.T) *policy.Context {
-	return sandboxContext(t, `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[
+	return sandboxtest.Context(t, `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[
 		{"path":{"type":"special","value":{"kind":"root"}},"access":"read"}]}},"windowsSandboxLevel":"disabled"}`)
 }
 
@@ -90,17 +72,17 @@ func TestStart_Sandboxed_Bubblewrap(t *testing.T) {
 		wantDenied bool
 		wantOut    string // substring
 	}{
-		{"true", workspaceWrite(t, ws), []string{"/bin/true"}, nil, false, 0, false, ""},
-		{"write inside workspace", workspaceWrite(t, ws), []string{"sh", "-c", "echo hi > f && cat f"}, nil, false, 0, false, "hi"},
-		{"write outside workspace is denied", workspaceWrite(t, ws), []string{"sh", "-c", "echo x > /etc/executor-sandbox-test"}, nil, false, 2, true, "Read-only file system"},
-		{"silent failure is not a denial", workspaceWrite(t, ws), []string{"sh", "-c", "exit 1"}, nil, false, 1, false, ""},
-		{"keyword with exit 0 is not a denial", workspaceWrite(t, ws), []string{"sh", "-c", "echo Permission denied"}, nil, false, 0, false, "Permission denied"},
-		{"exit 127 not found", workspaceWrite(t, ws), []string{"sh", "-c", "no-such-command-xyz"}, nil, false, 127, false, "not found"},
-		{"SIGSYS is a denial", workspaceWrite(t, ws), []string{"sh", "-c", "kill -SYS $$"}, nil, false, 159, true, ""},
-		{"SIGKILL is not", workspaceWrite(t, ws), []string{"sh", "-c", "kill -9 $$"}, nil, false, 137, false, ""},
+		{"true", sandboxtest.WorkspaceWrite(t, ws), []string{"/bin/true"}, nil, false, 0, false, ""},
+		{"write inside workspace", sandboxtest.WorkspaceWrite(t, ws), []string{"sh", "-c", "echo hi > f && cat f"}, nil, false, 0, false, "hi"},
+		{"write outside workspace is denied", sandboxtest.WorkspaceWrite(t, ws), []string{"sh", "-c", "echo x > /etc/executor-sandbox-test"}, nil, false, 2, true, "Read-only file system"},
+		{"silent failure is not a denial", sandboxtest.WorkspaceWrite(t, ws), []string{"sh", "-c", "exit 1"}, nil, false, 1, false, ""},
+		{"keyword with exit 0 is not a denial", sandboxtest.WorkspaceWrite(t, ws), []string{"sh", "-c", "echo Permission denied"}, nil, false, 0, false, "Permission denied"},
+		{"exit 127 not found", sandboxtest.WorkspaceWrite(t, ws), []string{"sh", "-c", "no-such-command-xyz"}, nil, false, 127, false, "not found"},
+		{"SIGSYS is a denial", sandboxtest.WorkspaceWrite(t, ws), []string{"sh", "-c", "kill -SYS $$"}, nil, false, 159, true, ""},
+		{"SIGKILL is not", sandboxtest.WorkspaceWrite(t, ws), []string{"sh", "-c", "kill -9 $$"}, nil, false, 137, false, ""},
 		{"network is restricted", readOnly(t), []string{"sh", "-c", "echo > /dev/tcp/127.0.0.1/9"}, nil, false, 1, true, ""},
-		{"arg0 preserved", workspaceWrite(t, ws), []string{"sh", "-c", "echo $0"}, str("custom-arg0"), false, 0, false, "custom-arg0"},
-		{"pty", workspaceWrite(t, ws), []string{"sh", "-c", "test -t 0 && echo tty"}, nil, true, 0, false, "tty"},
+		{"arg0 preserved", sandboxtest.WorkspaceWrite(t, ws), []string{"sh", "-c", "echo $0"}, str("custom-arg0"), false, 0, false, "custom-arg0"},
+		{"pty", sandboxtest.WorkspaceWrite(t, ws), []string{"sh", "-c", "test -t 0 && echo tty"}, nil, true, 0, false, "tty"},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -148,7 +130,7 @@ func TestStart_Sandboxed_DisabledProfileIsWrapped(t *testing.T) {
 	m, n := sandboxedManager(t, sandboxtest.Launcher(t, sandbox.BackendBubblewrap))
 	ws := t.TempDir()
 	p := startParams("d", protocol.FromNative(ws), "sh", "-c", "echo ok > f && cat f")
-	p.Sandbox = sandboxContext(t, `{"permissions":{"type":"disabled"},"windowsSandboxLevel":"disabled"}`)
+	p.Sandbox = sandboxtest.Context(t, `{"permissions":{"type":"disabled"},"windowsSandboxLevel":"disabled"}`)
 	res, out, exited, _ := runToExit(t, m, n, p)
 	if res.SandboxType != protocol.SandboxTypeLinuxSeccomp || exited.code != 0 || out != "ok\n" {
 		t.Fatalf("got sandboxType %q exit %d output %q, want linuxSeccomp 0 \"ok\\n\"", res.SandboxType, exited.code, out)
@@ -189,11 +171,11 @@ func TestStart_Sandboxed_PreparationErrors(t *testing.T) {
 			p.ShellSnapshot = json.RawMessage(`{}`)
 		}, -32602, "invalid type: number, expected a boolean"},
 		{"foreign permission path", func(p *protocol.ProcessStartParams) {
-			p.Sandbox = sandboxContext(t, `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[
+			p.Sandbox = sandboxtest.Context(t, `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[
 				{"path":{"type":"path","path":"file://server/share"},"access":"read"}]}},"windowsSandboxLevel":"disabled"}`)
 		}, -32602, "failed to prepare process sandbox: invalid sandbox permission path: 'file://server/share' is invalid on 'linux'"},
 		{"sandbox error beats bad cwd", func(p *protocol.ProcessStartParams) {
-			p.Sandbox = sandboxContext(t, `{"permissions":{"type":"disabled"},"windowsSandboxLevel":"mxc"}`)
+			p.Sandbox = sandboxtest.Context(t, `{"permissions":{"type":"disabled"},"windowsSandboxLevel":"mxc"}`)
 			p.Cwd = "file://server/share/x"
 		}, -32602, "native MXC is unavailable on this executor"},
 		{"missing cwd is a spawn failure", func(p *protocol.ProcessStartParams) {
@@ -236,7 +218,7 @@ func TestStart_Sandboxed_ManagedNetwork(t *testing.T) {
 		wantDenied bool
 		wantOut    string
 	}{
-		{"proxied request, workspace write", workspaceWrite(t, ws), map[string]string{"HTTP_PROXY": "http://localhost:" + port, "NO_PROXY": "localhost"},
+		{"proxied request, workspace write", sandboxtest.WorkspaceWrite(t, ws), map[string]string{"HTTP_PROXY": "http://localhost:" + port, "NO_PROXY": "localhost"},
 			`{"loopbackPorts":[` + port + `]}`, []string{"bash", "-c", script}, 0, false,
 			"http://127.0.0.1:PORT\nlocalhost\nbridged\nvia-proxy GET http://example.invalid/x\n"},
 		{"proxied request, no sandbox field", nil, map[string]string{"HTTP_PROXY": "http://127.0.0.1:" + port, "NO_PROXY": "localhost"},
@@ -282,7 +264,7 @@ func TestStart_Sandboxed_DegradedLandlock(t *testing.T) {
 	marker := filepath.Join(ws, "spawned")
 
 	p := startParams("ww", protocol.FromNative(ws), "touch", marker)
-	p.Sandbox = workspaceWrite(t, ws)
+	p.Sandbox = sandboxtest.WorkspaceWrite(t, ws)
 	_, err := m.Start(context.Background(), p)
 	var re *jsonwire.Error
 	if !errors.As(err, &re) || re.Code != -32602 ||

@@ -19,12 +19,12 @@ import (
 // confinement of the executor itself.
 
 func fullWriteRestricted(t *testing.T) *policy.Context {
-	return sandboxContext(t, `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[
+	return sandboxtest.Context(t, `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[
 		{"path":{"type":"special","value":{"kind":"root"}},"access":"write"}]}},"windowsSandboxLevel":"disabled"}`)
 }
 
 func readOnlyNetwork(t *testing.T, network string) *policy.Context {
-	return sandboxContext(t, `{"permissions":{"type":"managed","network":"`+network+`","file_system":{"type":"restricted","entries":[
+	return sandboxtest.Context(t, `{"permissions":{"type":"managed","network":"`+network+`","file_system":{"type":"restricted","entries":[
 		{"path":{"type":"special","value":{"kind":"root"}},"access":"read"}]}},"windowsSandboxLevel":"disabled"}`)
 }
 
@@ -159,7 +159,7 @@ func TestStart_Sandboxed_HardLinkIntoWritableRootFails(t *testing.T) {
 	m, n := sandboxedManager(t, l)
 	p := startParams("ln", protocol.FromNative(ws), "sh", "-c", "ln "+outside+" x && echo linked; ln /etc/hostname y && echo linked")
 	p.Env["HOME"] = ws
-	p.Sandbox = workspaceWrite(t, ws)
+	p.Sandbox = sandboxtest.WorkspaceWrite(t, ws)
 	_, out, exited, _ := runToExit(t, m, n, p)
 	if strings.Contains(out, "linked") || !strings.Contains(out, "Invalid cross-device link") || exited.code == 0 {
 		t.Errorf("got exit %d output %q, want both links refused with EXDEV", exited.code, out)

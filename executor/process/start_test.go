@@ -14,6 +14,7 @@ import (
 	"github.com/execlab/executor/executor/process"
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/jsonwire"
+	"github.com/execlab/executor/sandbox/sandboxtest"
 )
 
 // Check order (spec/jsonrpc.md §3.1): networkProxy, shellSnapshot, sandbox, cwd, then
@@ -24,7 +25,7 @@ func TestStart_CheckOrder(t *testing.T) {
 	mustStart(t, m, startParams("dup", good, "sleep", "5"))
 	t.Cleanup(func() { _, _ = m.Terminate(context.Background(), &protocol.ProcessTerminateParams{ProcessID: "dup"}) })
 	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
-	disabled := sandboxContext(t, `{"permissions":{"type":"disabled"},"windowsSandboxLevel":"disabled"}`)
+	disabled := sandboxtest.Context(t, `{"permissions":{"type":"disabled"},"windowsSandboxLevel":"disabled"}`)
 	tests := []struct {
 		name string
 		edit func(p *protocol.ProcessStartParams)

@@ -1,11 +1,12 @@
 // Package sandboxtest gives tests of the sandbox and of its users (executor/process,
-// executor/fs) a Launcher for a given backend, probing the host once per backend.
+// executor/fs) a Launcher for a given backend, probing the host once per backend, and
+// the sandbox contexts they send.
 //
 // # Layers
 //
 // Above: _test.go files only (sandbox, executor/process, executor/fs, test/*). Below:
-// package sandbox's Probe and NewLauncher; it adds no sandbox logic of its own and never
-// changes how a backend is chosen.
+// package sandbox's Probe and NewLauncher, sandbox/policy's Context and internal/pathuri;
+// it adds no sandbox logic of its own and never changes how a backend is chosen.
 //
 // # Contract
 //
@@ -17,6 +18,9 @@
 //     (spec/sandbox.md §7.3: in CI bubblewrap is installed, so a missing backend is a
 //     failure, never silently lost coverage). The message carries the probe's log line.
 //   - Launcher(t, want) is Require's report as a sandbox.Launcher with default options.
+//   - Context(t, json) decodes a sandbox context; WorkspaceWrite, NestedWorkspace and
+//     EnclosingOnly are the profiles the tests share, NestedRoots the issue 26 directory
+//     layout (context.go).
 //
 // # Limits and concurrency
 //
