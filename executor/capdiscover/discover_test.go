@@ -137,29 +137,6 @@ func TestDiscover_Budgets(t *testing.T) {
 	}
 }
 
-func TestUTF8ErrorText(t *testing.T) {
-	tests := []struct {
-		in   string
-		want string
-	}{
-		{"ok é 中 😀", ""},
-		{"\xff", "invalid utf-8 sequence of 1 bytes from index 0"},
-		{"a\xc3", "incomplete utf-8 byte sequence from index 1"},
-		{"ab\xe2\x82", "incomplete utf-8 byte sequence from index 2"},
-		{"ok\xed\xa0\x80", "invalid utf-8 sequence of 1 bytes from index 2"},
-		{"\xe0\x80", "invalid utf-8 sequence of 1 bytes from index 0"},
-		{"\xe2\x82x", "invalid utf-8 sequence of 2 bytes from index 0"},
-		{"\xf0\x90\x80x", "invalid utf-8 sequence of 3 bytes from index 0"},
-		{"\xf0\x90", "incomplete utf-8 byte sequence from index 0"},
-	}
-	for _, tt := range tests {
-		got, bad := capdiscover.UTF8ErrorText([]byte(tt.in))
-		if got != tt.want || bad != (tt.want != "") {
-			t.Errorf("%q: got %q, %v, want %q", tt.in, got, bad, tt.want)
-		}
-	}
-}
-
 func TestRelativePath(t *testing.T) {
 	tests := []struct{ in, rel, problem string }{
 		{"./m.json", "m.json", ""},

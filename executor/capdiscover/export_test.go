@@ -2,9 +2,6 @@ package capdiscover
 
 // Internals for the external tests.
 
-// UTF8ErrorText is utf8ErrorText.
-func UTF8ErrorText(b []byte) (string, bool) { return utf8ErrorText(b) }
-
 // RelativePath is relativePath.
 func RelativePath(p string) (rel, problem string) { return relativePath(p) }
 

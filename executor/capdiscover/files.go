@@ -14,6 +14,7 @@ import (
 	"github.com/execlab/executor/executor/fs"
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/internal/oserr"
+	"github.com/execlab/executor/internal/rustutf8"
 )
 
 // reader reads the files of one root against its byte budget and collects warnings. It is
@@ -71,7 +72,7 @@ func (r *reader) read(native, uri string) (file protocol.CapabilityFile, ok bool
 		r.warn("capability root bundle exceeds the %d-byte limit", MaxRootBytes)
 		return file, false
 	}
-	if msg, bad := utf8ErrorText(data); bad {
+	if msg, bad := rustutf8.ErrorText(data); bad {
 		r.warn("capability file %s is not UTF-8: %s", uri, msg)
 		return file, false
 	}
@@ -103,87 +104,3 @@ func (r *reader) readAll(native string) ([]byte, error) {
 // errNotRegular: the file stopped being a regular file between the stat and the open; it
 // is skipped silently like any non-regular file.
 var errNotRegular = errors.New("capdiscover: not a regular file")
-
-// utf8ErrorText validates b as Rust's str::from_utf8 does and renders its Utf8Error:
-// "invalid utf-8 sequence of N bytes from index I" when N bytes form an invalid sequence,
-// "incomplete utf-8 byte sequence from index I" when the input ends inside one.
-func utf8ErrorText(b []byte) (string, bool) {
-	for i := 0; i < len(b); {
-		c := b[i]
-		if c < 0x80 {
-			i++
-			continue
-		}
-		n, incomplete := invalidSequence(b[i:])
-		switch {
-		case incomplete:
-			return fmt.Sprintf("incomplete utf-8 byte sequence from index %d", i), true
-		case n > 0:
-			return fmt.Sprintf("invalid utf-8 sequence of %d bytes from index %d", n, i), true
-		}
-		i += width(c)
-	}
-	return "", false
-}
-
-// width is the encoded length announced by a valid lead byte.
-func width(c byte) int {
-	switch {
-	case c >= 0xF0:
-		return 4
-	case c >= 0xE0:
-		return 3
-	default:
-		return 2
-	}
-}
-
-// invalidSequence checks the multi-byte sequence at the start of b (b[0] >= 0x80) with
-// Rust's rules (core::str::validations::run_utf8_validation): it returns the error length
-// n (1 to 3) of an invalid sequence, incomplete when b ends first, or 0, false when the
-// sequence is valid.
-func invalidSequence(b []byte) (n int, incomplete bool) {
-	first := b[0]
-	cont := func(i int) (ok, end bool) {
-		if i >= len(b) {
-			return false, true
-		}
-		return b[i]&0xC0 == 0x80, false
-	}
-	var lo, hi byte = 0x80, 0xBF // allowed range of the second byte
-	var w int
-	switch {
-	case first >= 0xC2 && first <= 0xDF:
-		w = 2
-	case first == 0xE0:
-		w, lo = 3, 0xA0
-	case first >= 0xE1 && first <= 0xEC, first == 0xEE, first == 0xEF:
-		w = 3
-	case first == 0xED:
-		w, hi = 3, 0x9F
-	case first == 0xF0:
-		w, lo = 4, 0x90
-	case first >= 0xF1 && first <= 0xF3:
-		w = 4
-	case first == 0xF4:
-		w, hi = 4, 0x8F
-	default:
-		return 1, false
-	}
-	if len(b) < 2 {
-		return 0, true
-	}
-	if b[1] < lo || b[1] > hi {
-		return 1, false
-	}
-	for i := 2; i < w; i++ {
-		ok, end := cont(i)
-		if end {
-			return 0, true
-		}
-		if !ok {
-			return i, false
-		}
-	}
-	return 0, false
-}

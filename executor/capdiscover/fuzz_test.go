@@ -1,11 +1,8 @@
 package capdiscover_test
 
 import (
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/execlab/executor/executor/capdiscover"
 	"github.com/execlab/executor/executor/protocol"
@@ -73,44 +70,6 @@ func FuzzManifest(f *testing.F) {
 					t.Fatalf("%q: accepted %q with a .. component", contents, d.path)
 				}
 			}
-		}
-	})
-}
-
-var utf8Text = regexp.MustCompile(`^(?:invalid utf-8 sequence of ([123]) bytes|incomplete utf-8 byte sequence) from index (\d+)$`)
-
-// FuzzUTF8ErrorText: the text reports an error exactly when Go finds the input invalid,
-// at the first byte where Go's decoder fails, and "incomplete" only at the end.
-func FuzzUTF8ErrorText(f *testing.F) {
-	for _, s := range []string{"", "ok", "\xff", "a\xc3", "\xe2\x82x", "\xf0\x90\x80", "\xed\xa0\x80", "é中😀\xf4\x90"} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		msg, bad := capdiscover.UTF8ErrorText(b)
-		if bad != !utf8.Valid(b) {
-			t.Fatalf("%q: bad=%v, utf8.Valid=%v", b, bad, utf8.Valid(b))
-		}
-		if !bad {
-			return
-		}
-		m := utf8Text.FindStringSubmatch(msg)
-		if m == nil {
-			t.Fatalf("%q: text %q", b, msg)
-		}
-		idx, _ := strconv.Atoi(m[2])
-		first := 0
-		for first < len(b) {
-			r, n := utf8.DecodeRune(b[first:])
-			if r == utf8.RuneError && n <= 1 {
-				break
-			}
-			first += n
-		}
-		if idx != first {
-			t.Fatalf("%q: index %d, Go's first invalid byte is %d", b, idx, first)
-		}
-		if n, _ := strconv.Atoi(m[1]); m[1] != "" && idx+n > len(b) {
-			t.Fatalf("%q: %q runs past the end", b, msg)
 		}
 	})
 }

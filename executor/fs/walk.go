@@ -8,6 +8,7 @@ import (
 
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/internal/oserr"
+	"github.com/execlab/executor/internal/rustutf8"
 	"github.com/execlab/executor/jsonwire"
 )
 
@@ -221,7 +222,7 @@ func (w *walker) underEntryLimit() bool {
 // does: the name is made valid UTF-8 lossily and tabs, newlines and carriage returns are
 // dropped (URL parsing strips them) before percent-encoding.
 func childURI(dir, name string) string {
-	name = lossyUTF8(name)
+	name = rustutf8.Lossy(name)
 	if strings.ContainsAny(name, "\t\n\r") {
 		name = strings.NewReplacer("\t", "", "\n", "", "\r", "").Replace(name)
 	}
