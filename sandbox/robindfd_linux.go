@@ -39,11 +39,7 @@ func (b *mountBuilder) roBindCarveOut(wt, target string, acc policy.Access) erro
 	if err != nil {
 		var sym *errSymlinkComponent
 		if errors.As(err, &sym) {
-			kind := "read-only"
-			if acc == policy.AccessDeny {
-				kind = "deny-read"
-			}
-			return fatalf("cannot enforce sandbox %s path %s because it crosses writable symlink %s", kind, target, sym.path)
+			return fatalf("cannot enforce sandbox %s path %s because it crosses writable symlink %s", carveKind(acc), target, sym.path)
 		}
 		return fatalf("opening sandbox read-only path %s: %v", target, err)
 	}
@@ -127,17 +123,21 @@ func (b *mountBuilder) bindDirFD(wt, dir, carveOut string, acc policy.Access) er
 		case errors.As(err, &sym) && acc == policy.AccessWrite:
 			return fatalf("cannot enforce sandbox writable root %s because it crosses writable symlink %s", carveOut, sym.path)
 		case errors.As(err, &sym):
-			kind := "read-only"
-			if acc == policy.AccessDeny {
-				kind = "deny-read"
-			}
-			return fatalf("cannot enforce sandbox %s path %s because it crosses writable symlink %s", kind, carveOut, sym.path)
+			return fatalf("cannot enforce sandbox %s path %s because it crosses writable symlink %s", carveKind(acc), carveOut, sym.path)
 		}
 		return fatalf("opening sandbox directory %s: %v", dir, err)
 	}
 	b.plan.dataFDs = append(b.plan.dataFDs, fd)
 	b.add("--bind-fd", strconv.Itoa(fd), dir)
 	return nil
+}
+
+// carveKind names a read-only or deny-read carve-out in the writable-symlink refusal.
+func carveKind(acc policy.Access) string {
+	if acc == policy.AccessDeny {
+		return "deny-read"
+	}
+	return "read-only"
 }
 
 // openBelow is openBeneath from writable root target dir, starting from the

@@ -160,20 +160,7 @@ func decodeSequence(raw json.RawMessage) ([]json.RawMessage, *Error) {
 
 // decodeVariant decodes a unit-variant enum string of the Rust enum enumName.
 func decodeVariant(raw json.RawMessage, enumName string, variants ...string) (string, *Error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '"' {
-		return "", invalidType(raw, "enum "+enumName)
-	}
-	s, err := decodeString(raw)
-	if err != nil {
-		return "", err
-	}
-	for _, v := range variants {
-		if s == v {
-			return s, nil
-		}
-	}
-	return "", unknownVariant(s, variants...)
+	return decodeVariantString(raw, "enum "+enumName, variants...)
 }
 
 // decodeTag reads the tag member of an internally tagged enum.
@@ -182,9 +169,15 @@ func decodeTag(fields []field, tag string, variants ...string) (string, *Error) 
 	if !ok {
 		return "", missingField(tag)
 	}
+	return decodeVariantString(raw, "variant identifier", variants...)
+}
+
+// decodeVariantString decodes raw as one of variants; expected names what a value of
+// another JSON type was expected to be in serde's invalid-type text.
+func decodeVariantString(raw json.RawMessage, expected string, variants ...string) (string, *Error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '"' {
-		return "", invalidType(raw, "variant identifier")
+		return "", invalidType(raw, expected)
 	}
 	s, err := decodeString(raw)
 	if err != nil {
