@@ -20,12 +20,7 @@ import (
 func TestQueueGauges(t *testing.T) {
 	reg := telemetry.NewRegistry()
 	e := telemetry.NewExecutor(reg)
-	srv, err := telemetry.Start(":0", reg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	url := "http://" + srv.Addr() + "/metrics"
+	url := "http://" + serveMetrics(t, ":0", reg) + "/metrics"
 
 	text := get(t, url)
 	for _, want := range []string{
@@ -80,12 +75,7 @@ func TestRegistryNodeMetrics(t *testing.T) {
 	r := telemetry.NewRegistryMetrics(reg)
 	var lost atomic.Bool
 	telemetry.RegisterNode(reg, func() bool { return !lost.Load() })
-	srv, err := telemetry.Start(":0", reg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	url := "http://" + srv.Addr() + "/metrics"
+	url := "http://" + serveMetrics(t, ":0", reg) + "/metrics"
 	r.LocationChanged(server.LocationAttached)
 	r.LocationChanged(server.LocationMovedAway)
 	r.LocationChanged(server.LocationMovedAway)

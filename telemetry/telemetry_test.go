@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
 
 	"github.com/execlab/executor/executor/process"
@@ -16,6 +17,18 @@ import (
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// serveMetrics serves reg's metrics on addr until the test ends and returns the bound
+// address.
+func serveMetrics(t *testing.T, addr string, reg prometheus.Gatherer) string {
+	t.Helper()
+	srv, err := telemetry.Start(addr, reg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv.Addr()
+}
 
 func get(t *testing.T, url string) string {
 	t.Helper()
@@ -36,13 +49,9 @@ func get(t *testing.T, url string) string {
 func TestStart_LoopbackAndMetrics(t *testing.T) {
 	reg := telemetry.NewRegistry()
 	e := telemetry.NewExecutor(reg)
-	srv, err := telemetry.Start(":0", reg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	if !strings.HasPrefix(srv.Addr(), "127.0.0.1:") {
-		t.Fatalf("Addr = %s, want 127.0.0.1:…", srv.Addr())
+	addr := serveMetrics(t, ":0", reg)
+	if !strings.HasPrefix(addr, "127.0.0.1:") {
+		t.Fatalf("Addr = %s, want 127.0.0.1:…", addr)
 	}
 	e.RequestHandled("process/start", "0", time.Millisecond)
 	e.RequestHandled("other", "-32601", time.Millisecond)
@@ -52,7 +61,7 @@ func TestStart_LoopbackAndMetrics(t *testing.T) {
 	e.FrameDropped(mux.DropMalformed)
 	e.TrackSessions(func() int { return 3 })
 	e.TunnelListenEvent("accepted")
-	text := get(t, "http://"+srv.Addr()+"/metrics")
+	text := get(t, "http://"+addr+"/metrics")
 	for _, want := range []string{
 		"go_goroutines ", "process_resident_memory_bytes ",
 		`executor_rpc_requests_total{code="0",method="process/start"} 1`,
@@ -90,12 +99,7 @@ func TestRegistryMiddleware(t *testing.T) {
 		t.Error("a non-API path got a wrapped ResponseWriter (rendezvous upgrades need the original)")
 	}
 	r.Validated("invalid")
-	srv, err := telemetry.Start("127.0.0.1:0", reg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	text := get(t, "http://"+srv.Addr()+"/metrics")
+	text := get(t, "http://"+serveMetrics(t, "127.0.0.1:0", reg)+"/metrics")
 	for _, want := range []string{`registry_requests_total{code="409",endpoint="connect"} 1`, `registry_validations_total{outcome="invalid"} 1`} {
 		if !strings.Contains(text, want) {
 			t.Errorf("scrape lacks %q", want)
