@@ -72,12 +72,7 @@ Flags (each also settable by the environment variable named in brackets):
 	ttl := fs.Duration("session-ttl", defaultRemoteSessionTTL, "how long a disconnected session keeps its processes before they are killed; longer than exec's --reconnect-timeout (10m), so a harness still trying finds its session (docs/reliability.md)")
 	maxUnacked := fs.Int("max-unacked-bytes", envInt("EXECUTOR_MAX_UNACKED_BYTES", process.DefaultMaxUnackedBytes), "output bytes kept per process until a harness that acknowledges output (ours) has received them; past it the process blocks on its output (docs/reliability.md) [EXECUTOR_MAX_UNACKED_BYTES]")
 	maxUnackedTotal := fs.Int("max-unacked-total-bytes", envInt("EXECUTOR_MAX_UNACKED_TOTAL_BYTES", 0), "the same for all processes of all sessions together, beyond 1 MiB each: past it every such process blocks on its output until acknowledgements free room; also sets the soft memory limit (this + 40 MiB) unless GOMEMLIMIT is set (default 64 MiB, or --max-unacked-bytes when larger) [EXECUTOR_MAX_UNACKED_TOTAL_BYTES]")
-	logLevel := fs.String("log-level", envOr("EXECUTOR_LOG_LEVEL", "warn"), "log level on stderr: debug, info, warn, error [EXECUTOR_LOG_LEVEL]")
-	tunnelAllow := tunnelAllowFlag(fs)
-	logFormat := logFormatFlag(fs)
-	metricsAddr := metricsFlag(fs)
-	sandboxBackend := sandboxBackendFlag(fs)
-	pathDirsF := addPathDirsFlag(fs)
+	ef := addExecutorFlags(fs, "log level on stderr: debug, info, warn, error [EXECUTOR_LOG_LEVEL]")
 	wsAuth := wsAuthFlags(fs) // accepted only to be refused, as by the reference
 	direct := directFlags(fs) // remote_direct.go
 	if err := fs.Parse(args); err != nil {
@@ -116,8 +111,7 @@ Flags (each also settable by the environment variable named in brackets):
 	if *maxUnackedTotal == 0 {
 		*maxUnackedTotal = max(process.DefaultMaxUnackedTotalBytes, *maxUnacked)
 	}
-	rt, opts, err := executorFlags{sandboxBackend: *sandboxBackend, pathDirs: pathDirsF, tunnelAllow: tunnelAllow,
-		logLevel: *logLevel, logFormat: *logFormat, metricsAddr: *metricsAddr, maxUnackedTotal: *maxUnackedTotal}.start(ctx, stderr)
+	rt, opts, err := ef.start(ctx, stderr, *maxUnackedTotal)
 	if err != nil {
 		return err
 	}
@@ -141,7 +135,7 @@ Flags (each also settable by the environment variable named in brackets):
 		Tracer:           handshakeTracer(rt.tr),
 		SpanTraceparent:  spanTraceparent(rt.tr),
 		OnServer:         func(srv *executor.Server) { trackSessions(rt.tm, srv) },
-		Sandbox:          func(ctx context.Context) *sandbox.Launcher { return startSandbox(ctx, *sandboxBackend, rt.log) },
+		Sandbox:          func(ctx context.Context) *sandbox.Launcher { return startSandbox(ctx, *ef.sandboxBackend, rt.log) },
 		Logger:           rt.log,
 	}, stdin)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"io"
 	"log/slog"
 
@@ -63,22 +64,35 @@ func (rt *executorRuntime) close() {
 	rt.stops = nil
 }
 
-// executorFlags are the flag values `serve` and `remote` both turn into a running
-// executor once their own checks have passed.
+// executorFlags are the flags `serve` and `remote` both turn into a running executor
+// once their own checks have passed.
 type executorFlags struct {
-	sandboxBackend                   string
+	sandboxBackend                   *string
 	pathDirs                         *pathDirsFlag
 	tunnelAllow                      func() (dial, listen *tunnel.Policy, err error)
-	logLevel, logFormat, metricsAddr string
-	maxUnackedTotal                  int // already defaulted by the caller
+	logLevel, logFormat, metricsAddr *string
+}
+
+// addExecutorFlags defines them on fs; logLevelHelp is the command's help text for
+// --log-level.
+func addExecutorFlags(fs *flag.FlagSet, logLevelHelp string) *executorFlags {
+	return &executorFlags{
+		logLevel:       fs.String("log-level", envOr("EXECUTOR_LOG_LEVEL", "warn"), logLevelHelp),
+		logFormat:      logFormatFlag(fs),
+		metricsAddr:    metricsFlag(fs),
+		sandboxBackend: sandboxBackendFlag(fs),
+		pathDirs:       addPathDirsFlag(fs),
+		tunnelAllow:    tunnelAllowFlag(fs),
+	}
 }
 
 // start checks the sandbox backend, the PATH directories and the tunnel policies (in
-// that order), starts the runtime and sets the soft memory limit. It returns the runtime
-// (the caller closes it after its server has returned) and the executor.Options these
-// flags and the runtime decide; the caller adds its own.
-func (f executorFlags) start(ctx context.Context, stderr io.Writer) (*executorRuntime, executor.Options, error) {
-	if err := checkSandboxBackend(f.sandboxBackend); err != nil {
+// that order), starts the runtime and sets the soft memory limit for maxUnackedTotal
+// (already defaulted by the caller). It returns the runtime (the caller closes it after
+// its server has returned) and the executor.Options these flags and the runtime decide;
+// the caller adds its own.
+func (f *executorFlags) start(ctx context.Context, stderr io.Writer, maxUnackedTotal int) (*executorRuntime, executor.Options, error) {
+	if err := checkSandboxBackend(*f.sandboxBackend); err != nil {
 		return nil, executor.Options{}, err
 	}
 	pathDirs, err := f.pathDirs.check()
@@ -89,15 +103,15 @@ func (f executorFlags) start(ctx context.Context, stderr io.Writer) (*executorRu
 	if err != nil {
 		return nil, executor.Options{}, err
 	}
-	rt, err := startExecutorRuntime(ctx, stderr, f.logLevel, f.logFormat, f.metricsAddr)
+	rt, err := startExecutorRuntime(ctx, stderr, *f.logLevel, *f.logFormat, *f.metricsAddr)
 	if err != nil {
 		return nil, executor.Options{}, err
 	}
-	setMemoryLimit(f.maxUnackedTotal, rt.log)
+	setMemoryLimit(maxUnackedTotal, rt.log)
 	return rt, executor.Options{
 		ProcessGuard:         rt.guard,
 		CodexHome:            codexHomeDir(),
-		MaxUnackedTotalBytes: f.maxUnackedTotal,
+		MaxUnackedTotalBytes: maxUnackedTotal,
 		PrependPathDirs:      pathDirs,
 		Observer:             telemetry.WithTracing(executorObserver(rt.tm), rt.tr),
 		TunnelPolicy:         tunnelPolicy,

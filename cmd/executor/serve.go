@@ -24,14 +24,9 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	maxChunks := fs.Int("max-retained-chunks", 0, "output chunks kept per process for process/read (default 50000)")
 	maxUnackedTotal := fs.Int("max-unacked-total-bytes", envInt("EXECUTOR_MAX_UNACKED_TOTAL_BYTES", 0),
 		"output bytes kept until acknowledged by all processes started with outputAck (by our harness) of all sessions together, beyond 1 MiB each; past it they block on their output until acknowledgements free room; also sets the soft memory limit (this + 40 MiB) unless GOMEMLIMIT is set (default 64 MiB) (env EXECUTOR_MAX_UNACKED_TOTAL_BYTES)")
-	logLevel := fs.String("log-level", envOr("EXECUTOR_LOG_LEVEL", "warn"), "log level on stderr: debug, info, warn, error (env EXECUTOR_LOG_LEVEL)")
-	logFormat := logFormatFlag(fs)
-	metricsAddr := metricsFlag(fs)
-	sandboxBackend := sandboxBackendFlag(fs)
-	pathDirsF := addPathDirsFlag(fs)
+	ef := addExecutorFlags(fs, "log level on stderr: debug, info, warn, error (env EXECUTOR_LOG_LEVEL)")
 	wsAuth := wsAuthFlags(fs)
 	proxy := addProxyFlags(fs)
-	tunnelAllow := tunnelAllowFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -60,8 +55,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if *maxUnackedTotal == 0 {
 		*maxUnackedTotal = process.DefaultMaxUnackedTotalBytes
 	}
-	rt, opts, err := executorFlags{sandboxBackend: *sandboxBackend, pathDirs: pathDirsF, tunnelAllow: tunnelAllow,
-		logLevel: *logLevel, logFormat: *logFormat, metricsAddr: *metricsAddr, maxUnackedTotal: *maxUnackedTotal}.start(ctx, stderr)
+	rt, opts, err := ef.start(ctx, stderr, *maxUnackedTotal)
 	if err != nil {
 		return err
 	}
@@ -70,7 +64,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	opts.SessionTTL = *ttl
 	opts.MaxRetainedBytes = *maxBytes
 	opts.MaxRetainedChunks = *maxChunks
-	opts.Sandbox = startSandbox(ctx, *sandboxBackend, rt.log)
+	opts.Sandbox = startSandbox(ctx, *ef.sandboxBackend, rt.log)
 	opts.TCPUpstreamProxy = proxy.upstream.String()
 	return serve.Run(ctx, serve.Config{
 		Listen:   l,
