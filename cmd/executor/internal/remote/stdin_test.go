@@ -42,7 +42,17 @@ func TestStdinPump_CloseInterruptsABlockedRead(t *testing.T) {
 	pr, pw := io.Pipe()
 	defer pw.Close()
 	in := openStdin(pr, true)
-	runCtx, cancel := context.WithCancelCause(context.Background())
+	pumpAndClose(t, in)
+	if in.pump.err == nil {
+		t.Error("pump error: got nil, want the interrupted read's error")
+	}
+}
+
+// pumpAndClose starts in's pump and closes in: close must return only once the pump
+// goroutine has ended.
+func pumpAndClose(t *testing.T, in *stdinReader) {
+	t.Helper()
+	_, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	startPump(in, nil, true, cancel)
 	in.close()
@@ -51,10 +61,6 @@ func TestStdinPump_CloseInterruptsABlockedRead(t *testing.T) {
 	default:
 		t.Fatal("close returned before the pump goroutine ended")
 	}
-	if in.pump.err == nil {
-		t.Error("pump error: got nil, want the interrupted read's error")
-	}
-	_ = runCtx
 }
 
 // TestStdinReader_NotKept: without a pump stdin is only wrapped for the one-line credential;

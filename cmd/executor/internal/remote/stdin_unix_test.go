@@ -3,7 +3,6 @@
 package remote
 
 import (
-	"context"
 	"io"
 	"os"
 	"testing"
@@ -23,15 +22,7 @@ func TestStdinPump_OSPipeIsInterruptible(t *testing.T) {
 	if !in.src.waitable {
 		t.Fatal("pipe stdin: got not waitable, want the pollable re-open")
 	}
-	_, cancel := context.WithCancelCause(context.Background())
-	defer cancel(nil)
-	startPump(in, nil, true, cancel)
-	in.close()
-	select {
-	case <-in.pump.done:
-	default:
-		t.Fatal("close returned before the pump goroutine ended")
-	}
+	pumpAndClose(t, in)
 	if _, err := w.Write([]byte("x")); err != nil {
 		t.Fatal(err)
 	}
