@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,6 +21,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/execlab/executor/internal/refbin"
+	"github.com/execlab/executor/internal/syncbuf"
 )
 
 // How the released codex CLI (0.169.0 and 0.171.0 alike) is pointed at a remote
@@ -52,23 +52,9 @@ func ensureCodexDaemonDir(t *testing.T) {
 	t.Cleanup(func() { _ = os.Remove(dir) })
 }
 
-// lockedBuffer collects a child's stderr while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex // the exec package's copier goroutine writes while the test reads
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// lockedBuffer collects a child's stderr while the test reads it (the exec package's
+// copier goroutine writes meanwhile).
+type lockedBuffer = syncbuf.Buffer
 
 // execServer is a running exec-server (ours or the reference) with its stderr.
 type execServer struct {

@@ -16,11 +16,11 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/execlab/executor/internal/refbin"
+	"github.com/execlab/executor/internal/syncbuf"
 	"github.com/execlab/executor/noise"
 )
 
@@ -257,19 +257,5 @@ func TestAlertRules(t *testing.T) {
 	}
 }
 
-type lockedBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// lockedBuf is a buffer written by one goroutine while the test reads it.
+type lockedBuf = syncbuf.Buffer
