@@ -10,11 +10,9 @@ import (
 	"github.com/execlab/executor/internal/rustutf8"
 )
 
+// TestErrorText: str::from_utf8's Utf8Error texts, as the reference words them.
 func TestErrorText(t *testing.T) {
-	tests := []struct {
-		in   string
-		want string
-	}{
+	for _, tt := range []struct{ in, want string }{
 		{"ok é 中 😀", ""},
 		{"\xff", "invalid utf-8 sequence of 1 bytes from index 0"},
 		{"a\xc3", "incomplete utf-8 byte sequence from index 1"},
@@ -24,8 +22,7 @@ func TestErrorText(t *testing.T) {
 		{"\xe2\x82x", "invalid utf-8 sequence of 2 bytes from index 0"},
 		{"\xf0\x90\x80x", "invalid utf-8 sequence of 3 bytes from index 0"},
 		{"\xf0\x90", "incomplete utf-8 byte sequence from index 0"},
-	}
-	for _, tt := range tests {
+	} {
 		got, bad := rustutf8.ErrorText([]byte(tt.in))
 		if got != tt.want || bad != (tt.want != "") {
 			t.Errorf("%q: got %q, %v, want %q", tt.in, got, bad, tt.want)
