@@ -1,7 +1,9 @@
 package executor
 
 import (
+	"github.com/execlab/executor/executor/fs"
 	"github.com/execlab/executor/executor/jsonrpc"
+	"github.com/execlab/executor/executor/process"
 	"github.com/execlab/executor/executor/protocol"
 )
 
@@ -22,8 +24,9 @@ const (
 )
 
 // methods is the routing table, the one place a request method is served: one line per
-// method, name → bind(family, lane, handler); the handlers live in the *_methods.go file
-// of their family. Anything absent answers -32601 in any handshake state. Every request
+// method, name → bind(family, lane, handler). A handler is a method of the family's
+// package adapted by onProcs, onFS or onHandles, or, where the connection adds a step,
+// a function in the family's *_methods.go file. Anything absent answers -32601 in any handshake state. Every request
 // method of executor/protocol (method_props.go) is here and nothing else is
 // (TestMethodTableMatchesProtocol).
 //
@@ -37,27 +40,27 @@ var methods = map[string]method{
 	protocol.MethodEnvironmentConfigRead:   bind(familyEnvConfig, ord, environmentConfigRead),
 	protocol.MethodProcessStart:            bind(familyExec, ord, processStart),
 	protocol.MethodProcessRead:             bind(familyExec, ord, processRead),
-	protocol.MethodProcessWrite:            bind(familyExec, ord, processWrite),
-	protocol.MethodProcessSignal:           bind(familyExec, control, processSignal),
-	protocol.MethodProcessTerminate:        bind(familyExec, control, processTerminate),
-	protocol.MethodProcessCloseStdin:       bind(familyExec, ord, processCloseStdin),
-	protocol.MethodProcessResizePty:        bind(familyExec, control, processResizePty),
-	protocol.MethodProcessSendSignal:       bind(familyExec, control, processSendSignal),
-	protocol.MethodProcessExitStatus:       bind(familyExec, control, processExitStatus),
-	protocol.MethodFsReadFile:              bind(familyFilesystem, ord, fsReadFile),
-	protocol.MethodFsWriteFile:             bind(familyFilesystem, ord, fsWriteFile),
-	protocol.MethodFsCreateDirectory:       bind(familyFilesystem, ord, fsCreateDirectory),
-	protocol.MethodFsGetMetadata:           bind(familyFilesystem, ord, fsGetMetadata),
-	protocol.MethodFsCanonicalize:          bind(familyFilesystem, ord, fsCanonicalize),
-	protocol.MethodFsReadDirectory:         bind(familyFilesystem, ord, fsReadDirectory),
-	protocol.MethodFsWalk:                  bind(familyFilesystem, ord, fsWalk),
-	protocol.MethodFsRemove:                bind(familyFilesystem, ord, fsRemove),
-	protocol.MethodFsCopy:                  bind(familyFilesystem, ord, fsCopy),
-	protocol.MethodFsOpen:                  bind(familyFilesystem, ord, fsOpen),
-	protocol.MethodFsReadBlock:             bind(familyFilesystem, ord, fsReadBlock),
-	protocol.MethodFsWriteBlock:            bind(familyFilesystem, ord, fsWriteBlock),
+	protocol.MethodProcessWrite:            bind(familyExec, ord, onProcs((*process.Manager).Write)),
+	protocol.MethodProcessSignal:           bind(familyExec, control, onProcs((*process.Manager).Signal)),
+	protocol.MethodProcessTerminate:        bind(familyExec, control, onProcs((*process.Manager).Terminate)),
+	protocol.MethodProcessCloseStdin:       bind(familyExec, ord, onProcs((*process.Manager).CloseStdin)),
+	protocol.MethodProcessResizePty:        bind(familyExec, control, onProcs((*process.Manager).ResizePty)),
+	protocol.MethodProcessSendSignal:       bind(familyExec, control, onProcs((*process.Manager).SendSignal)),
+	protocol.MethodProcessExitStatus:       bind(familyExec, control, onProcs((*process.Manager).ExitStatus)),
+	protocol.MethodFsReadFile:              bind(familyFilesystem, ord, onFS((*fs.Service).ReadFile)),
+	protocol.MethodFsWriteFile:             bind(familyFilesystem, ord, onFS((*fs.Service).WriteFile)),
+	protocol.MethodFsCreateDirectory:       bind(familyFilesystem, ord, onFS((*fs.Service).CreateDirectory)),
+	protocol.MethodFsGetMetadata:           bind(familyFilesystem, ord, onFS((*fs.Service).GetMetadata)),
+	protocol.MethodFsCanonicalize:          bind(familyFilesystem, ord, onFS((*fs.Service).Canonicalize)),
+	protocol.MethodFsReadDirectory:         bind(familyFilesystem, ord, onFS((*fs.Service).ReadDirectory)),
+	protocol.MethodFsWalk:                  bind(familyFilesystem, ord, onFS((*fs.Service).Walk)),
+	protocol.MethodFsRemove:                bind(familyFilesystem, ord, onFS((*fs.Service).Remove)),
+	protocol.MethodFsCopy:                  bind(familyFilesystem, ord, onFS((*fs.Service).Copy)),
+	protocol.MethodFsOpen:                  bind(familyFilesystem, ord, onHandles((*fs.Handles).Open)),
+	protocol.MethodFsReadBlock:             bind(familyFilesystem, ord, onHandles((*fs.Handles).ReadBlock)),
+	protocol.MethodFsWriteBlock:            bind(familyFilesystem, ord, onHandles((*fs.Handles).WriteBlock)),
 	protocol.MethodFsWatchMissing:          bind(familyFilesystem, ord, fsWatchMissing),
-	protocol.MethodFsClose:                 bind(familyFilesystem, control, fsClose),
+	protocol.MethodFsClose:                 bind(familyFilesystem, control, onHandles((*fs.Handles).Close)),
 	protocol.MethodHTTPRequest:             bind(familyHTTP, ord, httpRequest),
 	protocol.MethodCapabilityRootsDiscover: bind(familyCapabilityDiscovery, ord, capabilityRootsDiscover),
 	protocol.MethodCapabilitiesDiscoverV2:  bind(familyCapabilityDiscovery, ord, capabilitiesDiscoverV2),

@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 
+	"github.com/execlab/executor/executor/process"
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/jsonwire"
 	"github.com/execlab/executor/sandbox/policy"
@@ -26,32 +27,11 @@ func processRead(ctx context.Context, c *conn, p *protocol.ProcessReadParams) (a
 	return res, err
 }
 
-func processWrite(ctx context.Context, c *conn, p *protocol.ProcessWriteParams) (any, error) {
-	return c.session().State.procs.Write(ctx, p)
-}
-
-func processSignal(ctx context.Context, c *conn, p *protocol.ProcessSignalParams) (any, error) {
-	return c.session().State.procs.Signal(ctx, p)
-}
-
-func processTerminate(ctx context.Context, c *conn, p *protocol.ProcessTerminateParams) (any, error) {
-	return c.session().State.procs.Terminate(ctx, p)
-}
-
-func processCloseStdin(ctx context.Context, c *conn, p *protocol.ProcessCloseStdinParams) (any, error) {
-	return c.session().State.procs.CloseStdin(ctx, p)
-}
-
-func processResizePty(ctx context.Context, c *conn, p *protocol.ProcessResizePtyParams) (any, error) {
-	return c.session().State.procs.ResizePty(ctx, p)
-}
-
-func processSendSignal(ctx context.Context, c *conn, p *protocol.ProcessSendSignalParams) (any, error) {
-	return c.session().State.procs.SendSignal(ctx, p)
-}
-
-func processExitStatus(ctx context.Context, c *conn, p *protocol.ProcessExitStatusParams) (any, error) {
-	return c.session().State.procs.ExitStatus(ctx, p)
+// onProcs serves a request with a process.Manager method, on the process table of the
+// connection's session: the table's handler for the process/* methods that need nothing
+// else.
+func onProcs[P, R any](f func(*process.Manager, context.Context, *P) (*R, error)) func(context.Context, *conn, *P) (any, error) {
+	return func(ctx context.Context, c *conn, p *P) (any, error) { return f(c.session().State.procs, ctx, p) }
 }
 
 // sandboxedWithNetwork reports whether sc is a sandbox profile (managed or external) that
