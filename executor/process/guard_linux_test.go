@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,6 +37,22 @@ func markedPids(marker string) []int {
 	return out
 }
 
+// newGuard starts a Guard; the caller closes it.
+func newGuard(t *testing.T) *process.Guard {
+	t.Helper()
+	g, err := process.StartGuard()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// setMarker puts marker (NAME=value) into p's environment.
+func setMarker(p *protocol.ProcessStartParams, marker string) {
+	k, v, _ := strings.Cut(marker, "=")
+	p.Env[k] = v
+}
+
 func newMarker(t *testing.T) string {
 	t.Helper()
 	var b [8]byte
@@ -49,18 +66,14 @@ func newMarker(t *testing.T) string {
 // background children, a grandchild in a group of its own within the session), pipe and
 // PTY processes alike, not just the leaders that Pdeathsig reaches.
 func TestGuard_KillsEveryGroupMemberWhenTheExecutorGoes(t *testing.T) {
-	g, err := process.StartGuard()
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := newGuard(t)
 	defer g.Close()
 	m := newManager(t, &process.Options{Guard: g})
 	marker := newMarker(t)
-	k, v, _ := bytes.Cut([]byte(marker), []byte("="))
 	script := `sleep 30 & sleep 31 & (set -m; sleep 32 & wait) & echo ready; wait`
 	for _, tty := range []bool{false, true} {
 		p := startParams("p"+strconv.FormatBool(tty), tmpURI(t), "sh", "-c", script)
-		p.Env[string(k)] = string(v)
+		setMarker(p, marker)
 		p.Tty = tty
 		mustStart(t, m, p)
 		waitOutput(t, m, p.ProcessID, "ready")
@@ -92,17 +105,13 @@ func TestGuard_KillsEveryGroupMemberWhenTheExecutorGoes(t *testing.T) {
 // closes, no process carrying the marker survives.
 func TestGuard_KillsSandboxedGroups(t *testing.T) {
 	l := sandboxtest.Launcher(t, sandbox.BackendBubblewrap)
-	g, err := process.StartGuard()
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := newGuard(t)
 	defer g.Close()
 	m := newManager(t, &process.Options{Guard: g, Sandbox: l})
 	ws := t.TempDir()
 	marker := newMarker(t)
-	k, v, _ := bytes.Cut([]byte(marker), []byte("="))
 	p := startParams("sandboxed", protocol.FromNative(ws), "sh", "-c", `sleep 30 & sleep 31 & echo ready; wait`)
-	p.Env[string(k)] = string(v)
+	setMarker(p, marker)
 	p.Env["HOME"] = ws
 	p.Sandbox = sandboxtest.WorkspaceWrite(t, ws)
 	mustStartSandboxed(t, m, p)
@@ -136,16 +145,12 @@ func mustStartSandboxed(t *testing.T, m *process.Manager, p *protocol.ProcessSta
 // children) survives the guard's SIGTERM and is killed by its SIGKILL once the grace
 // has passed; the guard does not give up early because some processes died.
 func TestGuard_KillsWhatIgnoresSIGTERM(t *testing.T) {
-	g, err := process.StartGuard()
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := newGuard(t)
 	defer g.Close()
 	m := newManager(t, &process.Options{Guard: g})
 	marker := newMarker(t)
-	k, v, _ := bytes.Cut([]byte(marker), []byte("="))
 	p := startParams("stubborn", tmpURI(t), "sh", "-c", `trap '' TERM; sleep 30 & echo ready; while :; do sleep 0.1; done`)
-	p.Env[string(k)] = string(v)
+	setMarker(p, marker)
 	mustStart(t, m, p)
 	waitOutput(t, m, p.ProcessID, "ready")
 	start := time.Now()

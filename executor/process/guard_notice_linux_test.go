@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
@@ -36,16 +35,12 @@ func TestGuard_PostsExitNoticeAfterTheKill(t *testing.T) {
 				_, _ = io.WriteString(w, "{}")
 			}))
 			defer srv.Close()
-			g, err := process.StartGuard()
-			if err != nil {
-				t.Fatal(err)
-			}
+			g := newGuard(t)
 			defer g.Close()
 			m := newManager(t, &process.Options{Guard: g})
 			if withGroup {
-				k, v, _ := strings.Cut(marker, "=")
 				p := startParams("p", tmpURI(t), "sh", "-c", "sleep 30 & echo ready; wait")
-				p.Env[k] = v
+				setMarker(p, marker)
 				mustStart(t, m, p)
 				waitOutput(t, m, "p", "ready")
 			}
