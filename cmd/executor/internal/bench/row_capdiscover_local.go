@@ -104,11 +104,7 @@ func (e *Env) capdiscTreeFor() (*capdiscTree, error) {
 }
 
 func measureCapDiscoverLocal(ctx context.Context, e *Env, side *Side) (float64, error) {
-	t, err := e.capdiscTreeFor()
-	if err != nil {
-		return 0, err
-	}
-	sess, err := side.shared(ctx)
+	t, sess, err := withShared(ctx, side, e.capdiscTreeFor)
 	if err != nil {
 		return 0, err
 	}

@@ -68,11 +68,7 @@ func (f *blockFile) write() error {
 }
 
 func measureReadBlockLocal(ctx context.Context, e *Env, side *Side) (float64, error) {
-	f, err := e.blockFileFor()
-	if err != nil {
-		return 0, err
-	}
-	sess, err := side.shared(ctx)
+	f, sess, err := withShared(ctx, side, e.blockFileFor)
 	if err != nil {
 		return 0, err
 	}

@@ -66,11 +66,7 @@ func (e *Env) walkTreeFor() (*walkTree, error) {
 }
 
 func measureWalkLocal(ctx context.Context, e *Env, side *Side) (float64, error) {
-	t, err := e.walkTreeFor()
-	if err != nil {
-		return 0, err
-	}
-	sess, err := side.shared(ctx)
+	t, sess, err := withShared(ctx, side, e.walkTreeFor)
 	if err != nil {
 		return 0, err
 	}

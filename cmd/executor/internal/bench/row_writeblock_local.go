@@ -61,11 +61,7 @@ func (e *Env) writeBlocksFor() (*writeBlocks, error) {
 }
 
 func measureWriteBlockLocal(ctx context.Context, e *Env, side *Side) (float64, error) {
-	wb, err := e.writeBlocksFor()
-	if err != nil {
-		return 0, err
-	}
-	sess, err := side.shared(ctx)
+	wb, sess, err := withShared(ctx, side, e.writeBlocksFor)
 	if err != nil {
 		return 0, err
 	}

@@ -31,6 +31,17 @@ type Config struct {
 	Helper []string
 }
 
+// withShared prepares a row's fixture (created on first use, not timed), then returns it
+// with the side's shared session.
+func withShared[T any](ctx context.Context, side *Side, fixture func() (T, error)) (T, *session, error) {
+	f, err := fixture()
+	if err != nil {
+		return f, nil, err
+	}
+	sess, err := side.shared(ctx)
+	return f, sess, err
+}
+
 // quick is full, or q with --quick (Env.Quick): a row's size or count.
 func quick[T any](e *Env, full, q T) T {
 	if e.Quick {
