@@ -25,7 +25,6 @@ package netproxy
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"errors"
 	"io"
 	"net"
@@ -149,10 +148,9 @@ func (p *Proxy) serveHTTP(c net.Conn) {
 		writeBlocked(c, r, d, wantsClose)
 		return
 	}
-	up, err := p.dialUpstream(context.Background(), host, port)
+	up, err := p.dialAudited(r, c)
 	if err != nil {
-		p.log.Debug("upstream connect failed", "host", host, "port", port, "error", err)
-		p.replyUpstreamFailure(c, r, err, wantsClose)
+		replyUpstreamFailure(c, r, err, wantsClose)
 		return
 	}
 	if b := p.broker.Load(); b.HandlesPlainHTTP(host, int(port)) {
@@ -232,11 +230,9 @@ func singleFraming(h *requestHead) bool {
 
 // replyUpstreamFailure answers a failed upstream connect: a local-only resolution is a
 // not_allowed_local block (§5.2 step 7), anything else 502.
-func (p *Proxy) replyUpstreamFailure(c net.Conn, r Request, err error, wantsClose bool) {
+func replyUpstreamFailure(c net.Conn, r Request, err error, wantsClose bool) {
 	if errors.Is(err, errLocalResolution) {
-		d := Decision{Reason: ReasonNotAllowedLocal, Source: SourceBaselinePolicy}
-		p.audit(r, d, c)
-		writeBlocked(c, r, d, wantsClose)
+		writeBlocked(c, r, localRefusal, wantsClose)
 		return
 	}
 	writeReply(c, 502, "text/plain", "", "upstream failure", wantsClose)
@@ -344,12 +340,8 @@ func (p *Proxy) serveConnect(c net.Conn, br *bufio.Reader, h *requestHead, wants
 		p.serveIntercepted(c, br, b, r)
 		return
 	}
-	up, err := p.dialUpstream(context.Background(), host, port)
+	up, err := p.dialAudited(r, c)
 	if err != nil {
-		p.log.Debug("upstream connect failed", "host", host, "port", port, "error", err)
-		if errors.Is(err, errLocalResolution) {
-			p.audit(r, Decision{Reason: ReasonNotAllowedLocal, Source: SourceBaselinePolicy}, c)
-		}
 		return
 	}
 	p.splice(c, up, br, true)

@@ -226,6 +226,24 @@ var errLocalResolution = errors.New("netproxy: host resolves only to local or pr
 // upstream failure (502), as the reference does.
 var errUpstreamBlocked = errors.New("netproxy: every resolved address is denied by the policy")
 
+// localRefusal is the baseline policy's decision on a destination that resolves only to
+// local or private addresses (errLocalResolution).
+var localRefusal = Decision{Reason: ReasonNotAllowedLocal, Source: SourceBaselinePolicy}
+
+// dialAudited connects to the destination of an allowed request r from client c
+// (dialUpstream). A failure is logged, and a local refusal is audited as localRefusal;
+// the caller replies.
+func (p *Proxy) dialAudited(r Request, c net.Conn) (net.Conn, error) {
+	up, err := p.dialUpstream(context.Background(), r.Host, r.Port)
+	if err != nil {
+		p.log.Debug("upstream connect failed", "host", r.Host, "port", r.Port, "error", err)
+		if errors.Is(err, errLocalResolution) {
+			p.audit(r, localRefusal, c)
+		}
+	}
+	return up, err
+}
+
 // dialUpstream connects to an allowed destination. A host name is resolved first; a name
 // that does not resolve, or (unless local binding is allowed or the name itself was
 // allowlisted as a local host) whose every address is local or private, is refused with

@@ -19,7 +19,6 @@ package netproxy
 // type not supported.
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -89,12 +88,8 @@ func (p *Proxy) serveSOCKS5(c net.Conn) {
 		socksReply(c, socksNotAllowed, nil)
 		return
 	}
-	up, err := p.dialUpstream(context.Background(), host, port)
+	up, err := p.dialAudited(r, c)
 	if err != nil {
-		p.log.Debug("upstream connect failed", "host", host, "port", port, "error", err)
-		if errors.Is(err, errLocalResolution) {
-			p.audit(r, Decision{Reason: ReasonNotAllowedLocal, Source: SourceBaselinePolicy}, c)
-		}
 		socksReply(c, socksFailure(err), nil)
 		return
 	}
