@@ -7,8 +7,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,19 +20,7 @@ import (
 
 // markedPids lists the processes whose environment holds marker (MARKER=value).
 func markedPids(marker string) []int {
-	var out []int
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err == nil && bytes.Contains(b, []byte(marker)) {
-			out = append(out, pid)
-		}
-	}
-	return out
+	return procsWhere("environ", func(b []byte) bool { return bytes.Contains(b, []byte(marker)) })
 }
 
 // newGuard starts a Guard; the caller closes it.

@@ -38,9 +38,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// zombieChildren lists the pids of this process's children in state Z.
-func zombieChildren() []int {
-	self := os.Getpid()
+// procsWhere lists the processes whose /proc/PID/<file> content satisfies match; a
+// process whose file cannot be read is left out.
+func procsWhere(file string, match func(b []byte) bool) []int {
 	var out []int
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
@@ -48,25 +48,30 @@ func zombieChildren() []int {
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...; comm may contain spaces and parentheses.
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) < 2 {
-			continue
-		}
-		if ppid, _ := strconv.Atoi(f[1]); ppid == self && f[0] == "Z" {
+		if b, err := os.ReadFile(filepath.Join("/proc", e.Name(), file)); err == nil && match(b) {
 			out = append(out, pid)
 		}
 	}
 	return out
+}
+
+// zombieChildren lists the pids of this process's children in state Z.
+func zombieChildren() []int {
+	self := os.Getpid()
+	return procsWhere("stat", func(b []byte) bool {
+		// pid (comm) state ppid ...; comm may contain spaces and parentheses.
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			return false
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) < 2 {
+			return false
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		return ppid == self && f[0] == "Z"
+	})
 }
 
 // event is one notification as the fake notifier saw it.
