@@ -95,19 +95,8 @@ func TestSandboxedHelper_NestedRootSwappedForSymlink(t *testing.T) {
 func TestSandboxedHelper_NestedRootSwapRacingLaunch(t *testing.T) {
 	l := sandboxtest.Launcher(t, sandbox.BackendBubblewrap)
 	s := fs.New(&fs.Options{Sandbox: l})
-	a, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, proj, out := sandboxtest.NestedRoots(t)
 	x, y := filepath.Join(a, "x"), filepath.Join(a, "y")
-	proj := filepath.Join(x, "proj")
-	if err := os.MkdirAll(proj, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	if err := os.MkdirAll(y, 0o755); err != nil {
 		t.Fatal(err)
 	}
