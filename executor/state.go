@@ -43,7 +43,7 @@ func newSessionState(s *Server) *sessionState {
 		Sandbox:                    s.opts.Sandbox,
 		RuntimeReadGrants:          s.runtimeGrants,
 		Home:                       homeDir(),
-		MandatoryTCPUpstream:       s.opts.TCPUpstreamProxy != "",
+		TCPUpstreamProxy:           s.opts.TCPUpstreamProxy,
 		Guard:                      s.opts.ProcessGuard,
 		Observer:                   s.opts.Observer,
 		ShellSnapshots:             snaps,

@@ -80,7 +80,9 @@
 //
 // # Not implemented (the executor does not advertise them)
 //
-// Transparent TCP (§8.3), SOCKS5 UDP and an upstream proxy chain (allowUpstreamProxy).
+// Transparent TCP (§8.3), SOCKS5 UDP, and chaining to the user's own upstream proxy
+// variables (allowUpstreamProxy without a --tcp-upstream-proxy; upstream.go handles the
+// executor's mandatory TCP upstream).
 // executor/process refuses a networkProxy that asks for transparentTcp (and
 // credentialMasking when the executor has no CODEX_HOME for its CA) with -32602
 // "network proxy launch is unsupported on this executor" (fail closed).

@@ -56,11 +56,12 @@ type Options struct {
 	// Home anchors "~/" deny globs when the sandbox context has no userHomeDir (the
 	// executor's HOME). Default "".
 	Home string
-	// MandatoryTCPUpstream: the server was told raw sandbox TCP must go through an
-	// upstream proxy (`--tcp-upstream-proxy`). Without an executor-local managed proxy
-	// that cannot be enforced, so every start with managedNetwork or
-	// enforceManagedNetwork is refused (-32602, the reference's text). Default false.
-	MandatoryTCPUpstream bool
+	// TCPUpstreamProxy is `--tcp-upstream-proxy HOST:PORT`: raw TCP must go through
+	// that upstream. An executor-local proxy (networkProxy) sends its SOCKS5 TCP through
+	// it (netproxy upstream.go); without one that cannot be enforced, so every start
+	// with managedNetwork or enforceManagedNetwork and no networkProxy is refused
+	// (-32602, the reference's text). Default "": none.
+	TCPUpstreamProxy string
 	// Guard, when non-nil, is told of every process group started and of every group
 	// whose entry is gone, so the groups die with the executor even after kill -9
 	// (guard.go). Nil: each group's leader still gets SIGTERM from Pdeathsig.

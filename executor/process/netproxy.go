@@ -88,7 +88,8 @@ func (m *Manager) startProxy(l *proxyLaunch, argv []string, id string, env map[s
 	if l == nil {
 		return nil, nil
 	}
-	o := &netproxy.Options{Log: m.log, Audit: m.auditFunc(id), Decider: m.deciderFunc(id), UpstreamRoots: m.opts.UpstreamRoots}
+	o := &netproxy.Options{Log: m.log, Audit: m.auditFunc(id), Decider: m.deciderFunc(id), UpstreamRoots: m.opts.UpstreamRoots,
+		TCPUpstream: m.opts.TCPUpstreamProxy}
 	if l.cfg.Proxy.CredentialMasking {
 		ca, err := m.opts.CredentialCA()
 		if err != nil {

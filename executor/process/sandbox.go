@@ -101,7 +101,8 @@ func (m *Manager) wrapSandbox(params *protocol.ProcessStartParams, p *policy.Pol
 var errTransparentTCP = jsonwire.InvalidParams("transparent TCP requires an executor-local managed proxy")
 
 // errMandatoryUpstream is codex 0.171.0's answer, when started with
-// --tcp-upstream-proxy, to any managed-network start (observed; no error.data).
+// --tcp-upstream-proxy, to any managed-network start without a networkProxy (observed;
+// no error.data).
 var errMandatoryUpstream = jsonwire.InvalidParams("a mandatory TCP upstream requires an executor-local managed proxy")
 
 // managedNetworkParams is the wire shape of process/start's managedNetwork
