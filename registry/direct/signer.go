@@ -5,6 +5,8 @@ import (
 	"context"
 	"crypto/sha1"
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
 	"encoding/xml"
@@ -178,7 +180,11 @@ func resolveAWS(o SignerOptions, now func() time.Time) (string, aws.CredentialsP
 	if o.Credentials != nil {
 		return region, cached(o.Credentials), nil
 	}
-	c := &awsChain{region: region, profile: prof, http: &http.Client{Timeout: 30 * time.Second}, now: now}
+	client, err := awsHTTPClient(prof)
+	if err != nil {
+		return "", nil, err
+	}
+	c := &awsChain{region: region, profile: prof, http: client, now: now}
 	var p aws.CredentialsProvider
 	env := envCredentials()
 	switch {
@@ -219,9 +225,9 @@ func (c *awsChain) fromProfile(p *awsProfile) (aws.CredentialsProvider, error) {
 	case p.credentialProcess != "":
 		prov = processcreds.NewProvider(p.credentialProcess)
 	case os.Getenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI") != "":
-		prov = containerProvider(ecsContainerEndpoint + os.Getenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"))
+		prov = c.containerProvider(ecsContainerEndpoint + os.Getenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"))
 	case os.Getenv("AWS_CONTAINER_CREDENTIALS_FULL_URI") != "":
-		prov, err = localContainerProvider(os.Getenv("AWS_CONTAINER_CREDENTIALS_FULL_URI"))
+		prov, err = c.localContainerProvider(os.Getenv("AWS_CONTAINER_CREDENTIALS_FULL_URI"))
 	default:
 		prov = c.imdsProvider()
 	}
@@ -243,10 +249,10 @@ func (c *awsChain) fromCredentialSource(src string) (aws.CredentialsProvider, er
 		return credentials.StaticCredentialsProvider{Value: envCredentials()}, nil
 	case "EcsContainer":
 		if rel := os.Getenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"); rel != "" {
-			return containerProvider(ecsContainerEndpoint + rel), nil
+			return c.containerProvider(ecsContainerEndpoint + rel), nil
 		}
 		if full := os.Getenv("AWS_CONTAINER_CREDENTIALS_FULL_URI"); full != "" {
-			return localContainerProvider(full)
+			return c.localContainerProvider(full)
 		}
 		return nil, errors.New("EcsContainer was specified as the credential_source, but neither 'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI' or AWS_CONTAINER_CREDENTIALS_FULL_URI' was set")
 	default:
@@ -276,14 +282,16 @@ func (c *awsChain) imdsProvider() aws.CredentialsProvider {
 	if strings.EqualFold(v1Off, "true") {
 		o.EnableFallback = aws.FalseTernary
 	}
+	o.HTTPClient = c.http
 	client := imds.New(o)
 	return aws.NewCredentialsCache(ec2rolecreds.New(func(eo *ec2rolecreds.Options) { eo.Client = client }))
 }
 
 // containerProvider is the ECS/EKS container credential endpoint (with
 // AWS_CONTAINER_AUTHORIZATION_TOKEN or the file AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE).
-func containerProvider(endpoint string) aws.CredentialsProvider {
+func (c *awsChain) containerProvider(endpoint string) aws.CredentialsProvider {
 	p := endpointcreds.New(endpoint, func(o *endpointcreds.Options) {
+		o.HTTPClient = c.http
 		o.AuthorizationToken = os.Getenv("AWS_CONTAINER_AUTHORIZATION_TOKEN")
 		if file := os.Getenv("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE"); file != "" {
 			o.AuthorizationTokenProvider = endpointcreds.TokenProviderFunc(func() (string, error) {
@@ -300,7 +308,7 @@ func containerProvider(endpoint string) aws.CredentialsProvider {
 
 // localContainerProvider checks AWS_CONTAINER_CREDENTIALS_FULL_URI as the SDK does: an
 // http:// URL must name a loopback, ECS or EKS address.
-func localContainerProvider(endpoint string) (aws.CredentialsProvider, error) {
+func (c *awsChain) localContainerProvider(endpoint string) (aws.CredentialsProvider, error) {
 	u, err := url.Parse(endpoint)
 	if err != nil {
 		return nil, fmt.Errorf("invalid URL, %w", err)
@@ -318,7 +326,7 @@ func localContainerProvider(endpoint string) (aws.CredentialsProvider, error) {
 			return nil, fmt.Errorf("invalid endpoint host, %q, only loopback/ecs/eks hosts are allowed", host)
 		}
 	}
-	return containerProvider(endpoint), nil
+	return c.containerProvider(endpoint), nil
 }
 
 func containerHostAllowed(host string) (bool, error) {
@@ -339,6 +347,32 @@ func containerHostAllowed(host string) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// awsHTTPClient is the client of the STS, SSO, SSO-OIDC, container and IMDS calls: the
+// default transport (proxies from the environment), with only the certificates of
+// AWS_CA_BUNDLE, else the profile's ca_bundle, trusted when one is set, as in the SDK.
+func awsHTTPClient(p *awsProfile) (*http.Client, error) {
+	c := &http.Client{Timeout: 30 * time.Second}
+	file := firstEnv("AWS_CA_BUNDLE")
+	if file == "" {
+		file = p.caBundle
+	}
+	if file == "" {
+		return c, nil
+	}
+	pem, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("failed to load custom CA bundle PEM file: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("failed to load custom CA bundle PEM file %s: no certificate in it", file)
+	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	c.Transport = t
+	return c, nil
 }
 
 // envCredentials are AWS_ACCESS_KEY_ID (or AWS_ACCESS_KEY), AWS_SECRET_ACCESS_KEY (or
@@ -402,6 +436,7 @@ type awsProfile struct {
 	credentialProcess, webIdentityTokenFile         string
 	loginSession                                    string
 	imdsEndpoint, imdsEndpointMode, imdsV1Disabled  string
+	caBundle                                        string
 
 	ssoSessionName, ssoRegion, ssoStartURL, ssoAccountID, ssoRoleName string
 	ssoSession                                                        *ssoSession
@@ -492,7 +527,7 @@ func loadAWSProfile(sections map[string]*iniSection, name string, profiles map[s
 		ssoSessionName: v["sso_session"], ssoRegion: v["sso_region"], ssoStartURL: v["sso_start_url"],
 		ssoAccountID: v["sso_account_id"], ssoRoleName: v["sso_role_name"],
 		imdsEndpoint: v["ec2_metadata_service_endpoint"], imdsEndpointMode: v["ec2_metadata_service_endpoint_mode"],
-		imdsV1Disabled: v["ec2_metadata_v1_disabled"]}
+		imdsV1Disabled: v["ec2_metadata_v1_disabled"], caBundle: v["ca_bundle"]}
 	if d, ok := v["duration_seconds"]; ok {
 		n, _ := strconv.Atoi(d) // the SDK's quirk: a non-number is 0
 		dur := time.Duration(n) * time.Second

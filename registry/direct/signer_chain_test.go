@@ -2,6 +2,7 @@ package direct
 
 import (
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -316,4 +317,30 @@ func FuzzParseCredentialResponses(f *testing.F) {
 			t.Fatal("error text longer than its input")
 		}
 	})
+}
+
+// AWS_CA_BUNDLE (else the profile's ca_bundle) replaces the trusted roots of the chain's
+// own calls, as in the SDK: STS over TLS with a test certificate works only with it.
+func TestResolveAWS_CABundle(t *testing.T) {
+	f := newFakeAWS(t)
+	tlsSrv := httptest.NewTLSServer(f.Config.Handler)
+	t.Cleanup(tlsSrv.Close)
+	dir := isolatedAWS(t, f)
+	writeFile(t, dir+"/token", "jwt-1")
+	writeFile(t, dir+"/ca.pem", string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: tlsSrv.Certificate().Raw})))
+	for k, v := range map[string]string{"AWS_ENDPOINT_URL_STS": tlsSrv.URL, "AWS_WEB_IDENTITY_TOKEN_FILE": dir + "/token",
+		"AWS_ROLE_ARN": "arn:aws:iam::1:role/w", "AWS_REGION": "r", "AWS_CA_BUNDLE": ""} {
+		t.Setenv(k, v)
+	}
+	if _, _, err := retrieve(t, SignerOptions{}); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Fatalf("without the bundle: err = %v, want a certificate error", err)
+	}
+	writeFile(t, dir+"/config", "[default]\nca_bundle = "+dir+"/ca.pem\n")
+	if _, got, err := retrieve(t, SignerOptions{}); err != nil || got != "ASIASTS/sts-secret/sts-token" {
+		t.Fatalf("with the profile's ca_bundle: %q, %v", got, err)
+	}
+	t.Setenv("AWS_CA_BUNDLE", dir+"/missing.pem")
+	if _, _, err := retrieve(t, SignerOptions{}); err == nil || !strings.Contains(err.Error(), "failed to load custom CA bundle PEM file") {
+		t.Fatalf("missing bundle: err = %v", err)
+	}
 }
