@@ -25,8 +25,9 @@
 //
 // Signing uses the AWS SDK for Go v2's aws/signer/v4 (the maintained SigV4 implementation;
 // it mirrors the reference, which uses the Rust AWS SDK). Credential discovery follows the
-// SDK's default chain (config.LoadDefaultConfig) but is assembled here (awschain.go,
-// awsprofile.go, awsini.go, awsfetch.go) from the SDK's narrow credential packages —
+// SDK's default chain (config.LoadDefaultConfig) but is assembled here (signer.go:
+// resolveAWS, the shared-file INI parser and profile rules, the STS and SSO calls) from
+// the SDK's narrow credential packages —
 // static keys, credential_process (credentials/processcreds), the ECS/EKS container
 // endpoint (credentials/endpointcreds), the EC2 instance role (credentials/ec2rolecreds
 // over feature/ec2/imds) and aws.CredentialsCache — plus our own calls to STS

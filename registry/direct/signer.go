@@ -60,7 +60,7 @@ type Signer struct {
 }
 
 // LoadSigner resolves the region and the credential provider as the AWS SDK's default
-// configuration does (awschain.go: environment, the shared config and credentials files
+// configuration does (resolveAWS below: environment, the shared config and credentials files
 // named by AWS_CONFIG_FILE and AWS_SHARED_CREDENTIALS_FILE, default ~/.aws/config and
 // ~/.aws/credentials, web identity, SSO, credential_process, assumed roles, container and
 // EC2 instance credentials). Credentials are not fetched yet: the first Sign fetches them,
