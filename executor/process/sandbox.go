@@ -70,7 +70,7 @@ func (m *Manager) wrapSandbox(params *protocol.ProcessStartParams, p *policy.Pol
 	if !sandboxRequested(params) {
 		return nil, nil
 	}
-	mn, err := decodeManagedNetwork(params.ManagedNetwork)
+	mn, err := decodeManagedNetwork(params.ManagedNetwork, px.transparentTCP())
 	if err != nil {
 		return nil, err
 	}
@@ -125,8 +125,10 @@ func (managedNetworkParams) RustName() string { return "ManagedNetworkSandboxCon
 
 // decodeManagedNetwork decodes the raw managedNetwork member with the reference's serde
 // texts (-32602). Absent or null is nil (all defaults). It is checked on every start,
-// sandboxed or not, as the reference's params decoder does.
-func decodeManagedNetwork(raw json.RawMessage) (*sandbox.ManagedNetwork, error) {
+// sandboxed or not, as the reference's params decoder does. transparentTcp: true is
+// refused unless the launch's proxy does transparent TCP (spec/network-proxy.md §2.2
+// step 2), which then sets it in the managed network itself (proxyHandle.managedNetwork).
+func decodeManagedNetwork(raw json.RawMessage, proxyTransparent bool) (*sandbox.ManagedNetwork, error) {
 	if !present(raw) {
 		return nil, nil
 	}
@@ -134,7 +136,7 @@ func decodeManagedNetwork(raw json.RawMessage) (*sandbox.ManagedNetwork, error) 
 	if err := jsonwire.UnmarshalParams(raw, &p); err != nil {
 		return nil, err
 	}
-	if p.TransparentTcp {
+	if p.TransparentTcp && !proxyTransparent {
 		return nil, errTransparentTCP
 	}
 	return &sandbox.ManagedNetwork{LoopbackPorts: p.LoopbackPorts, AllowLocalBinding: p.AllowLocalBinding,
