@@ -44,6 +44,7 @@ func newSessionState(s *Server) *sessionState {
 		RuntimeReadGrants:          s.runtimeGrants,
 		Home:                       homeDir(),
 		TCPUpstreamProxy:           s.opts.TCPUpstreamProxy,
+		TransparentTCP:             s.opts.LinuxSandboxTransparentTCP,
 		Guard:                      s.opts.ProcessGuard,
 		Observer:                   s.opts.Observer,
 		ShellSnapshots:             snaps,

@@ -31,6 +31,10 @@ type hostProxy struct {
 	transparent bool
 }
 
+// errTransparentNoSOCKS: transparent TCP without a SOCKS5 route (runBubblewrap reports
+// it under msgTransparentPrefix).
+var errTransparentNoSOCKS = errors.New(msgTransparentNoSOCKS)
+
 // tunDevice is bound into the sandbox for transparent TCP. It must be opened there:
 // a tun descriptor belongs to the network namespace it was opened in.
 const tunDevice = "/dev/net/tun"
@@ -148,7 +152,7 @@ func sweepStaleProxyDirs(tmpDir string) {
 // SOCKS5 route cannot carry captured connections: fail closed.
 func (hp *hostProxy) prepareTransparent() error {
 	if hp.spec.TransparentSocket == "" {
-		return &proxyRefusal{msgTransparentNoSOCKS}
+		return errTransparentNoSOCKS
 	}
 	if err := os.WriteFile(hp.resolvConf(), []byte(transparent.ResolvConf), 0o444); err != nil {
 		return fmt.Errorf("writing resolv.conf: %w", err)

@@ -287,6 +287,9 @@ func runBubblewrap(a *stageArgs, p *policy.Policy, plan policy.Plan, env []strin
 	if a.managed != nil {
 		var err error
 		if hp, err = startHostProxy(a.managed, env, tmpdir); err != nil {
+			if errors.Is(err, errTransparentNoSOCKS) {
+				return stageFail(exitPanic, msgTransparentPrefix+err.Error())
+			}
 			return stageFail(exitPanic, msgProxyBridgePrefix+err.Error())
 		}
 		defer hp.close()

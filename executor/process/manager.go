@@ -62,6 +62,12 @@ type Options struct {
 	// with managedNetwork or enforceManagedNetwork and no networkProxy is refused
 	// (-32602, the reference's text). Default "": none.
 	TCPUpstreamProxy string
+	// TransparentTCP (--linux-sandbox-transparent-tcp): a sandboxed start with
+	// enforceManagedNetwork gets transparent TCP as if its networkProxy asked for it; one
+	// without SOCKS5 then fails in the sandbox (exit 101), and one without networkProxy
+	// has no executor-local proxy to capture into, so its managed network admits no
+	// client proxy port (spec/network-proxy.md §8.3, probed on codex 0.171.0).
+	TransparentTCP bool
 	// Guard, when non-nil, is told of every process group started and of every group
 	// whose entry is gone, so the groups die with the executor even after kill -9
 	// (guard.go). Nil: each group's leader still gets SIGTERM from Pdeathsig.

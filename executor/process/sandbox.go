@@ -74,12 +74,28 @@ func (m *Manager) wrapSandbox(params *protocol.ProcessStartParams, p *policy.Pol
 	if err != nil {
 		return nil, err
 	}
-	if px != nil && params.EnforceManagedNetwork {
+	// Transparent TCP implies the managed network: codex 0.171.0 captures (and bridges)
+	// with proxy.transparentTcp even without enforceManagedNetwork (probed).
+	enforce := params.EnforceManagedNetwork || px.transparentTCP()
+	forced := m.opts.TransparentTCP && params.EnforceManagedNetwork
+	switch {
+	case px != nil && enforce:
 		mn = px.managedNetwork(mn)
+		mn.TransparentTcp = mn.TransparentTcp || forced
+	case forced:
+		// No executor-local proxy to capture into: no client proxy port lies inside
+		// the managed context (port 0 is never a proxy port), so the launch fails
+		// closed as codex 0.171.0's does.
+		c := sandbox.ManagedNetwork{}
+		if mn != nil {
+			c = *mn
+		}
+		c.LoopbackPorts = []uint16{0}
+		mn = &c
 	}
 	cmd, err := m.opts.Sandbox.Wrap(&sandbox.Request{
 		Policy:                p,
-		EnforceManagedNetwork: params.EnforceManagedNetwork,
+		EnforceManagedNetwork: enforce,
 		ManagedNetwork:        mn,
 		Argv:                  params.Argv,
 		Arg0:                  params.Arg0,
@@ -91,7 +107,7 @@ func (m *Manager) wrapSandbox(params *protocol.ProcessStartParams, p *policy.Pol
 	}
 	if cmd != nil && p != nil {
 		m.log.Debug("sandboxed start", "process_id", params.ProcessID, "backend", cmd.Backend,
-			"requires_platform_sandbox", p.RequiresPlatformSandbox(params.EnforceManagedNetwork))
+			"requires_platform_sandbox", p.RequiresPlatformSandbox(enforce))
 	}
 	return cmd, nil
 }

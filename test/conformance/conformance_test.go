@@ -59,6 +59,9 @@ func serverArgs(sc *Scenario) []string {
 	if sc.TCPUpstream {
 		args = append(args, "--tcp-upstream-proxy", tcpUpstreamAddr)
 	}
+	if sc.TransparentTCPFlag {
+		args = append(args, "--linux-sandbox-transparent-tcp")
+	}
 	return args
 }
 
