@@ -60,7 +60,8 @@ func parseDNSQuery(q []byte) (dnsQuestion, error) {
 		return d, errDNSQuery
 	}
 	i := dnsHeaderLen
-	var name []byte
+	var nb [dnsMaxName + 1 + dnsMaxLabel]byte // on the stack: one allocation, the string
+	name := nb[:0]
 	for {
 		if i >= len(q) {
 			return d, errDNSQuery

@@ -40,11 +40,12 @@ func (t *fakeTable) lookup(name string) (v4, v6 netip.Addr, ok bool) {
 
 // name returns the name behind a fake address; ok is false for any other address.
 func (t *fakeTable) name(a netip.Addr) (string, bool) {
+	a = a.Unmap()
 	base := FakeBase4
 	if a.Is6() {
 		base = FakeBase6
 	}
-	n, ok := fakeIndex(base, a.Unmap())
+	n, ok := fakeIndex(base, a)
 	if !ok {
 		return "", false
 	}
