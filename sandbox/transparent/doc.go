@@ -22,6 +22,8 @@
 //	      ──rewritten back into codextun──► kernel TCP ──► listener on Local4/Local6
 //	      ──► routineConn ──SOCKS5 CONNECT name|D : d──► bridge ──► executor's SOCKS5 policy
 //
+// The choices:
+//
 //   - A tun device (as the reference: codextun, 192.0.2.1/32 and 2001:db8::1/128,
 //     default routes through it; probed with ip addr / ip route in its sandbox).
 //     Alternatives weighed: iptables/nftables REDIRECT + SO_ORIGINAL_DST needs the nat
