@@ -49,8 +49,8 @@ Options:
                                   namespace; inherit: they share ours and can signal other
                                   processes of the same user (dedicated hosts only)
       --linux-sandbox-transparent-tcp
-                                  Route managed sandbox TCP through the SOCKS proxy (this
-                                  executor runs no such proxy: accepted, no effect)
+                                  Route the direct TCP of every managed-network sandbox
+                                  through the executor-local SOCKS5 proxy (transparent TCP)
       --tcp-upstream-proxy <HOST:PORT>
                                   HTTP CONNECT proxy raw TCP must use from the managed SOCKS
                                   listener (none runs here: managed-network starts are refused)
