@@ -103,10 +103,7 @@ func parseStageArgs(args []string) (*stageArgs, error) {
 		case "--transparent-tcp-setup":
 			a.transparentSetup = true
 		case "--transparent-tcp-fds":
-			var v string
-			if v, err = value(); err == nil {
-				a.transparentFDs, err = parseFDs(v)
-			}
+			a.transparentFDs, err = parseFDs(value())
 		default:
 			return nil, fmt.Errorf("unknown sandbox flag %q", flag)
 		}
@@ -174,8 +171,12 @@ func (a *stageArgs) encode() []string {
 	return append(out, a.command...)
 }
 
-// parseFDs parses --transparent-tcp-fds: two descriptor numbers above stderr.
-func parseFDs(v string) ([]int, error) {
+// parseFDs parses the value (v, err) of --transparent-tcp-fds: two descriptor numbers
+// above stderr.
+func parseFDs(v string, err error) ([]int, error) {
+	if err != nil {
+		return nil, err
+	}
 	parts := strings.Split(v, ",")
 	if len(parts) != 2 {
 		return nil, fmt.Errorf("bad --transparent-tcp-fds %q", v)

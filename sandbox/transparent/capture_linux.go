@@ -26,19 +26,18 @@ type DialFunc func(ctx context.Context) (net.Conn, error)
 // captured connection (plus one copy routine while it is spliced); Close stops and
 // waits for all of them.
 type Capture struct {
-	ctx    context.Context // lifetime: cancelled by Close; bounds SOCKS5 dials
-	cancel context.CancelFunc
-	dial   DialFunc
-	tun    *os.File
-	dns    net.PacketConn
-	lns    []net.Listener
-	nat    *nat
-	names  *fakeTable
-	wg     sync.WaitGroup
-
-	mu     sync.Mutex // guards conns and closed
-	conns  map[net.Conn]struct{}
-	closed bool
+	// ctx is the capture's lifetime, cancelled by Close: it bounds SOCKS5 dials and
+	// closes every captured connection (context.AfterFunc in routineConn).
+	ctx       context.Context
+	cancel    context.CancelFunc
+	dial      DialFunc
+	tun       *os.File
+	dns       net.PacketConn
+	lns       []net.Listener
+	nat       *nat
+	names     *fakeTable
+	wg        sync.WaitGroup
+	closeOnce sync.Once
 }
 
 // Start takes ownership of the descriptors Setup prepared (tunFD, dnsFD) and starts
@@ -60,8 +59,7 @@ func Start(tunFD, dnsFD int, dial DialFunc) (*Capture, error) {
 		return nil, fmt.Errorf("resolver socket: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &Capture{ctx: ctx, cancel: cancel, dial: dial, tun: tun, dns: dns,
-		names: newFakeTable(), conns: map[net.Conn]struct{}{}}
+	c := &Capture{ctx: ctx, cancel: cancel, dial: dial, tun: tun, dns: dns, names: newFakeTable()}
 	var ports [2]uint16
 	for i, a := range []netip.Addr{Local4, Local6} {
 		ln, err := net.ListenTCP("tcp", net.TCPAddrFromAddrPort(netip.AddrPortFrom(a, 0)))
@@ -85,25 +83,17 @@ func Start(tunFD, dnsFD int, dial DialFunc) (*Capture, error) {
 	return c, nil
 }
 
-// Close stops capturing, resets every captured connection, and waits for the
+// Close stops capturing, closes every captured connection, and waits for the
 // routines. Idempotent.
 func (c *Capture) Close() {
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return
-	}
-	c.closed = true
-	for conn := range c.conns {
-		conn.Close()
-	}
-	c.mu.Unlock()
-	c.cancel()
-	c.tun.Close()
-	c.dns.Close()
-	for _, ln := range c.lns {
-		ln.Close()
-	}
+	c.closeOnce.Do(func() {
+		c.cancel()
+		c.tun.Close()
+		c.dns.Close()
+		for _, ln := range c.lns {
+			ln.Close()
+		}
+	})
 	c.wg.Wait()
 }
 
@@ -154,50 +144,32 @@ func (c *Capture) routineAccept(ln net.Listener) {
 			}
 			continue
 		}
-		if !c.track(conn) {
+		if c.ctx.Err() != nil { // Close has begun: nothing new starts
 			conn.Close()
 			return
 		}
-		c.wg.Add(1)
+		c.wg.Add(1) // safe against Close's Wait: this routine is still counted
 		go c.routineConn(conn.(*net.TCPConn))
 	}
-}
-
-func (c *Capture) track(conn net.Conn) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return false
-	}
-	c.conns[conn] = struct{}{}
-	return true
-}
-
-func (c *Capture) untrack(conn net.Conn) {
-	c.mu.Lock()
-	delete(c.conns, conn)
-	c.mu.Unlock()
 }
 
 // routineConn asks the SOCKS5 policy for the connection's original destination and
 // splices it, or resets it when the policy (or anything on the way) refuses.
 func (c *Capture) routineConn(conn *net.TCPConn) {
 	defer c.wg.Done()
-	defer c.untrack(conn)
+	defer context.AfterFunc(c.ctx, func() { conn.Close() })()
 	peer := conn.RemoteAddr().(*net.TCPAddr).AddrPort()
 	defer c.nat.release(peer.Port(), time.Now())
 	up, err := c.connect(peer)
 	if err != nil {
+		var one [1]byte
+		conn.SetReadDeadline(time.Now().Add(refuseGrace))
+		conn.Read(one[:]) // the command's first bytes, or the grace ends (refuseGrace)
 		conn.SetLinger(0) // a reset, as the reference answers a refused destination
 		conn.Close()
 		return
 	}
-	if !c.track(up) {
-		up.Close()
-		conn.Close()
-		return
-	}
-	defer c.untrack(up)
+	defer context.AfterFunc(c.ctx, func() { up.Close() })()
 	done := make(chan struct{})
 	go func() { // copy routine, waited for below
 		io.Copy(up, conn)

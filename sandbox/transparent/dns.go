@@ -18,20 +18,17 @@ import (
 	"net/netip"
 )
 
-// DNS wire constants (RFC 1035, RFC 3596).
+// DNS wire constants.
 const (
-	dnsHeaderLen  = 12
-	dnsTypeA      = 1
-	dnsTypeAAAA   = 28
-	dnsClassIN    = 1
-	dnsFlagQR     = 1 << 15
-	dnsFlagRD     = 1 << 8
-	dnsFlagRA     = 1 << 7
-	dnsOpcodeMask = 0xf << 11
-	dnsRcodeForm  = 1
-	dnsRcodeFail  = 2
-	dnsMaxName    = 255
-	dnsMaxLabel   = 63
+	dnsHeaderLen = 12 // bytes, RFC 1035 §4.1.1
+	// Question types and class: A and IN (RFC 1035 §3.2.2–3.2.4), AAAA (RFC 3596 §2.1).
+	dnsTypeA, dnsTypeAAAA, dnsClassIN = 1, 28, 1
+	// FLAGS bits (RFC 1035 §4.1.1): response, recursion desired and available, opcode.
+	dnsFlagQR, dnsFlagRD, dnsFlagRA, dnsOpcodeMask = 1 << 15, 1 << 8, 1 << 7, 0xf << 11
+	// RCODEs: format error, server failure (RFC 1035 §4.1.1).
+	dnsRcodeForm, dnsRcodeFail = 1, 2
+	// Name limits, bytes (RFC 1035 §2.3.4): a whole name in text, one label.
+	dnsMaxName, dnsMaxLabel = 255, 63
 )
 
 // errDNSQuery is any query the resolver cannot parse.

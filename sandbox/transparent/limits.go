@@ -11,13 +11,11 @@ import (
 var (
 	// Local4 and Local6 are the tun device's own addresses (192.0.2.1/32,
 	// 2001:db8::1/128, documentation ranges), the command's source addresses.
-	Local4 = netip.MustParseAddr("192.0.2.1")
-	Local6 = netip.MustParseAddr("2001:db8::1")
+	Local4, Local6 = netip.MustParseAddr("192.0.2.1"), netip.MustParseAddr("2001:db8::1")
 	// FakeBase4 and FakeBase6 are the pools of the fake addresses the resolver hands
 	// out: the n-th name gets FakeBase4+n and FakeBase6+n (198.18.0.3 and
 	// fdc0:de00::3 for the third name, probed).
-	FakeBase4 = netip.MustParseAddr("198.18.0.0")
-	FakeBase6 = netip.MustParseAddr("fdc0:de00::")
+	FakeBase4, FakeBase6 = netip.MustParseAddr("198.18.0.0"), netip.MustParseAddr("fdc0:de00::")
 	// Resolver is the in-namespace DNS server named by /etc/resolv.conf.
 	Resolver = netip.MustParseAddrPort("127.0.0.53:53")
 )
@@ -55,6 +53,13 @@ const (
 	// dialTimeout bounds the SOCKS5 exchange with the executor's proxy (through the
 	// bridge), decision callbacks included (their own bound is the proxy's).
 	dialTimeout = 10 * time.Minute
+	// refuseGrace is how long a refused connection waits for the command's first bytes
+	// before it is reset. The kernel completes the command's connect before the
+	// capture even accepts, but a reset that lands before the command has looked at
+	// its connect's result turns "connected, then reset" (what the reference shows:
+	// curl 56) into a failed connect, after which clients try the name's next address
+	// and cause a second decision.
+	refuseGrace = 100 * time.Millisecond
 	// ttl of every fake answer, seconds: short, since the table is per sandbox.
 	ttl = 1
 	// maxDNSMessage is the largest DNS query read over UDP (RFC 1035 §4.2.1 512 bytes,

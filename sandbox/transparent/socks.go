@@ -17,16 +17,16 @@ import (
 	"net/netip"
 )
 
+// SOCKS5 wire constants (RFC 1928).
 const (
-	socksVersion   = 5
-	socksCmdConn   = 1
-	socksAtypIPv4  = 1
-	socksAtypName  = 3
-	socksAtypIPv6  = 4
-	socksMaxName   = 255
-	socksReplyOK   = 0
-	socksNoAuth    = 0
-	socksReplyHead = 4
+	socksVersion = 5 // VER, §3 and §4
+	socksNoAuth  = 0 // METHOD "no authentication required", §3
+	socksCmdConn = 1 // CMD CONNECT, §4
+	// ATYP values, §4: IPv4 address, domain name, IPv6 address.
+	socksAtypIPv4, socksAtypName, socksAtypIPv6 = 1, 3, 4
+	socksMaxName                                = 255 // bytes: a domain name's one-byte length, §5
+	socksReplyOK                                = 0   // REP "succeeded", §6
+	socksReplyHead                              = 4   // bytes: VER REP RSV ATYP, §6
 )
 
 // errSocksRefused is a reply other than "succeeded": the policy refused the

@@ -9,21 +9,19 @@ import (
 )
 
 func TestAppendSocksRequest(t *testing.T) {
-	for _, tc := range []struct {
-		t    target
-		want []byte
-	}{
-		{target{name: "a.test", port: 80}, []byte{5, 1, 0, 5, 1, 0, 3, 6, 'a', '.', 't', 'e', 's', 't', 0, 80}},
-		{target{addr: netip.MustParseAddr("10.1.2.3"), port: 81}, []byte{5, 1, 0, 5, 1, 0, 1, 10, 1, 2, 3, 0, 81}},
-		{target{addr: netip.MustParseAddr("::ffff:10.1.2.3"), port: 81}, []byte{5, 1, 0, 5, 1, 0, 1, 10, 1, 2, 3, 0, 81}},
-		{target{addr: netip.MustParseAddr("2001:db8::5"), port: 443},
-			[]byte{5, 1, 0, 5, 1, 0, 4, 0x20, 1, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5, 1, 0xbb}},
-	} {
-		got, err := appendSocksRequest(nil, tc.t)
-		if err != nil || !bytes.Equal(got, tc.want) {
-			t.Errorf("%+v: got %v %v, want %v", tc.t, got, err, tc.want)
+	greeting := []byte{5, 1, 0}
+	check := func(tg target, req ...byte) {
+		t.Helper()
+		got, err := appendSocksRequest(nil, tg)
+		if want := append(greeting, req...); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%+v: got %v %v, want %v", tg, got, err, want)
 		}
 	}
+	check(target{name: "a.test", port: 80}, 5, 1, 0, 3, 6, 'a', '.', 't', 'e', 's', 't', 0, 80)
+	check(target{addr: netip.MustParseAddr("10.1.2.3"), port: 81}, 5, 1, 0, 1, 10, 1, 2, 3, 0, 81)
+	check(target{addr: netip.MustParseAddr("::ffff:10.1.2.3"), port: 81}, 5, 1, 0, 1, 10, 1, 2, 3, 0, 81)
+	check(target{addr: netip.MustParseAddr("2001:db8::5"), port: 443},
+		5, 1, 0, 4, 0x20, 1, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5, 1, 0xbb)
 	if _, err := appendSocksRequest(nil, target{name: strings.Repeat("a", 256), port: 1}); err == nil {
 		t.Error("a 256-byte name was accepted")
 	}
