@@ -33,21 +33,9 @@ func TestCodexCLI_ManagedNetworkThroughExecutor(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
 	refbin.Releases(t)
 	ensureCodexDaemonDir(t)
-
-	serverTmp := t.TempDir()
-	serverEnv := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + serverTmp, "TMPDIR=" + serverTmp}
-	ours := startExecServer(t, "executor serve", remoteExecutorBin(t), serverEnv,
-		"serve", "--listen", "ws://127.0.0.1:0", "--log-level", "debug")
-
+	ours := startOurExecServer(t)
 	refbin.ForEachRelease(t, func(t *testing.T, rel refbin.Release) {
-		refHome := refbin.CodexHome(t)
-		refTmp := filepath.Join(refHome, "tmp")
-		if err := os.Mkdir(refTmp, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		reference := startExecServer(t, "codex "+rel.Version+" exec-server", rel.Path,
-			append(serverEnv[:1:1], "HOME="+refHome, "TMPDIR="+refTmp, "CODEX_HOME="+refHome),
-			"exec-server", "--listen", "ws://127.0.0.1:0")
+		reference := startReferenceExecServer(t, rel)
 		t.Run("ours", func(t *testing.T) { runManagedNetworkExec(t, rel, ours, proxiedCurl) })
 		t.Run("reference", func(t *testing.T) { runManagedNetworkExec(t, rel, reference, proxiedCurl) })
 	})
@@ -64,18 +52,7 @@ func TestCodexCLI_TransparentTCPThroughExecutor(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
 	rel := refbin.ReleaseOf(t, "0.171.0")
 	ensureCodexDaemonDir(t)
-	serverTmp := t.TempDir()
-	serverEnv := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + serverTmp, "TMPDIR=" + serverTmp}
-	ours := startExecServer(t, "executor serve", remoteExecutorBin(t), serverEnv,
-		"serve", "--listen", "ws://127.0.0.1:0", "--log-level", "debug")
-	refHome := refbin.CodexHome(t)
-	refTmp := filepath.Join(refHome, "tmp")
-	if err := os.Mkdir(refTmp, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	reference := startExecServer(t, "codex "+rel.Version+" exec-server", rel.Path,
-		append(serverEnv[:1:1], "HOME="+refHome, "TMPDIR="+refTmp, "CODEX_HOME="+refHome),
-		"exec-server", "--listen", "ws://127.0.0.1:0")
+	ours, reference := startOurExecServer(t), startReferenceExecServer(t, rel)
 	t.Run("ours", func(t *testing.T) { runManagedNetworkExec(t, rel, ours, transparentCurl) })
 	t.Run("reference", func(t *testing.T) { runManagedNetworkExec(t, rel, reference, transparentCurl) })
 }
