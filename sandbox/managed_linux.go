@@ -26,14 +26,18 @@ type hostProxy struct {
 	dir  string
 	spec routeSpec
 	br   *bridge
-	// transparent: the sandbox gets /dev/net/tun, the resolv.conf and the setup's
-	// capabilities (transparent TCP).
-	transparent bool
+	// transparent: the sandbox gets /dev/net/tun, the resolv.conf (bound at
+	// resolvTarget) and the setup's capabilities (transparent TCP).
+	transparent  bool
+	resolvTarget string
 }
 
 // errTransparentNoSOCKS: transparent TCP without a SOCKS5 route (runBubblewrap reports
 // it under msgTransparentPrefix).
 var errTransparentNoSOCKS = errors.New(msgTransparentNoSOCKS)
+
+// resolvConfPath is the resolver configuration the sandbox's libc reads.
+const resolvConfPath = "/etc/resolv.conf"
 
 // tunDevice is bound into the sandbox for transparent TCP. It must be opened there:
 // a tun descriptor belongs to the network namespace it was opened in.
@@ -161,6 +165,13 @@ func (hp *hostProxy) prepareTransparent() error {
 	if err := unix.Stat(tunDevice, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR {
 		return fmt.Errorf("transparent TCP needs the tun device %s", tunDevice)
 	}
+	// A symlinked /etc/resolv.conf (systemd-resolved's stub file) is replaced where it
+	// points: bwrap binds through a symlink only onto an existing target, and the
+	// profile may not show it. A dangling link stays as it is (bwrap then refuses).
+	hp.resolvTarget = resolvConfPath
+	if p, err := filepath.EvalSymlinks(resolvConfPath); err == nil {
+		hp.resolvTarget = p
+	}
 	hp.transparent = true
 	return nil
 }
@@ -174,7 +185,7 @@ func (hp *hostProxy) resolvConf() string { return filepath.Join(hp.dir, "resolv.
 func (hp *hostProxy) bwrapArgs() []string {
 	args := []string{"--ro-bind", hp.dir, hp.dir}
 	if hp.transparent {
-		args = append(args, "--ro-bind", hp.resolvConf(), "/etc/resolv.conf", "--dev-bind", tunDevice, tunDevice)
+		args = append(args, "--ro-bind", hp.resolvConf(), hp.resolvTarget, "--dev-bind", tunDevice, tunDevice)
 	}
 	return args
 }
