@@ -36,19 +36,11 @@ func newSOCKSStub(t *testing.T, allow ...string) *socksStub {
 		s.allow[a] = true
 	}
 	s.wg.Add(1)
-	go func() {
+	go func() { // one connection at a time: the probe dials one address after another
 		defer s.wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s.wg.Add(1)
-			go func() {
-				defer s.wg.Done()
-				defer c.Close()
-				s.serve(c)
-			}()
+		for c, err := ln.Accept(); err == nil; c, err = ln.Accept() {
+			s.serve(c)
+			c.Close()
 		}
 	}()
 	t.Cleanup(func() { ln.Close(); s.wg.Wait() })
