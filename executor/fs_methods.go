@@ -23,4 +23,3 @@ func onHandles[P, R any](f func(*fs.Handles, context.Context, *P) (*R, error)) f
 func fsWatchMissing(ctx context.Context, c *conn, p *protocol.FsWatchMissingParams) (any, error) {
 	return c.res.watch.Watch(ctx, p)
 }
-

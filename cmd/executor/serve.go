@@ -66,6 +66,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	opts.MaxRetainedChunks = *maxChunks
 	opts.Sandbox = startSandbox(ctx, *ef.sandboxBackend, rt.log)
 	opts.TCPUpstreamProxy = proxy.upstream.String()
+	opts.LinuxSandboxTransparentTCP = *proxy.transparentTCP
 	return serve.Run(ctx, serve.Config{
 		Listen:   l,
 		Server:   opts,

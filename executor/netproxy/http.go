@@ -148,7 +148,7 @@ func (p *Proxy) serveHTTP(c net.Conn) {
 		writeBlocked(c, r, d, wantsClose)
 		return
 	}
-	up, err := p.dialAudited(r, c)
+	up, err := p.dialAudited(r, c, p.dialUpstream)
 	if err != nil {
 		replyUpstreamFailure(c, r, err, wantsClose)
 		return
@@ -340,7 +340,7 @@ func (p *Proxy) serveConnect(c net.Conn, br *bufio.Reader, h *requestHead, wants
 		p.serveIntercepted(c, br, b, r)
 		return
 	}
-	up, err := p.dialAudited(r, c)
+	up, err := p.dialAudited(r, c, p.dialUpstream)
 	if err != nil {
 		return
 	}

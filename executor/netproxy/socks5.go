@@ -88,7 +88,7 @@ func (p *Proxy) serveSOCKS5(c net.Conn) {
 		socksReply(c, socksNotAllowed, nil)
 		return
 	}
-	up, err := p.dialAudited(r, c)
+	up, err := p.dialAudited(r, c, p.dialSOCKS)
 	if err != nil {
 		socksReply(c, socksFailure(err), nil)
 		return
@@ -153,7 +153,7 @@ func socksFailure(err error) byte {
 	switch {
 	case errors.Is(err, errLocalResolution), errors.Is(err, errUpstreamBlocked):
 		return socksNotAllowed
-	case errors.Is(err, syscall.ECONNREFUSED):
+	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, errTCPUpstream):
 		return socksConnRefused
 	case errors.As(err, &dnsErr):
 		return socksHostUnreachable

@@ -33,25 +33,46 @@ func TestCodexCLI_ManagedNetworkThroughExecutor(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
 	refbin.Releases(t)
 	ensureCodexDaemonDir(t)
-
-	serverTmp := t.TempDir()
-	serverEnv := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + serverTmp, "TMPDIR=" + serverTmp}
-	ours := startExecServer(t, "executor serve", remoteExecutorBin(t), serverEnv,
-		"serve", "--listen", "ws://127.0.0.1:0", "--log-level", "debug")
-
+	ours := startOurExecServer(t)
 	refbin.ForEachRelease(t, func(t *testing.T, rel refbin.Release) {
-		refHome := refbin.CodexHome(t)
-		refTmp := filepath.Join(refHome, "tmp")
-		if err := os.Mkdir(refTmp, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		reference := startExecServer(t, "codex "+rel.Version+" exec-server", rel.Path,
-			append(serverEnv[:1:1], "HOME="+refHome, "TMPDIR="+refTmp, "CODEX_HOME="+refHome),
-			"exec-server", "--listen", "ws://127.0.0.1:0")
-		t.Run("ours", func(t *testing.T) { runManagedNetworkExec(t, rel, ours) })
-		t.Run("reference", func(t *testing.T) { runManagedNetworkExec(t, rel, reference) })
+		reference := startReferenceExecServer(t, rel)
+		t.Run("ours", func(t *testing.T) { runManagedNetworkExec(t, rel, ours, proxiedCurl) })
+		t.Run("reference", func(t *testing.T) { runManagedNetworkExec(t, rel, reference, proxiedCurl) })
 	})
 }
+
+// TestCodexCLI_TransparentTCPThroughExecutor: the same with transparent TCP (codex
+// 0.171.0 only; 0.169.0 has none): the profile sets enable_socks5 and transparent_tcp,
+// the CLI (which requires networkProxyTransparentTcp) sends proxy.transparentTcp, and
+// the command reaches the server directly by a name the sandbox's resolver answers
+// (curl --noproxy '*' http://localhost.:PORT/), captured into the proxy's SOCKS5 policy
+// (a socks5_tcp decision allowing localhost). The reference's exec-server is the control.
+func TestCodexCLI_TransparentTCPThroughExecutor(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+	rel := refbin.ReleaseOf(t, "0.171.0")
+	ensureCodexDaemonDir(t)
+	ours, reference := startOurExecServer(t), startReferenceExecServer(t, rel)
+	t.Run("ours", func(t *testing.T) { runManagedNetworkExec(t, rel, ours, transparentCurl) })
+	t.Run("reference", func(t *testing.T) { runManagedNetworkExec(t, rel, reference, transparentCurl) })
+}
+
+// netVariant is one managed-network session of runManagedNetworkExec.
+type netVariant struct {
+	config   string // the config.toml addition
+	curl     string // the command's curl options and URL, %s = the server's port
+	protocol string // the network/policyDecision protocol that allows localhost
+	param    string // what process/start's networkProxy must carry besides "proxy"
+}
+
+var (
+	// proxiedCurl goes through the proxy variables (HTTP proxy).
+	proxiedCurl = netVariant{config: managedNetworkConfig, curl: "http://localhost:%s/", protocol: "http"}
+	// transparentCurl ignores them and is captured (transparent TCP, SOCKS5 policy).
+	transparentCurl = netVariant{
+		config: strings.Replace(managedNetworkConfig, `mode = "full"`, "mode = \"full\"\nenable_socks5 = true\ntransparent_tcp = true", 1),
+		curl:   "--noproxy '*' http://localhost.:%s/", protocol: "socks5_tcp", param: `"transparentTcp":true`}
+)
 
 // managedNetworkConfig is the CLI's config.toml addition: a permission profile whose
 // network goes through the executor-local proxy, with localhost allowed.
@@ -70,7 +91,7 @@ mode = "full"
 "localhost" = "allow"
 `
 
-func runManagedNetworkExec(t *testing.T, rel refbin.Release, srv *execServer) {
+func runManagedNetworkExec(t *testing.T, rel refbin.Release, srv *execServer, v netVariant) {
 	base := refbin.CodexHome(t)
 	codexHome, userHome, work, tmp := filepath.Join(base, "codex"), filepath.Join(base, "home"),
 		filepath.Join(base, "work"), filepath.Join(base, "tmp")
@@ -87,7 +108,7 @@ func runManagedNetworkExec(t *testing.T, rel refbin.Release, srv *execServer) {
 	port := site.Listener.Addr().(interface{ String() string }).String()
 	port = port[strings.LastIndexByte(port, ':')+1:]
 	// The marker exists only on the server: it reaches the model only through the proxy.
-	shellCmd := fmt.Sprintf(`curl -sS --max-time 20 http://localhost:%s/; echo; echo "proxy=${HTTP_PROXY:+set}"`, port)
+	shellCmd := "curl -sS --max-time 20 " + fmt.Sprintf(v.curl, port) + `; echo; echo "proxy=${HTTP_PROXY:+set}"`
 	finalText := fmt.Sprintf("e2e-final-%d", randomFactor(t))
 	model := newScriptedModel(t, shellCmd, finalText)
 	tap := startWSTap(t, srv.url)
@@ -103,7 +124,7 @@ wire_api = "responses"
 env_key = "E2E_MODEL_API_KEY"
 request_max_retries = 0
 stream_max_retries = 0
-`, model.BaseURL()) + managedNetworkConfig
+`, model.BaseURL()) + v.config
 	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -179,8 +200,8 @@ stream_max_retries = 0
 		case m.FromClient && m.Msg.Method == "process/start" && strings.Contains(string(m.Msg.Params), "curl -sS --max-time 20"):
 			startID = m.Msg.ID
 			_ = json.Unmarshal(m.Msg.Params, &start)
-			if !strings.Contains(string(m.Msg.Params), `"networkProxy":{`) {
-				fail("process/start carries no networkProxy: %s", m.Msg.Params)
+			if !strings.Contains(string(m.Msg.Params), `"networkProxy":{`) || !strings.Contains(string(m.Msg.Params), v.param) {
+				fail("process/start carries no networkProxy (with %s): %s", v.param, m.Msg.Params)
 			}
 		case !m.FromClient && m.Msg.Method == "network/policyDecision":
 			var p map[string]any
@@ -206,12 +227,12 @@ stream_max_retries = 0
 	}
 	allowed := false
 	for _, d := range decisions {
-		if d["decision"] == "allow" && d["host"] == "localhost" && fmt.Sprint(d["port"]) == port {
+		if d["decision"] == "allow" && d["host"] == "localhost" && fmt.Sprint(d["port"]) == port && d["protocol"] == v.protocol {
 			allowed = true
 		}
 	}
 	if !allowed {
-		fail("no network/policyDecision allowing localhost:%s reached the CLI; got %v", port, decisions)
+		fail("no %s network/policyDecision allowing localhost:%s reached the CLI; got %v", v.protocol, port, decisions)
 	}
 	t.Logf("codex %s → %s: sandbox %v, enforceManagedNetwork %v, sandboxType %q, %d policy decisions; tool output %q",
 		rel.Version, srv.name, sandboxed, start.EnforceManagedNetwork, result.SandboxType, len(decisions), output)
