@@ -47,12 +47,13 @@ func (p *Proxy) rewriteCredentials(b *credmask.Broker, h *requestHead, scheme, h
 	for i, l := range h.headers {
 		lines[i] = credmask.HeaderLine{Name: l.name, Value: l.value}
 	}
-	res := b.RewriteLines(credmask.Request{Scheme: scheme, Host: NormalizeHost(host), Port: int(port), Path: path}, lines)
+	lines, res := b.RewriteLines(credmask.Request{Scheme: scheme, Host: NormalizeHost(host), Port: int(port), Path: path}, lines)
 	if len(res.Rewritten) == 0 && len(res.Ambiguous) == 0 {
 		return
 	}
-	for i := range lines {
-		h.headers[i].value = lines[i].Value
+	h.headers = h.headers[:len(lines)]
+	for i, l := range lines {
+		h.headers[i] = headerLine{name: l.Name, value: l.Value}
 	}
 	p.log.Debug("credential headers translated", "host", host, "port", port, "rewritten", res.Rewritten, "ambiguous", res.Ambiguous)
 }

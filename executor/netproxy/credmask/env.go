@@ -8,9 +8,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	mrand "math/rand/v2"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -33,6 +33,11 @@ type Config struct {
 	// Logger receives the provider warnings and the unavailable-startup line; nil
 	// discards. Secrets are never logged.
 	Logger *slog.Logger
+	// AllowLocalBinding is proxy.allowLocalBinding: the child may reach loopback
+	// directly, so a custom provider's loopback destinations cannot be brokered and a
+	// provider left without destinations keeps its credential real (probed 0.171.0,
+	// logged as unprotectedLogText).
+	AllowLocalBinding bool
 	// Rand seeds dummy generation; nil uses crypto/rand. Tests set it for determinism.
 	Rand *mrand.Rand
 }
@@ -79,15 +84,22 @@ func Prepare(argv []string, env map[string]string, cfg *Config) (*Prepared, erro
 		_, _ = rand.Read(seed[:]) // never fails (crypto/rand contract)
 		r = mrand.New(mrand.NewChaCha8(seed))
 	}
-	providers := builtinProviders(env)
+	builtins := builtinProviders(env)
+	providers := slices.Clone(builtins)
 	unprotected := false
+	var customs []*provider
 	for _, p := range compileProviders(cfg.Providers, log) {
-		if b := p.bind(env, log, &unprotected); b != nil {
+		if b := p.bind(env, cfg.AllowLocalBinding, log, &unprotected); b != nil {
 			providers = append(providers, b)
+			customs = append(customs, b)
 		}
 	}
 	b := &Broker{}
-	marker := map[string]string{}
+	marker := &markerSet{}
+	failedGen := func(p *provider) {
+		log.Warn("leaving a credential unmasked: no dummy could be generated", "provider", p.id)
+	}
+	canonical := map[string]bool{}
 	for _, p := range providers {
 		for _, k := range p.env {
 			real := strings.TrimSpace(env[k])
@@ -101,50 +113,78 @@ func Prepare(argv []string, env map[string]string, cfg *Config) (*Prepared, erro
 				}
 				d, err := p.dummyFor(real, r)
 				if err != nil {
-					log.Warn("leaving a credential unmasked: no dummy could be generated", "provider", p.id, "variable", k)
+					failedGen(p)
 					continue
 				}
 				c = &credential{provider: p, real: NewSecret(real), dummy: d}
 				b.creds = append(b.creds, c)
 			}
 			out[k] = c.dummy
-			marker[k] = c.dummy
-			marker[aliasPrefix+k] = c.dummy
+			canonical[k] = true
+			marker.add(k, c.dummy)
+			marker.add(aliasPrefix+k, c.dummy)
 		}
 	}
-	if unprotected {
+	reserved := map[string]bool{}
+	if len(builtins) < 3 { // the enterprise source is inactive
+		for _, k := range githubEnterpriseEnv {
+			if v := strings.TrimSpace(env[k]); v != "" {
+				reserved[v] = true
+				unprotected = true
+			}
+		}
+	}
+	sc := &scanner{b: b, r: r, marker: marker, failedGen: failedGen, customs: customs, reserved: reserved,
+		// A stray GitHub token belongs to the enterprise source when GH_HOST activates
+		// it (probed: listed as GH_ENTERPRISE_TOKEN), else to the cloud one (GH_TOKEN).
+		builtins: []*provider{builtins[len(builtins)-2], builtins[len(builtins)-1]}, shapes: []tokenShape{githubShape, openAIShape}}
+	keys := slices.DeleteFunc(slices.Sorted(maps.Keys(out)), func(k string) bool { return canonical[k] })
+	// Two passes, as probed: the first registers every stray token (only the
+	// canonical real values are cut out first: "aa<T>bb" registers "<T>bb" even when
+	// <T> is a stray elsewhere), the second replaces every registered real value
+	// wherever it occurs, longest first, so that a token seen alone in one variable is
+	// masked inside another too, even where its shape alone is not recognized there
+	// ("<T>x.z/w").
+	sc.known = len(b.creds)
+	for _, k := range keys {
+		sc.mask(out[k])
+	}
+	sc.known = -1
+	for _, k := range keys {
+		v, used := sc.mask(out[k])
+		for _, c := range used {
+			marker.add(aliasPrefix+k, c.dummy)
+		}
+		out[k] = v
+	}
+	if unprotected || sc.unprotected {
 		log.Warn(unprotectedLogText)
 	}
+	out[EnvBrokerActive] = "1"
 	if len(b.creds) == 0 {
-		out[EnvBrokerActive] = "1"
 		out[EnvBrokeredCredentials] = "[]"
 		return &Prepared{Env: out}, nil
 	}
-	if b.maskAliases(env, out, marker) && !unprotected {
-		log.Warn(unprotectedLogText)
-	}
-	enc, err := encodeMarker(marker)
+	enc, err := encodeMarker(marker.pairs)
 	if err != nil {
 		return nil, err
 	}
-	out[EnvBrokerActive] = "1"
 	out[EnvBrokeredCredentials] = enc
 	return &Prepared{Env: out, Broker: b}, nil
 }
 
-// encodeMarker renders the [name, dummy] pairs sorted by name (probed order: every
-// "@alias:" entry first, then the canonical ones, each by byte order).
-func encodeMarker(m map[string]string) (string, error) {
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	pairs := make([][2]string, len(names))
-	for i, k := range names {
-		pairs[i] = [2]string{k, m[k]}
-	}
-	b, err := json.Marshal(pairs)
+// encodeMarker renders the [name, dummy] pairs sorted by name, then dummy (probed
+// order: every "@alias:" entry first, then the canonical ones, each by byte order; a
+// name appears once per dummy).
+func encodeMarker(pairs [][2]string) (string, error) {
+	sorted := slices.Clone(pairs)
+	slices.SortFunc(sorted, func(a, b [2]string) int {
+		if c := strings.Compare(a[0], b[0]); c != 0 {
+			return c
+		}
+		return strings.Compare(a[1], b[1])
+	})
+	b, err := json.Marshal(sorted)
 	if err != nil {
 		return "", fmt.Errorf("encoding %s: %w", EnvBrokeredCredentials, err)
 	}
@@ -156,35 +196,4 @@ func randFromSeed(seed uint64) *mrand.Rand {
 	var s [32]byte
 	binary.LittleEndian.PutUint64(s[:], seed)
 	return mrand.New(mrand.NewChaCha8(s))
-}
-
-// maskAliases masks every other variable whose value is exactly a brokered real value
-// (0.171.0: "v" is an alias of GITHUB_TOKEN=" v ", " v " is not). It reports whether
-// some other value merely contains a real value (a URL with the token inside, the
-// value with spaces): those stay real, as in the reference, which then logs
-// unprotectedLogText.
-func (b *Broker) maskAliases(env, out, marker map[string]string) (unprotected bool) {
-	keys := make([]string, 0, len(env))
-	for k := range env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if _, done := marker[aliasPrefix+k]; done {
-			continue
-		}
-		v := env[k]
-		for _, c := range b.creds {
-			real := c.real.Reveal()
-			if v == real {
-				out[k] = c.dummy
-				marker[aliasPrefix+k] = c.dummy
-				break
-			}
-			if len(real) >= minEmbeddedLen && strings.Contains(v, real) {
-				unprotected = true
-			}
-		}
-	}
-	return unprotected
 }

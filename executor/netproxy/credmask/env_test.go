@@ -250,7 +250,7 @@ func TestPrepare_URLPrefixFromEnv(t *testing.T) {
 	}
 	for path, want := range map[string]string{"/v2/repos": "token " + realCustom, "/v3": "token " + d} {
 		lines := []credmask.HeaderLine{{Name: "authorization", Value: "token " + d}}
-		p.Broker.RewriteLines(credmask.Request{Scheme: "https", Host: "api.corp.example", Path: path}, lines)
+		lines, _ = p.Broker.RewriteLines(credmask.Request{Scheme: "https", Host: "api.corp.example", Path: path}, lines)
 		if lines[0].Value != want {
 			t.Errorf("path %s: %q, want %q", path, lines[0].Value, want)
 		}

@@ -102,14 +102,14 @@ func githubPrefix(v string) string {
 }
 
 func openAIPrefix(v string) string {
-	rest, ok := strings.CutPrefix(v, "sk-")
+	rest, ok := strings.CutPrefix(v, openAIKeyPrefix)
 	if !ok {
-		return "sk-"
+		return openAIKeyPrefix
 	}
 	if i := strings.IndexByte(rest, '-'); i >= 0 && isAlnum(rest[:i]) {
-		return v[:3+i+1]
+		return v[:len(openAIKeyPrefix)+i+1]
 	}
-	return "sk-"
+	return openAIKeyPrefix
 }
 
 func isAlnum(s string) bool {
@@ -299,32 +299,35 @@ func (p *provider) compileAuth(c ProviderConfig) error {
 }
 
 // bind returns p with its url_prefix_from_env destination resolved against env, or
-// nil when the provider has no destination in this environment. unprotected is set
-// when the provider's credential must stay real for lack of a destination (0.171.0
-// then logs unprotectedLogText once).
-func (p *provider) bind(env map[string]string, log *slog.Logger, unprotected *bool) *provider {
-	if p.fromEnv == "" {
-		return p
+// nil when the provider has no destination in this environment. With allowLocal
+// (proxy.allowLocalBinding) loopback destinations are dropped: the child could reach
+// them without the proxy. unprotected is set when the provider's credential must stay
+// real for lack of a destination (0.171.0 then logs unprotectedLogText once).
+func (p *provider) bind(env map[string]string, allowLocal bool, log *slog.Logger, unprotected *bool) *provider {
+	q := *p
+	if allowLocal {
+		q.dests = slices.DeleteFunc(slices.Clone(p.dests), func(d destination) bool { return !d.wildcard && isLoopbackHost(d.host) })
 	}
-	v, ok := env[p.fromEnv]
-	if !ok || strings.TrimSpace(v) == "" {
-		if len(p.dests) == 0 {
-			for _, k := range p.env {
-				if p.accepts(strings.TrimSpace(env[k])) {
-					*unprotected = true
-				}
+	if q.fromEnv != "" {
+		if v, ok := env[q.fromEnv]; ok && strings.TrimSpace(v) != "" {
+			d, err := parseDestination(v)
+			if err != nil {
+				log.Warn("ignoring invalid credential provider", "provider", p.id,
+					"error", fmt.Sprintf("invalid destination for credential provider `%s`", p.id))
+				return nil
 			}
-			return nil
+			if !allowLocal || d.wildcard || !isLoopbackHost(d.host) {
+				q.dests = append(q.dests, d)
+			}
 		}
-		return p
 	}
-	d, err := parseDestination(v)
-	if err != nil {
-		log.Warn("ignoring invalid credential provider", "provider", p.id,
-			"error", fmt.Sprintf("invalid destination for credential provider `%s`", p.id))
+	if len(q.dests) == 0 {
+		for _, k := range p.env {
+			if p.accepts(strings.TrimSpace(env[k])) {
+				*unprotected = true
+			}
+		}
 		return nil
 	}
-	q := *p
-	q.dests = append(slices.Clone(p.dests), d)
 	return &q
 }
