@@ -71,7 +71,7 @@ func (b *Broker) Len() int {
 
 func (b *Broker) find(p *provider, real string) *credential {
 	for _, c := range b.creds {
-		if c.provider == p && c.real.Reveal() == real {
+		if c.provider.key == p.key && c.real.Reveal() == real {
 			return c
 		}
 	}

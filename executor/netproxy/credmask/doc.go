@@ -18,14 +18,17 @@
 //
 //   - ShellStartupMaskable: exactly [bash|/usr/bin/bash, -c, SCRIPT] (§9.1).
 //   - Prepare (env.go): masking off → env unchanged. On → the 13 CAEnvVars point at
-//     the trust bundle; for a maskable startup, built-in and custom credentials and
-//     their aliases become dummies and CODEX_NETWORK_PROXY_CREDENTIAL_BROKER_ACTIVE=1
-//     and CODEX_NETWORK_PROXY_BROKERED_CREDENTIALS=[[name,dummy],…] are set (sorted:
-//     "@alias:V" for every masked V, then the canonical variables; "[]" when nothing
-//     was masked); otherwise UnavailableLogText is logged and the values stay real. An
-//     alias is a variable whose value is exactly a brokered (trimmed) real value; a
-//     value that merely contains one stays real and a warning is logged. Probed on
-//     0.171.0.
+//     the trust bundle; for a maskable startup, built-in and custom credentials become
+//     dummies, recognized tokens inside any other variable and stray token-shaped
+//     values are masked in place (scan.go lists the probed rules), and
+//     CODEX_NETWORK_PROXY_CREDENTIAL_BROKER_ACTIVE=1 and
+//     CODEX_NETWORK_PROXY_BROKERED_CREDENTIALS=[[name,dummy],…] are set (sorted by name
+//     then dummy: "@alias:V" for every masked V, the canonical variable, or the
+//     provider's first variable for a stray; "[]" when nothing was masked); otherwise
+//     UnavailableLogText is logged and the values stay real. Probed on 0.171.0.
+//   - Registry (registry.go): one per session; later launches reuse earlier dummies,
+//     list earlier pairs whose dummy they carry, and their broker swaps every
+//     registered credential back.
 //   - Built-in providers (providers.go): GH_TOKEN/GITHUB_TOKEN → github.com,
 //     api.github.com, *.ghe.com; GH_ENTERPRISE_TOKEN/GITHUB_ENTERPRISE_TOKEN → GH_HOST
 //     when it is not a cloud host; OPENAI_API_KEY → api.openai.com. Any non-empty,
@@ -58,6 +61,7 @@
 // # Concurrency
 //
 // Decoded configs, compiled providers and Brokers are immutable and safe for
-// concurrent use. CA is safe for concurrent use: CA.mu guards the leaf LRU only and no
-// other lock is taken under it.
+// concurrent use. Registry is safe for concurrent use: Prepare holds Registry.mu for
+// its whole run. CA is safe for concurrent use: CA.mu guards the leaf LRU only. The
+// two locks are never held together.
 package credmask

@@ -38,6 +38,9 @@ type Config struct {
 	// provider left without destinations keeps its credential real (probed 0.171.0,
 	// logged as unprotectedLogText).
 	AllowLocalBinding bool
+	// Registry is the session's credential registry (registry.go); nil starts an
+	// empty one for this launch only.
+	Registry *Registry
 	// Rand seeds dummy generation; nil uses crypto/rand. Tests set it for determinism.
 	Rand *mrand.Rand
 }
@@ -94,8 +97,14 @@ func Prepare(argv []string, env map[string]string, cfg *Config) (*Prepared, erro
 			customs = append(customs, b)
 		}
 	}
-	b := &Broker{}
-	marker := &markerSet{}
+	reg := cfg.Registry
+	if reg == nil {
+		reg = &Registry{}
+	}
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	b := reg.snapshotLocked()
+	marker := &reg.pairs
 	failedGen := func(p *provider) {
 		log.Warn("leaving a credential unmasked: no dummy could be generated", "provider", p.id)
 	}
@@ -134,7 +143,11 @@ func Prepare(argv []string, env map[string]string, cfg *Config) (*Prepared, erro
 			}
 		}
 	}
-	sc := &scanner{b: b, r: r, marker: marker, failedGen: failedGen, customs: customs, reserved: reserved,
+	active := map[string]bool{}
+	for _, p := range providers {
+		active[p.key] = true
+	}
+	sc := &scanner{b: b, active: active, r: r, marker: marker, failedGen: failedGen, customs: customs, reserved: reserved,
 		// A stray GitHub token belongs to the enterprise source when GH_HOST activates
 		// it (probed: listed as GH_ENTERPRISE_TOKEN), else to the cloud one (GH_TOKEN).
 		builtins: []*provider{builtins[len(builtins)-2], builtins[len(builtins)-1]}, shapes: []tokenShape{githubShape, openAIShape}}
@@ -160,23 +173,26 @@ func Prepare(argv []string, env map[string]string, cfg *Config) (*Prepared, erro
 	if unprotected || sc.unprotected {
 		log.Warn(unprotectedLogText)
 	}
+	reg.creds = b.creds
 	out[EnvBrokerActive] = "1"
-	if len(b.creds) == 0 {
-		out[EnvBrokeredCredentials] = "[]"
-		return &Prepared{Env: out}, nil
-	}
-	enc, err := encodeMarker(marker.pairs)
+	enc, err := encodeMarker(usedPairs(marker.pairs, out))
 	if err != nil {
 		return nil, err
 	}
 	out[EnvBrokeredCredentials] = enc
-	return &Prepared{Env: out, Broker: b}, nil
+	if len(b.creds) == 0 {
+		return &Prepared{Env: out}, nil
+	}
+	return &Prepared{Env: out, Broker: reg.snapshotLocked()}, nil
 }
 
 // encodeMarker renders the [name, dummy] pairs sorted by name, then dummy (probed
 // order: every "@alias:" entry first, then the canonical ones, each by byte order; a
 // name appears once per dummy).
 func encodeMarker(pairs [][2]string) (string, error) {
+	if len(pairs) == 0 {
+		return "[]", nil
+	}
 	sorted := slices.Clone(pairs)
 	slices.SortFunc(sorted, func(a, b [2]string) int {
 		if c := strings.Compare(a[0], b[0]); c != 0 {

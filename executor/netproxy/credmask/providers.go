@@ -22,7 +22,10 @@ import (
 
 // provider is a compiled provider; immutable.
 type provider struct {
-	id      string
+	id string
+	// key identifies the provider across the launches of a session (Registry): the
+	// id, the configuration and the resolved destinations.
+	key     string
 	builtin bool
 	env     []string
 	dests   []destination // bound at Prepare time for url_prefix_from_env
@@ -55,7 +58,7 @@ func isGitHubCloudHost(h string) bool {
 // order.
 func builtinProviders(env map[string]string) []*provider {
 	out := []*provider{{
-		id: "github", builtin: true, env: githubCloudEnv, auth: builtinAuth,
+		id: "github", key: "github", builtin: true, env: githubCloudEnv, auth: builtinAuth,
 		dests: []destination{httpsDest("github.com", false), httpsDest("api.github.com", false), httpsDest("ghe.com", true)},
 		dummyFn: func(real string, r *rand.Rand) (string, error) {
 			return shapedDummy(real, githubPrefix(real), githubMinLen, r), nil
@@ -63,7 +66,7 @@ func builtinProviders(env map[string]string) []*provider {
 	}}
 	if host := ghHost(env); host != "" && !isGitHubCloudHost(host) {
 		out = append(out, &provider{
-			id: "github-enterprise", builtin: true, env: githubEnterpriseEnv, auth: builtinAuth,
+			id: "github-enterprise", key: "github-enterprise\x00" + host, builtin: true, env: githubEnterpriseEnv, auth: builtinAuth,
 			dests: []destination{httpsDest(host, false)},
 			dummyFn: func(real string, r *rand.Rand) (string, error) {
 				return shapedDummy(real, githubPrefix(real), githubMinLen, r), nil
@@ -71,7 +74,7 @@ func builtinProviders(env map[string]string) []*provider {
 		})
 	}
 	out = append(out, &provider{
-		id: "openai", builtin: true, env: openAIEnv, auth: builtinAuth,
+		id: "openai", key: "openai", builtin: true, env: openAIEnv, auth: builtinAuth,
 		dests: []destination{httpsDest("api.openai.com", false)},
 		dummyFn: func(real string, r *rand.Rand) (string, error) {
 			return shapedDummy(real, openAIPrefix(real), openAIMinLen, r), nil
@@ -235,7 +238,7 @@ func compileProvider(e ProviderEntry) (*provider, error) {
 	if len(c.Patterns) == 0 {
 		return nil, fmt.Errorf("credential provider `%s` has no credential patterns", id)
 	}
-	p := &provider{id: id, env: env}
+	p := &provider{id: id, env: env, key: fmt.Sprintf("%s\x00%q", id, []any{env, c.Patterns, c.Auth, deref(c.Header), deref(c.Prefix)})}
 	for _, pat := range c.Patterns {
 		g, err := newGenerator(pat)
 		if err != nil || len(pat) > MaxPatternLen || g.full.MatchString("") || g.full.MatchString(strings.Repeat("\x01", 3)) {
@@ -300,8 +303,8 @@ func (p *provider) compileAuth(c ProviderConfig) error {
 
 // bind returns p with its url_prefix_from_env destination resolved against env, or
 // nil when the provider has no destination in this environment. With allowLocal
-// (proxy.allowLocalBinding) loopback destinations are dropped: the child could reach
-// them without the proxy. unprotected is set when the provider's credential must stay
+// (proxy.allowLocalBinding) a provider with a loopback destination is dropped: the
+// child could reach it without the proxy. unprotected is set when the provider's credential must stay
 // real for lack of a destination (0.171.0 then logs unprotectedLogText once).
 func (p *provider) bind(env map[string]string, allowLocal bool, log *slog.Logger, unprotected *bool) *provider {
 	q := *p
@@ -321,7 +324,9 @@ func (p *provider) bind(env map[string]string, allowLocal bool, log *slog.Logger
 			}
 		}
 	}
-	if len(q.dests) == 0 {
+	if len(q.dests) == 0 || len(q.dests) < len(p.dests) {
+		// A loopback destination the child may reach directly disables the provider
+		// (probed: "http://127.0.0.1:9/" next to "https://dok.example/" keeps DT real).
 		for _, k := range p.env {
 			if p.accepts(strings.TrimSpace(env[k])) {
 				*unprotected = true
@@ -329,5 +334,13 @@ func (p *provider) bind(env map[string]string, allowLocal bool, log *slog.Logger
 		}
 		return nil
 	}
+	q.key = fmt.Sprintf("%s\x00%v", p.key, q.dests)
 	return &q
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "\x00"
+	}
+	return *s
 }

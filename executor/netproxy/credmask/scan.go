@@ -63,7 +63,7 @@ func (s tokenShape) matchAt(v string, i int) int {
 			continue
 		}
 		end := i + len(p)
-		for end < len(v) && isTokenByte(v[end]) {
+		for end < len(v) && end-i <= MaxCredentialLen && isTokenByte(v[end]) {
 			end++
 		}
 		if end-i < s.minLen || end-i > MaxCredentialLen || pathComponentAt(v, end) {
@@ -129,6 +129,8 @@ type scanner struct {
 	// token stays real everywhere, though a registered value is still replaced in
 	// them).
 	reserved map[string]bool
+	// active holds the keys of this launch's providers.
+	active map[string]bool
 	// unprotected is set when a real value stays inside another value.
 	unprotected bool
 	// known bounds the credentials whose real values realSpans looks for: the
@@ -142,6 +144,10 @@ func (s *scanner) realSpans(v string) []span {
 	if s.known >= 0 {
 		creds = creds[:s.known]
 	}
+	// Only the credentials of providers active in this launch are looked for (probed:
+	// a custom value registered by an earlier launch stays real in a launch whose
+	// provider is disabled).
+	creds = slices.DeleteFunc(creds, func(c *credential) bool { return !s.active[c.provider.key] })
 	slices.SortStableFunc(creds, func(a, b *credential) int { return len(b.real.Reveal()) - len(a.real.Reveal()) })
 	var out []span
 	for _, c := range creds {
@@ -184,28 +190,22 @@ func overlaps(spans []span, x span) bool {
 	return false
 }
 
-// straySpans finds token-shaped values in v[lo:hi] and registers them.
+// straySpans registers the token-shaped values of v[lo:hi] and returns the spans of
+// the custom providers' matches. Every occurrence of a built-in prefix is a
+// candidate, also inside a longer token (probed: "ghp_<A>ghp_<B>" registers both,
+// the longer one is replaced and the shorter is replaced where it stands alone);
+// their spans come from realSpans.
 func (s *scanner) straySpans(v string, lo, hi int) []span {
 	part := v[:hi]
-	var out []span
-	for i := lo; i < hi; {
-		end := -1
-		var owner *provider
+	for i := lo; i < hi; i++ {
 		for j, sh := range s.shapes {
-			if end = sh.matchAt(part, i); end >= 0 {
-				owner = s.builtins[j]
+			if end := sh.matchAt(part, i); end >= 0 {
+				s.register(s.builtins[j], part[i:end])
 				break
 			}
 		}
-		if end < 0 {
-			i++
-			continue
-		}
-		if c := s.register(owner, part[i:end]); c != nil {
-			out = append(out, span{i, end, c})
-		}
-		i = end
 	}
+	var out []span
 	for _, p := range s.customs {
 		for _, g := range p.gens {
 			for _, m := range g.find.FindAllStringIndex(v[lo:hi], maxStraysPerValue) {

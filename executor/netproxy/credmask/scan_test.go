@@ -76,9 +76,9 @@ func TestPrepare_ValueScan(t *testing.T) {
 		},
 		marker: []string{"@alias:B1 <B1>", "@alias:B2 <B2>", "@alias:C <C>", "@alias:D <D>", "GH_TOKEN <B1>", "GH_TOKEN <B2>", "GH_TOKEN <C>", "OPENAI_API_KEY <D>"},
 	}, {
-		name: "a stray registered elsewhere is replaced inside a path, longest first",
-		env:  map[string]string{"A": "ghp_" + pat, "P": "ghp_" + pat + "x.z/w", "Z": "aaghp_" + pat + "bb"},
-		want: map[string]string{"A": "<A>", "P": "<A>x.z/w", "Z": "aa<Z>"},
+		name:   "a stray registered elsewhere is replaced inside a path, longest first",
+		env:    map[string]string{"A": "ghp_" + pat, "P": "ghp_" + pat + "x.z/w", "Z": "aaghp_" + pat + "bb"},
+		want:   map[string]string{"A": "<A>", "P": "<A>x.z/w", "Z": "aa<Z>"},
 		marker: []string{"@alias:A <A>", "@alias:P <A>", "@alias:Z <Z>", "GH_TOKEN <A>", "GH_TOKEN <Z>"},
 	}, {
 		name: "unshaped built-in value only as a whole; enterprise value without GH_HOST reserved",
@@ -170,4 +170,47 @@ func FuzzPrepareScan(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestPrepare_SessionRegistry: a session's later launch reuses the dummies of earlier
+// ones, lists their pairs when their dummy occurs, and its broker swaps every
+// registered credential back (probed on 0.171.0: same connection, two launches).
+func TestPrepare_SessionRegistry(t *testing.T) {
+	var reg credmask.Registry
+	cfg := &credmask.Config{Masking: true, Registry: &reg, Rand: credmask.RandFromSeed(4)}
+	p1, err := credmask.Prepare(bashC(), map[string]string{"GITHUB_TOKEN": "ghp_" + pat, "X": "y"}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := p1.Env["GITHUB_TOKEN"]
+	p2, err := credmask.Prepare(bashC(), map[string]string{"GITHUB_TOKEN": "ghp_" + pat2, "Y": "ghp_" + pat}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p2.Env["Y"] != old || p2.Env["GITHUB_TOKEN"] == old {
+		t.Errorf("second launch: Y=%q GITHUB_TOKEN=%q, want Y to keep the first dummy %q", p2.Env["Y"], p2.Env["GITHUB_TOKEN"], old)
+	}
+	var pairs [][2]string
+	if err := json.Unmarshal([]byte(p2.Env[credmask.EnvBrokeredCredentials]), &pairs); err != nil {
+		t.Fatal(err)
+	}
+	cur := p2.Env["GITHUB_TOKEN"]
+	want := [][2]string{{"@alias:GITHUB_TOKEN", cur}, {"@alias:GITHUB_TOKEN", old}, {"@alias:Y", old}, {"GITHUB_TOKEN", cur}, {"GITHUB_TOKEN", old}}
+	slices.SortFunc(want, func(a, b [2]string) int { return strings.Compare(a[0]+" "+a[1], b[0]+" "+b[1]) })
+	if !slices.Equal(pairs, want) {
+		t.Errorf("marker %q, want %q", pairs, want)
+	}
+	h := map[string][]string{"Authorization": {"Bearer " + old}}
+	p2.Broker.RewriteHeaders(credmask.Request{Scheme: "https", Host: "api.github.com"}, h)
+	if h["Authorization"][0] != "Bearer ghp_"+pat || reg.Len() != 2 {
+		t.Errorf("first launch's dummy not swapped by the second launch's broker (registry %d)", reg.Len())
+	}
+	// Another session starts empty.
+	p3, err := credmask.Prepare(bashC(), map[string]string{"GITHUB_TOKEN": "ghp_" + pat}, &credmask.Config{Masking: true, Registry: &credmask.Registry{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p3.Env["GITHUB_TOKEN"] == old {
+		t.Error("a new session reused a dummy")
+	}
 }
