@@ -181,3 +181,24 @@ func TestCA_LeafCacheBounded(t *testing.T) {
 		t.Error("Leaf(\"\") succeeded")
 	}
 }
+
+// TestCAPossible: the check behind the credentialMasking* flags creates nothing and
+// refuses an empty CODEX_HOME and one below a regular file.
+func TestCAPossible(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for home, ok := range map[string]bool{
+		"": false, dir: true, filepath.Join(dir, "new", "deeper"): true,
+		file: false, filepath.Join(file, "home"): false,
+	} {
+		if err := credmask.CAPossible(home); (err == nil) != ok {
+			t.Errorf("CAPossible(%q) = %v, want ok=%v", home, err, ok)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "new")); err == nil {
+		t.Error("CAPossible created a directory")
+	}
+}

@@ -81,12 +81,12 @@ func Prepare(argv []string, env map[string]string, cfg *Config) (*Prepared, erro
 		log.Info(UnavailableLogText)
 		return &Prepared{Env: out}, nil
 	}
-	r := cfg.Rand
-	if r == nil {
-		var seed [32]byte
-		_, _ = rand.Read(seed[:]) // never fails (crypto/rand contract)
-		r = mrand.New(mrand.NewChaCha8(seed))
-	}
+	return maskLaunch(env, out, cfg, log)
+}
+
+// maskLaunch masks a maskable launch's environment out (a copy of env) against the
+// session's registry and sets the two marker variables.
+func maskLaunch(env, out map[string]string, cfg *Config, log *slog.Logger) (*Prepared, error) {
 	builtins := builtinProviders(env)
 	providers := slices.Clone(builtins)
 	unprotected := false
@@ -103,87 +103,57 @@ func Prepare(argv []string, env map[string]string, cfg *Config) (*Prepared, erro
 	}
 	reg.mu.Lock()
 	defer reg.mu.Unlock()
-	b := reg.snapshotLocked()
-	marker := &reg.pairs
-	failedGen := func(p *provider) {
-		log.Warn("leaving a credential unmasked: no dummy could be generated", "provider", p.id)
-	}
-	canonical := map[string]bool{}
-	for _, p := range providers {
-		for _, k := range p.env {
-			real := strings.TrimSpace(env[k])
-			if !p.accepts(real) {
-				continue
-			}
-			c := b.find(p, real)
-			if c == nil {
-				if b.isDummy(real) {
-					continue
-				}
-				d, err := p.dummyFor(real, r)
-				if err != nil {
-					failedGen(p)
-					continue
-				}
-				c = &credential{provider: p, real: NewSecret(real), dummy: d}
-				b.creds = append(b.creds, c)
-			}
-			out[k] = c.dummy
-			canonical[k] = true
-			marker.add(k, c.dummy)
-			marker.add(aliasPrefix+k, c.dummy)
-		}
-	}
-	reserved := map[string]bool{}
-	if len(builtins) < 3 { // the enterprise source is inactive
-		for _, k := range githubEnterpriseEnv {
-			if v := strings.TrimSpace(env[k]); v != "" {
-				reserved[v] = true
-				unprotected = true
-			}
-		}
-	}
-	active := map[string]bool{}
-	for _, p := range providers {
-		active[p.key] = true
-	}
-	sc := &scanner{b: b, active: active, r: r, marker: marker, failedGen: failedGen, customs: customs, reserved: reserved,
+	sc := &scanner{b: reg.snapshotLocked(), r: launchRand(cfg), marker: &reg.pairs, customs: customs,
+		reserved: reservedValues(builtins, env), active: map[string]bool{},
+		failedGen: func(p *provider) {
+			log.Warn("leaving a credential unmasked: no dummy could be generated", "provider", p.id)
+		},
 		// A stray GitHub token belongs to the enterprise source when GH_HOST activates
 		// it (probed: listed as GH_ENTERPRISE_TOKEN), else to the cloud one (GH_TOKEN).
 		builtins: []*provider{builtins[len(builtins)-2], builtins[len(builtins)-1]}, shapes: []tokenShape{githubShape, openAIShape}}
-	keys := slices.DeleteFunc(slices.Sorted(maps.Keys(out)), func(k string) bool { return canonical[k] })
-	// Two passes, as probed: the first registers every stray token (only the
-	// canonical real values are cut out first: "aa<T>bb" registers "<T>bb" even when
-	// <T> is a stray elsewhere), the second replaces every registered real value
-	// wherever it occurs, longest first, so that a token seen alone in one variable is
-	// masked inside another too, even where its shape alone is not recognized there
-	// ("<T>x.z/w").
-	sc.known = len(b.creds)
-	for _, k := range keys {
-		sc.mask(out[k])
+	for _, p := range providers {
+		sc.active[p.key] = true
 	}
-	sc.known = -1
-	for _, k := range keys {
-		v, used := sc.mask(out[k])
-		for _, c := range used {
-			marker.add(aliasPrefix+k, c.dummy)
-		}
-		out[k] = v
-	}
-	if unprotected || sc.unprotected {
+	canonical := sc.registerCanonical(providers, env, out)
+	sc.scanAll(slices.DeleteFunc(slices.Sorted(maps.Keys(out)), func(k string) bool { return canonical[k] }), out)
+	if unprotected || sc.unprotected || len(sc.reserved) > 0 {
 		log.Warn(unprotectedLogText)
 	}
-	reg.creds = b.creds
+	reg.creds = sc.b.creds
 	out[EnvBrokerActive] = "1"
-	enc, err := encodeMarker(usedPairs(marker.pairs, out))
+	enc, err := encodeMarker(usedPairs(reg.pairs.pairs, out))
 	if err != nil {
 		return nil, err
 	}
 	out[EnvBrokeredCredentials] = enc
-	if len(b.creds) == 0 {
+	if len(reg.creds) == 0 {
 		return &Prepared{Env: out}, nil
 	}
 	return &Prepared{Env: out, Broker: reg.snapshotLocked()}, nil
+}
+
+// launchRand is cfg.Rand, or a generator seeded from crypto/rand.
+func launchRand(cfg *Config) *mrand.Rand {
+	if cfg.Rand != nil {
+		return cfg.Rand
+	}
+	var seed [32]byte
+	_, _ = rand.Read(seed[:]) // never fails (crypto/rand contract)
+	return mrand.New(mrand.NewChaCha8(seed))
+}
+
+// reservedValues are the values of the inactive enterprise source (no enterprise
+// GH_HOST among builtins): never registered as strays.
+func reservedValues(builtins []*provider, env map[string]string) map[string]bool {
+	reserved := map[string]bool{}
+	if len(builtins) < 3 {
+		for _, k := range githubEnterpriseEnv {
+			if v := strings.TrimSpace(env[k]); v != "" {
+				reserved[v] = true
+			}
+		}
+	}
+	return reserved
 }
 
 // encodeMarker renders the [name, dummy] pairs sorted by name, then dummy (probed

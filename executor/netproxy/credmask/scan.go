@@ -138,6 +138,59 @@ type scanner struct {
 	known int
 }
 
+// registerCanonical masks the providers' own variables in out and returns their
+// names.
+func (s *scanner) registerCanonical(providers []*provider, env, out map[string]string) map[string]bool {
+	canonical := map[string]bool{}
+	for _, p := range providers {
+		for _, k := range p.env {
+			real := strings.TrimSpace(env[k])
+			if !p.accepts(real) {
+				continue
+			}
+			c := s.b.find(p, real)
+			if c == nil {
+				if s.b.isDummy(real) {
+					continue
+				}
+				d, err := p.dummyFor(real, s.r)
+				if err != nil {
+					s.failedGen(p)
+					continue
+				}
+				c = &credential{provider: p, real: NewSecret(real), dummy: d}
+				s.b.creds = append(s.b.creds, c)
+			}
+			out[k] = c.dummy
+			canonical[k] = true
+			s.marker.add(k, c.dummy)
+			s.marker.add(aliasPrefix+k, c.dummy)
+		}
+	}
+	return canonical
+}
+
+// scanAll masks the values of keys in out, in two passes, as probed: the first
+// registers every stray token (only the values known before it are cut out first:
+// "aa<T>bb" registers "<T>bb" even when <T> is a stray elsewhere), the second replaces
+// every registered real value wherever it occurs, longest first, so that a token seen
+// alone in one variable is masked inside another too, even where its shape alone is
+// not recognized there ("<T>x.z/w").
+func (s *scanner) scanAll(keys []string, out map[string]string) {
+	s.known = len(s.b.creds)
+	for _, k := range keys {
+		s.mask(out[k])
+	}
+	s.known = -1
+	for _, k := range keys {
+		v, used := s.mask(out[k])
+		for _, c := range used {
+			s.marker.add(aliasPrefix+k, c.dummy)
+		}
+		out[k] = v
+	}
+}
+
 // realSpans finds the brokered real values inside v, longest first, without overlap.
 func (s *scanner) realSpans(v string) []span {
 	creds := slices.Clone(s.b.creds)
