@@ -70,7 +70,28 @@ mode = "full"
 "localhost" = "allow"
 `
 
-func runManagedNetworkExec(t *testing.T, rel refbin.Release, srv *execServer) {
+// managedRun is one `codex exec` with the managed-network profile against an exec-server,
+// its model scripted to run one shell command: what the CLI printed, what it sent the
+// model and what crossed the exec-server WebSocket.
+type managedRun struct {
+	stdout, stderr bytes.Buffer
+	runErr         error
+	reqs           []modelRequest
+	problems       string
+	msgs           []tappedMessage
+}
+
+// managedExtras are what a runManagedCodexExec caller adds: lines for the [features]
+// table, and `codex exec` arguments (before the prompt).
+type managedExtras struct {
+	features string
+	args     []string
+}
+
+// runManagedCodexExec runs `codex exec` of rel against srv through a wsTap, with
+// managedNetworkConfig (plus x) in its config.toml; the scripted model asks for
+// shellCmd.
+func runManagedCodexExec(t *testing.T, rel refbin.Release, srv *execServer, shellCmd string, x managedExtras) *managedRun {
 	base := refbin.CodexHome(t)
 	codexHome, userHome, work, tmp := filepath.Join(base, "codex"), filepath.Join(base, "home"),
 		filepath.Join(base, "work"), filepath.Join(base, "tmp")
@@ -79,15 +100,6 @@ func runManagedNetworkExec(t *testing.T, rel refbin.Release, srv *execServer) {
 			t.Fatal(err)
 		}
 	}
-	marker := fmt.Sprintf("e2e-netproxy-%d", randomFactor(t)*randomFactor(t))
-	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, marker)
-	}))
-	defer site.Close()
-	port := site.Listener.Addr().(interface{ String() string }).String()
-	port = port[strings.LastIndexByte(port, ':')+1:]
-	// The marker exists only on the server: it reaches the model only through the proxy.
-	shellCmd := fmt.Sprintf(`curl -sS --max-time 20 http://localhost:%s/; echo; echo "proxy=${HTTP_PROXY:+set}"`, port)
 	finalText := fmt.Sprintf("e2e-final-%d", randomFactor(t))
 	model := newScriptedModel(t, shellCmd, finalText)
 	tap := startWSTap(t, srv.url)
@@ -103,7 +115,7 @@ wire_api = "responses"
 env_key = "E2E_MODEL_API_KEY"
 request_max_retries = 0
 stream_max_retries = 0
-`, model.BaseURL()) + managedNetworkConfig
+`, model.BaseURL()) + strings.Replace(managedNetworkConfig, "[features]\n", "[features]\n"+x.features, 1)
 	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -117,17 +129,41 @@ stream_max_retries = 0
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, rel.Path, "exec", "--skip-git-repo-check", "--ephemeral", "--color", "never",
-		"-c", `default_permissions="dev"`, "-c", `approval_policy="never"`, "-C", work,
-		"Run the command the script asks for.")
+	args := append([]string{"exec", "--skip-git-repo-check", "--ephemeral", "--color", "never",
+		"-c", `default_permissions="dev"`, "-c", `approval_policy="never"`, "-C", work}, x.args...)
+	cmd := exec.CommandContext(ctx, rel.Path, append(args, "Run the command the script asks for.")...)
 	cmd.Dir = work
 	cmd.Env = env
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	runErr := cmd.Run()
+	r := &managedRun{}
+	cmd.Stdout, cmd.Stderr = &r.stdout, &r.stderr
+	r.runErr = cmd.Run()
+	r.reqs, r.problems = model.snapshot()
+	r.msgs = tap.exchange()
+	return r
+}
 
-	reqs, problems := model.snapshot()
-	msgs := tap.exchange()
+// output is the exec_command output the CLI sent back to the model, if any.
+func (r *managedRun) output() (string, bool) {
+	for _, q := range r.reqs {
+		if out, ok := toolOutput(q); ok {
+			return out, true
+		}
+	}
+	return "", false
+}
+
+func runManagedNetworkExec(t *testing.T, rel refbin.Release, srv *execServer) {
+	marker := fmt.Sprintf("e2e-netproxy-%d", randomFactor(t)*randomFactor(t))
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, marker)
+	}))
+	defer site.Close()
+	port := site.Listener.Addr().(interface{ String() string }).String()
+	port = port[strings.LastIndexByte(port, ':')+1:]
+	// The marker exists only on the server: it reaches the model only through the proxy.
+	shellCmd := fmt.Sprintf(`curl -sS --max-time 20 http://localhost:%s/; echo; echo "proxy=${HTTP_PROXY:+set}"`, port)
+	run := runManagedCodexExec(t, rel, srv, shellCmd, managedExtras{})
+	stdout, stderr, runErr, problems, msgs := &run.stdout, &run.stderr, run.runErr, run.problems, run.msgs
 	failed := false
 	fail := func(format string, args ...any) {
 		failed = true
@@ -150,16 +186,10 @@ stream_max_retries = 0
 	if strings.Contains(stdout.String()+stderr.String(), rejected) {
 		fail("the CLI rejected the command: %q", rejected)
 	}
-	var output string
-	var answered bool
-	for _, r := range reqs {
-		if output, answered = toolOutput(r); answered {
-			break
-		}
-	}
+	output, answered := run.output()
 	switch {
 	case !answered:
-		fail("the CLI never sent the exec_command output back to the model (%d model requests)", len(reqs))
+		fail("the CLI never sent the exec_command output back to the model (%d model requests)", len(run.reqs))
 	case strings.Contains(output, rejected):
 		fail("the command was rejected: %q", output)
 	case !strings.Contains(output, marker) || !strings.Contains(output, "proxy=set"):

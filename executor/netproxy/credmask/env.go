@@ -9,16 +9,19 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"path"
 	mrand "math/rand/v2"
 	"slices"
 	"strings"
 )
 
 // ShellStartupMaskable reports whether argv is a launch whose environment may be
-// masked: exactly [bash, -c, SCRIPT] with bash named "bash" or "/usr/bin/bash" (§9.1).
-// sh -c, bash -lc, bash -i -c, extra arguments after SCRIPT and direct programs are not.
+// masked: exactly [bash, -c, SCRIPT] where bash is any path whose last element is
+// "bash" (§9.1; probed on 0.171.0: bash, /bin/bash, /usr/bin/bash, a symlink named bash;
+// not a symlink to bash under another name, rbash, sh, dash or zsh). sh -c, bash -lc,
+// bash -i -c, extra arguments after SCRIPT and direct programs are not.
 func ShellStartupMaskable(argv []string) bool {
-	return len(argv) == 3 && (argv[0] == "bash" || argv[0] == "/usr/bin/bash") && argv[1] == "-c"
+	return len(argv) == 3 && path.Base(argv[0]) == "bash" && argv[1] == "-c"
 }
 
 // Config is what Prepare needs besides the launch. It is never mutated.

@@ -55,7 +55,10 @@ func TestShellStartupMaskable(t *testing.T) {
 		{[]string{"bash", "--noprofile", "--norc", "-c", "x"}, false},
 		{[]string{"bash", "-c", "x", "arg0"}, false},
 		{[]string{"/usr/bin/env"}, false},
-		{[]string{"/bin/bash", "-c", "x"}, false},
+		{[]string{"/bin/bash", "-c", "x"}, true},
+		{[]string{"/var/tmp/x/bash", "-c", "x"}, true},
+		{[]string{"/bin/rbash", "-c", "x"}, false},
+		{[]string{"/bin/zsh", "-c", "x"}, false},
 		{nil, false},
 	}
 	for _, tt := range tests {
