@@ -9,8 +9,8 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"path"
 	mrand "math/rand/v2"
+	"path"
 	"slices"
 	"strings"
 )
