@@ -27,8 +27,8 @@
 //     provider's first variable for a stray; "[]" when nothing was masked); otherwise
 //     UnavailableLogText is logged and the values stay real. Probed on 0.171.0.
 //   - Registry (registry.go): one per session; later launches reuse earlier dummies,
-//     list earlier pairs whose dummy they carry, and their broker swaps every
-//     registered credential back.
+//     list earlier pairs whose dummy they carry, and their broker swaps back every
+//     registered credential of the providers active in the launch.
 //   - Built-in providers (providers.go): GH_TOKEN/GITHUB_TOKEN → github.com,
 //     api.github.com, *.ghe.com; GH_ENTERPRISE_TOKEN/GITHUB_ENTERPRISE_TOKEN → GH_HOST
 //     when it is not a cloud host; OPENAI_API_KEY → api.openai.com. Any non-empty,

@@ -129,10 +129,14 @@ func maskLaunch(env, out map[string]string, cfg *Config, log *slog.Logger) (*Pre
 		return nil, err
 	}
 	out[EnvBrokeredCredentials] = enc
-	if len(reg.creds) == 0 {
+	// The launch's proxy swaps back the session's credentials of the providers active
+	// in this launch (probed: a custom dummy of an earlier launch is swapped by a later
+	// launch with the same provider, not by one without it).
+	b := &Broker{creds: slices.DeleteFunc(slices.Clone(reg.creds), func(c *credential) bool { return !sc.active[c.provider.key] })}
+	if len(b.creds) == 0 {
 		return &Prepared{Env: out}, nil
 	}
-	return &Prepared{Env: out, Broker: reg.snapshotLocked()}, nil
+	return &Prepared{Env: out, Broker: b}, nil
 }
 
 // launchRand is cfg.Rand, or a generator seeded from crypto/rand.

@@ -10,7 +10,9 @@ package credmask
 //     occurs in the launch's environment, including names from earlier launches
 //     ("@alias:B2" of the first launch is listed again by a second launch whose A
 //     holds the same value).
-//   - Every launch's proxy swaps back every credential registered so far.
+//   - A launch's proxy swaps back every credential registered so far whose provider
+//     is active in the launch (built-ins always; a custom provider with the same
+//     configuration).
 //
 // Another session (a new connection without resume) starts empty: its dummies differ.
 
