@@ -61,8 +61,9 @@ const (
 	minEmbeddedLen = 8
 	// maxStraysPerValue bounds the custom-pattern matches taken from one value.
 	maxStraysPerValue = 64
-	// maxRepeatExtra bounds how far beyond its minimum a generated repetition goes.
-	maxRepeatExtra = 8
+	// maxRepeatExtra bounds how far beyond its minimum a generated repetition goes
+	// (probed on 0.171.0: "key-[a-z0-9]+" and "x[0-9]*" gave 10 to 63 repetitions).
+	maxRepeatExtra = 64
 	// maxGeneratedLen bounds a generated dummy (bytes).
 	maxGeneratedLen = MaxCredentialLen
 	// generateAttempts bounds the retries of the regex generator per dummy.
