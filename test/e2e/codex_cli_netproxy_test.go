@@ -29,14 +29,21 @@ import (
 // marker, must come back to the model. The exchange is recorded by a logging WebSocket
 // proxy (wsTap). The same run against the release's own exec-server is the control.
 func TestCodexCLI_ManagedNetworkThroughExecutor(t *testing.T) {
+	oursAndReference(t, nil, runManagedNetworkExec)
+}
+
+// oursAndReference runs run, for each release in refbin.Versions, as the subtests "ours"
+// (against one `executor serve` shared by the releases) and "reference" (against the
+// release's own exec-server); serverEnv is added to both servers' environment.
+func oursAndReference(t *testing.T, serverEnv []string, run func(t *testing.T, rel refbin.Release, srv *execServer)) {
 	ignore := goleak.IgnoreCurrent()
 	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
 	refbin.Releases(t)
 	ensureCodexDaemonDir(t)
 
 	serverTmp := t.TempDir()
-	serverEnv := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + serverTmp, "TMPDIR=" + serverTmp}
-	ours := startExecServer(t, "executor serve", remoteExecutorBin(t), serverEnv,
+	path := "PATH=/usr/local/bin:/usr/bin:/bin"
+	ours := startExecServer(t, "executor serve", remoteExecutorBin(t), append([]string{path, "HOME=" + serverTmp, "TMPDIR=" + serverTmp}, serverEnv...),
 		"serve", "--listen", "ws://127.0.0.1:0", "--log-level", "debug")
 
 	refbin.ForEachRelease(t, func(t *testing.T, rel refbin.Release) {
@@ -46,10 +53,10 @@ func TestCodexCLI_ManagedNetworkThroughExecutor(t *testing.T) {
 			t.Fatal(err)
 		}
 		reference := startExecServer(t, "codex "+rel.Version+" exec-server", rel.Path,
-			append(serverEnv[:1:1], "HOME="+refHome, "TMPDIR="+refTmp, "CODEX_HOME="+refHome),
+			append([]string{path, "HOME=" + refHome, "TMPDIR=" + refTmp, "CODEX_HOME=" + refHome}, serverEnv...),
 			"exec-server", "--listen", "ws://127.0.0.1:0")
-		t.Run("ours", func(t *testing.T) { runManagedNetworkExec(t, rel, ours) })
-		t.Run("reference", func(t *testing.T) { runManagedNetworkExec(t, rel, reference) })
+		t.Run("ours", func(t *testing.T) { run(t, rel, ours) })
+		t.Run("reference", func(t *testing.T) { run(t, rel, reference) })
 	})
 }
 
@@ -142,13 +149,40 @@ stream_max_retries = 0
 	return r
 }
 
-// output is the exec_command output the CLI sent back to the model, if any.
-func (r *managedRun) output() (string, bool) {
+// checker returns fail, which reports a failure of the run, and report, to defer: when
+// the run failed (or CODEX_E2E_VERBOSE is set) it logs the CLI's output, the exchange and
+// srv's stderr. A CLI exit error and the scripted model's problems are failures already.
+func (r *managedRun) checker(t *testing.T, srv *execServer) (fail func(format string, args ...any), report func()) {
+	failed := false
+	fail = func(format string, args ...any) {
+		failed = true
+		t.Errorf(format, args...)
+	}
+	report = func() {
+		if failed || os.Getenv("CODEX_E2E_VERBOSE") != "" {
+			t.Logf("codex exec stdout:\n%s\ncodex exec stderr:\n%s", r.stdout.String(), tail(r.stderr.String()))
+			t.Logf("exec-server exchange (%d messages):\n%s", len(r.msgs), transcript(r.msgs, 1500))
+			t.Logf("%s stderr:\n%s", srv.name, tail(srv.stderr.String()))
+		}
+	}
+	if r.runErr != nil {
+		fail("codex exec: %v", r.runErr)
+	}
+	if r.problems != "" {
+		fail("scripted model: %s", r.problems)
+	}
+	return fail, report
+}
+
+// answer is the exec_command output the CLI sent back to the model; without one it
+// calls fail and reports false.
+func (r *managedRun) answer(fail func(format string, args ...any)) (string, bool) {
 	for _, q := range r.reqs {
 		if out, ok := toolOutput(q); ok {
 			return out, true
 		}
 	}
+	fail("the CLI never sent the exec_command output back to the model (%d model requests)", len(r.reqs))
 	return "", false
 }
 
@@ -163,33 +197,16 @@ func runManagedNetworkExec(t *testing.T, rel refbin.Release, srv *execServer) {
 	// The marker exists only on the server: it reaches the model only through the proxy.
 	shellCmd := fmt.Sprintf(`curl -sS --max-time 20 http://localhost:%s/; echo; echo "proxy=${HTTP_PROXY:+set}"`, port)
 	run := runManagedCodexExec(t, rel, srv, shellCmd, managedExtras{})
-	stdout, stderr, runErr, problems, msgs := &run.stdout, &run.stderr, run.runErr, run.problems, run.msgs
-	failed := false
-	fail := func(format string, args ...any) {
-		failed = true
-		t.Errorf(format, args...)
-	}
-	defer func() {
-		if failed || os.Getenv("CODEX_E2E_VERBOSE") != "" {
-			t.Logf("codex exec stdout:\n%s\ncodex exec stderr:\n%s", stdout.String(), tail(stderr.String()))
-			t.Logf("exec-server exchange (%d messages):\n%s", len(msgs), transcript(msgs, 1500))
-			t.Logf("%s stderr:\n%s", srv.name, tail(srv.stderr.String()))
-		}
-	}()
-	if runErr != nil {
-		fail("codex exec: %v", runErr)
-	}
-	if problems != "" {
-		fail("scripted model: %s", problems)
-	}
+	stdout, stderr, msgs := &run.stdout, &run.stderr, run.msgs
+	fail, report := run.checker(t, srv)
+	defer report()
 	const rejected = "does not support executor-local network proxy launches"
 	if strings.Contains(stdout.String()+stderr.String(), rejected) {
 		fail("the CLI rejected the command: %q", rejected)
 	}
-	output, answered := run.output()
+	output, answered := run.answer(fail)
 	switch {
 	case !answered:
-		fail("the CLI never sent the exec_command output back to the model (%d model requests)", len(run.reqs))
 	case strings.Contains(output, rejected):
 		fail("the command was rejected: %q", output)
 	case !strings.Contains(output, marker) || !strings.Contains(output, "proxy=set"):

@@ -6,12 +6,11 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -39,20 +38,19 @@ func TestCredentialSecretsNeverLeak(t *testing.T) {
 		custom = "tok_abcdefgh"
 	)
 	secrets := []string{gh, oa, custom}
-	var mu sync.Mutex
-	var received []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		received = append(received, r.Header.Get("Authorization"))
-		mu.Unlock()
-		_, _ = io.WriteString(w, "ok")
-	}))
+	// Each server hands what it received to the test (the child makes one request to each).
+	bound, unbound := make(chan string, 4), make(chan string, 4)
+	recorder := func(got chan<- string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case got <- r.Header.Get("Authorization"):
+			default:
+			}
+			_, _ = io.WriteString(w, "ok")
+		})
+	}
+	srv, other := httptest.NewServer(recorder(bound)), httptest.NewServer(recorder(unbound))
 	defer srv.Close()
-	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		received = append(received, "other "+r.Header.Get("Authorization"))
-		mu.Unlock()
-	}))
 	defer other.Close()
 
 	rcv := newOTLPReceiver(t)
@@ -67,26 +65,30 @@ func TestCredentialSecretsNeverLeak(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	var wire strings.Builder // every notification and result, as JSON
-	var wireMu sync.Mutex
+	// Every notification and result, as JSON; bounded by the run (a few dozen messages).
+	wire := make(chan []byte, 1024)
 	record := func(v any) {
-		b, _ := json.Marshal(v)
-		wireMu.Lock()
-		wire.Write(b)
-		wire.WriteByte('\n')
-		wireMu.Unlock()
+		if b, err := json.Marshal(v); err == nil {
+			select {
+			case wire <- b:
+			default:
+				t.Error("wire record full")
+			}
+		}
 	}
 	c, err := harness.DialLocal(ctx, strings.TrimSpace(line), &harness.Options{OnNotification: func(n harness.Notification) { record(n) }})
-	if err != nil {
-		t.Fatal(err)
+	if err == nil {
+		defer c.Close()
+		var init protocol.InitializeResult
+		if init, err = c.Initialize(ctx, "credmask-leak", ""); err == nil {
+			caps := init.EnvironmentInfo.Capabilities
+			if !caps.CredentialMasking || !caps.CredentialMaskingCustomProviders {
+				t.Errorf("capabilities %+v, want credentialMasking*", caps)
+			}
+		}
 	}
-	defer c.Close()
-	init, err := c.Initialize(ctx, "credmask-leak", "")
 	if err != nil {
-		t.Fatal(err)
-	}
-	if caps := init.EnvironmentInfo.Capabilities; !caps.CredentialMasking || !caps.CredentialMaskingCustomProviders {
-		t.Errorf("capabilities %+v, want credentialMasking*", caps)
+		t.Fatalf("connecting: %v", err)
 	}
 	providers := `{"c":{"env":["CT"],"patterns":["tok_[a-z]{8}"],"url_prefixes":["` + srv.URL + `/"],"auth":["bearer"]},` +
 		`"bad":{"env":["BAD"],"patterns":["("],"url_prefixes":["https://x.example/"]}}`
@@ -99,7 +101,7 @@ func TestCredentialSecretsNeverLeak(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(t.TempDir(), "child")
+	out := t.TempDir() + "/child"
 	script := `{ echo "$GITHUB_TOKEN $OPENAI_API_KEY $CT $URLVAR"; curl -sS --max-time 20 -H "Authorization: Bearer $CT" ` + srv.URL +
 		`/x; curl -sS --max-time 20 -H "Authorization: Bearer $CT" ` + other.URL + `/y; } >` + out + ` 2>&1`
 	env := map[string]string{"PATH": "/usr/local/bin:/usr/bin:/bin", "GITHUB_TOKEN": gh, "OPENAI_API_KEY": oa, "CT": custom,
@@ -141,17 +143,20 @@ func TestCredentialSecretsNeverLeak(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	got := strings.Join(received, "|")
-	mu.Unlock()
-	if !strings.HasPrefix(got, "Bearer "+custom+"|other Bearer tok_") {
-		t.Errorf("servers received %q, want the real value at the bound server and a dummy at the other", got)
+	if got, dummy := first(bound), first(unbound); got != "Bearer "+custom || !strings.HasPrefix(dummy, "Bearer tok_") || dummy == got {
+		t.Errorf("servers received %q (bound) and %q (other), want the real value at the bound one only", got, dummy)
+	}
+	var wireText strings.Builder
+	for len(wire) > 0 { // c is closed: nothing is added any more
+		wireText.Write(<-wire)
+		wireText.WriteByte('\n')
 	}
 	var files strings.Builder
-	_ = filepath.WalkDir(home, func(path string, d os.DirEntry, err error) error {
+	homeFS := os.DirFS(home)
+	_ = fs.WalkDir(homeFS, ".", func(name string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
-			b, _ := os.ReadFile(path)
-			files.WriteString(path + "\n")
+			b, _ := fs.ReadFile(homeFS, name)
+			files.WriteString(name + "\n")
 			files.Write(b)
 		}
 		return nil
@@ -164,12 +169,22 @@ func TestCredentialSecretsNeverLeak(t *testing.T) {
 		t.Errorf("the debug log lacks the translation or the skipped-provider line (did the run exercise masking?):\n%s", logs)
 	}
 	for _, s := range secrets {
-		for name, text := range map[string]string{"child output": string(child), "stderr log (debug)": logs, "wire": wire.String(),
+		for name, text := range map[string]string{"child output": string(child), "stderr log (debug)": logs, "wire": wireText.String(),
 			"metrics": metrics, "spans": spans, "CODEX_HOME": files.String()} {
 			if strings.Contains(text, s) {
 				t.Errorf("%s holds the real value %.12s…:\n%s", name, s, text)
 			}
 		}
+	}
+}
+
+// first is the first value on ch, or "" when none came (the child ran already).
+func first(ch <-chan string) string {
+	select {
+	case v := <-ch:
+		return v
+	default:
+		return ""
 	}
 }
 
