@@ -202,3 +202,19 @@ func TestCAPossible(t *testing.T) {
 		t.Error("CAPossible created a directory")
 	}
 }
+
+// TestCA_LeafChainIsLeafOnly: an intercepted host presents its leaf alone, as 0.171.0
+// does (the CA reaches clients through the trust bundle).
+func TestCA_LeafChainIsLeafOnly(t *testing.T) {
+	ca, err := credmask.NewCA(&credmask.CAOptions{CodexHome: t.TempDir(), SystemRootsPEM: []byte{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := ca.Leaf("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(leaf.Certificate) != 1 || leaf.Leaf.CheckSignatureFrom(ca.Certificate()) != nil {
+		t.Errorf("leaf chain of %d certificates (signed by the CA: %v), want the leaf alone", len(leaf.Certificate), leaf.Leaf.CheckSignatureFrom(ca.Certificate()))
+	}
+}
