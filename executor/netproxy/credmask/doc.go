@@ -59,6 +59,9 @@
 //     reference's source of 0.171.0: an input outside the probed shapes may still be
 //     treated differently (the conformance scenarios credmask_value_scan,
 //     credmask_embedded_values and credmask_session pin what was probed).
+//   - An intercepted tunnel speaks HTTP/1.1 to the child, one request per tunnel; 0.171.0
+//     also offers h2 by ALPN (curl then reports HTTP/2). Headers, bodies and the
+//     credential swap are the same.
 //   - The reference keeps more built-in providers in 0.171.0 than the source we read.
 //   - The order of the semantic checks of a custom provider is ours (unprobed); each
 //     text was probed on 0.171.0.
