@@ -97,7 +97,7 @@ func (b *Broker) Intercepts(host string, port int) bool {
 	host = normalizeHost(host)
 	for _, c := range b.creds {
 		for _, d := range c.provider.dests {
-			if d.scheme == "https" && d.port == port && d.matchesHost(host) {
+			if d.scheme == "https" && d.portMatches(port) && d.matchesHost(host) {
 				return true
 			}
 		}
@@ -114,7 +114,7 @@ func (b *Broker) HandlesPlainHTTP(host string, port int) bool {
 	host = normalizeHost(host)
 	for _, c := range b.creds {
 		for _, d := range c.provider.dests {
-			if d.scheme == "http" && d.port == port && d.matchesHost(host) {
+			if d.scheme == "http" && d.portMatches(port) && d.matchesHost(host) {
 				return true
 			}
 		}
@@ -262,7 +262,7 @@ func (c *credential) authorizedFor(req Request) bool {
 		if c.provider.builtin {
 			// Built-in bindings are host bindings: any path.
 			scheme, host, port, _ := req.normalized()
-			if scheme == d.scheme && port == d.port && d.matchesHost(host) {
+			if scheme == d.scheme && d.portMatches(port) && d.matchesHost(host) {
 				return true
 			}
 			continue

@@ -46,8 +46,10 @@ var (
 	builtinCredentialEnv = slices.Concat([]string{envGHHost}, githubCloudEnv, githubEnterpriseEnv, openAIEnv)
 )
 
+// httpsDest is a built-in binding: the host over https on any port (probed on 0.171.0:
+// GH_HOST=127.0.0.1 intercepts https://127.0.0.1:<any port>).
 func httpsDest(host string, wildcard bool) destination {
-	return destination{scheme: "https", host: host, wildcard: wildcard, port: 443, path: "/"}
+	return destination{scheme: "https", host: host, wildcard: wildcard, port: 443, anyPort: true, path: "/"}
 }
 
 func isGitHubCloudHost(h string) bool {
