@@ -17,7 +17,7 @@ type sent struct {
 	at      time.Duration
 }
 
-// TestEndpoint_Timers drives RunTimers on a virtual clock: a delayed ack after AckDelay, an
+// TestEndpoint_Timers drives the Endpoint with Timers on a virtual clock: a delayed ack after AckDelay, an
 // ack at once after a gap, a resend of an unacknowledged record after the initial RTO, and
 // Send blocking on a full window until an ack opens it.
 func TestEndpoint_Timers(t *testing.T) {
@@ -29,22 +29,22 @@ func TestEndpoint_Timers(t *testing.T) {
 			log []sent
 		)
 		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() {
-			done <- e.RunTimers(ctx, func(rs []arq.Resend, ack bool) error {
-				s := sent{ack: ack, at: time.Since(start)}
-				for _, r := range rs {
-					s.resends = append(s.resends, r.Seq)
-				}
-				if ack {
-					e.TakeAck()
-				}
-				mu.Lock()
-				log = append(log, s)
-				mu.Unlock()
-				return nil
-			})
-		}()
+		defer cancel()
+		var wg sync.WaitGroup
+		tm := arq.NewTimers(e, arq.TimersConfig{Group: &wg, Send: func(rs []arq.Resend, ack bool) error {
+			s := sent{ack: ack, at: time.Since(start)}
+			for _, r := range rs {
+				s.resends = append(s.resends, r.Seq)
+			}
+			if ack {
+				e.TakeAck()
+			}
+			mu.Lock()
+			log = append(log, s)
+			mu.Unlock()
+			return nil
+		}})
+		defer func() { tm.Stop(); wg.Wait() }()
 		last := func() sent {
 			t.Helper()
 			synctest.Wait()
@@ -107,10 +107,6 @@ func TestEndpoint_Timers(t *testing.T) {
 		// An ack of a seq never sent is sticky.
 		if err := e.OnAck(arq.Window+5, 0); !errors.Is(err, arq.ErrAckBeyondSent) || !errors.Is(e.Err(), arq.ErrAckBeyondSent) {
 			t.Fatalf("OnAck beyond sent: %v / %v", err, e.Err())
-		}
-		cancel()
-		if err := <-done; !errors.Is(err, context.Canceled) {
-			t.Fatalf("RunTimers: %v", err)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package harness
+package initiator
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 )
 
 // relayPeer serves one websocket that sends the given messages, then waits.
-func relayPeer(t *testing.T, msgs []func(*websocket.Conn) error) *relayRecordConn {
+func relayPeer(t *testing.T, msgs []func(*websocket.Conn) error) *Stream {
 	t.Helper()
 	done := make(chan struct{})
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -36,7 +36,7 @@ func relayPeer(t *testing.T, msgs []func(*websocket.Conn) error) *relayRecordCon
 	if err != nil {
 		t.Fatal(err)
 	}
-	rc := newRelayRecordConn(ws, "s-1")
+	rc := newStream(ws, Options{StreamID: "s-1"})
 	t.Cleanup(func() { rc.Close(); close(done); ts.Close() })
 	return rc
 }
@@ -51,8 +51,8 @@ func binFrame(stream string, body frame.Body) func(*websocket.Conn) error {
 	}
 }
 
-// TestRelayRecordConn_HarnessRules checks spec/relay-noise.md §13 on the harness side.
-func TestRelayRecordConn_HarnessRules(t *testing.T) {
+// TestStream_HarnessRules checks spec/relay-noise.md §13 on the harness side.
+func TestStream_HarnessRules(t *testing.T) {
 	hs := binFrame("s-1", &frame.Handshake{Payload: []byte("msg2")})
 	tests := []struct {
 		name    string
