@@ -292,7 +292,7 @@ func (s *sessionConn) observeOutgoingLocked(msg []byte) {
 		return // bulk data that no recovery replays (tunnel.go): not parsed twice
 	}
 	m, err := parseMessage(msg)
-	if err != nil || m.kind != kindRequest {
+	if err != nil || m.kind != jsonwire.KindRequest {
 		return
 	}
 	s.order++
@@ -327,25 +327,25 @@ func (s *sessionConn) admit(b []byte) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch m.kind {
-	case kindResponse, kindError:
+	case jsonwire.KindResponse, jsonwire.KindError:
 		req := s.inflight[string(m.id)]
 		if req == nil {
 			return true
 		}
 		delete(s.inflight, string(m.id))
 		switch {
-		case req.method == protocol.MethodInitialize && m.kind == kindResponse:
+		case req.method == protocol.MethodInitialize && m.kind == jsonwire.KindResponse:
 			if sid, ok := memberString(m.result, "sessionId"); ok {
 				s.sessionID = sid
 			}
-		case req.method == protocol.MethodProcessStart && m.kind == kindError:
+		case req.method == protocol.MethodProcessStart && m.kind == jsonwire.KindError:
 			if rm, err := parseMessage(req.msg); err == nil {
 				if pid, ok := memberString(rm.params, "processId"); ok {
 					delete(s.procs, pid)
 				}
 			}
 		}
-	case kindNotification:
+	case jsonwire.KindNotification:
 		switch m.method {
 		case protocol.MethodProcessOutput, protocol.MethodProcessExited, protocol.MethodProcessClosed:
 		case MethodOutputGap:
@@ -709,7 +709,7 @@ func processEvents(msgs [][]byte) [][]byte {
 	var out [][]byte
 	for _, b := range msgs {
 		m, err := parseMessage(b)
-		if err != nil || m.kind != kindNotification {
+		if err != nil || m.kind != jsonwire.KindNotification {
 			continue
 		}
 		switch m.method {
@@ -726,7 +726,7 @@ func firstLiveSeq(live [][]byte, pid string) (uint64, bool) {
 	found := false
 	for _, b := range live {
 		m, err := parseMessage(b)
-		if err != nil || m.kind != kindNotification {
+		if err != nil || m.kind != jsonwire.KindNotification {
 			continue
 		}
 		switch m.method {
@@ -768,11 +768,11 @@ func (s *sessionConn) roundTripTimeout(ctx context.Context, conn MessageConn, me
 			return nil, nil, fmt.Errorf("waiting for %s: %w", method, err)
 		}
 		m, err := parseMessage(b)
-		if err != nil || (m.kind != kindResponse && m.kind != kindError) || string(m.id) != id {
+		if err != nil || (m.kind != jsonwire.KindResponse && m.kind != jsonwire.KindError) || string(m.id) != id {
 			*live = append(*live, b)
 			continue
 		}
-		if m.kind == kindResponse {
+		if m.kind == jsonwire.KindResponse {
 			return m.result, nil, nil
 		}
 		var e RPCError
@@ -963,36 +963,4 @@ func removeSeq(runs []seqRun, seq uint64) []seqRun {
 type seqMsg struct {
 	seq uint64
 	msg []byte
-}
-
-// memberString returns the string member key of a JSON object.
-func memberString(obj []byte, key string) (string, bool) {
-	var out string
-	found := false
-	if len(obj) == 0 || obj[0] != '{' {
-		return "", false
-	}
-	_ = forEachMember(obj, 0, func(k, v []byte) error {
-		if string(k) == key {
-			out, found = decodeString(v)
-		}
-		return nil
-	})
-	return out, found
-}
-
-// memberUint returns the unsigned integer member key of a JSON object.
-func memberUint(obj []byte, key string) (uint64, bool) {
-	var out uint64
-	found := false
-	if len(obj) == 0 || obj[0] != '{' {
-		return 0, false
-	}
-	_ = forEachMember(obj, 0, func(k, v []byte) error {
-		if string(k) == key {
-			out, found = parseJSONUint(v)
-		}
-		return nil
-	})
-	return out, found
 }

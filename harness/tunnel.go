@@ -81,8 +81,8 @@ func (t *tunnelTable) resetAll(err error) {
 	}
 }
 
-// handle takes a tunnel/* notification on the read loop and reports whether it was one.
-// It never blocks. Unknown ids are ignored (a close crossing ours).
+// handle takes a tunnel/* notification on the read loop and reports whether it was one;
+// params passed jsonwire's scanner with the message (parseMessage). It never blocks. Unknown ids are ignored (a close crossing ours).
 func (t *tunnelTable) handle(c *Client, method string, params []byte) bool {
 	switch method {
 	case protocol.MethodTunnelAccepted:
@@ -136,20 +136,6 @@ func (t *tunnelTable) handle(c *Client, method string, params []byte) bool {
 		return false
 	}
 	return true
-}
-
-// rawMember returns the raw JSON of obj's member key (top level).
-func rawMember(obj []byte, key string) ([]byte, bool) {
-	var out []byte
-	found := false
-	err := forEachMember(obj, 0, func(k, v []byte) error {
-		if string(k) == key {
-			out, found = v, true
-			return errFound
-		}
-		return nil
-	})
-	return out, (err == nil || err == errFound) && found
 }
 
 // DialTCP opens a TCP connection to host:port from the executor's host, through this
