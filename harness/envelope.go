@@ -96,49 +96,37 @@ func parseMessage(b []byte) (message, error) {
 	return m, nil
 }
 
-// memberString returns the string member key of obj, a JSON object from a scanned
-// message.
-func memberString(obj []byte, key string) (string, bool) {
-	var out string
-	found := false
+// rawMember returns the raw JSON of the member key of obj, a JSON object from a scanned
+// message; the walk stops there.
+func rawMember(obj []byte, key string) ([]byte, bool) {
+	var out []byte
 	jsonwire.ObjectMembers(obj, func(k, v []byte) bool {
-		if string(k) != key {
-			return true
+		if string(k) == key {
+			out = v
 		}
-		s, err := jsonwire.String(v)
-		out, found = s, err == nil
-		return false
+		return out == nil
 	})
-	return out, found
+	return out, out != nil
+}
+
+// memberString returns the string member key of obj, a JSON object from a scanned message.
+func memberString(obj []byte, key string) (string, bool) {
+	v, ok := rawMember(obj, key)
+	if !ok {
+		return "", false
+	}
+	s, err := jsonwire.String(v)
+	return s, err == nil
 }
 
 // memberUint returns the unsigned integer member key of obj, a JSON object from a scanned
 // message.
 func memberUint(obj []byte, key string) (uint64, bool) {
-	var out uint64
-	found := false
-	jsonwire.ObjectMembers(obj, func(k, v []byte) bool {
-		if string(k) != key {
-			return true
-		}
-		out, found = parseJSONUint(v)
-		return false
-	})
-	return out, found
-}
-
-// rawMember returns the raw JSON of the member key of obj, a JSON object from a scanned
-// message.
-func rawMember(obj []byte, key string) ([]byte, bool) {
-	var out []byte
-	jsonwire.ObjectMembers(obj, func(k, v []byte) bool {
-		if string(k) != key {
-			return true
-		}
-		out = v
-		return false
-	})
-	return out, out != nil
+	v, ok := rawMember(obj, key)
+	if !ok {
+		return 0, false
+	}
+	return parseJSONUint(v)
 }
 
 // parseIntID parses a raw id as an integer request id.

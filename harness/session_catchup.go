@@ -119,16 +119,25 @@ func (s *sessionConn) admitCaughtUp(msgs [][]byte) {
 func processEvents(msgs [][]byte) [][]byte {
 	var out [][]byte
 	for _, b := range msgs {
-		m, err := parseMessage(b)
-		if err != nil || m.kind != jsonwire.KindNotification {
-			continue
-		}
-		switch m.method {
-		case protocol.MethodProcessOutput, protocol.MethodProcessExited, protocol.MethodProcessClosed:
+		if _, ok := parseProcessEvent(b); ok {
 			out = append(out, b)
 		}
 	}
 	return out
+}
+
+// parseProcessEvent parses b and reports whether it is a process event notification
+// (process/output, process/exited or process/closed).
+func parseProcessEvent(b []byte) (message, bool) {
+	m, err := parseMessage(b)
+	if err != nil || m.kind != jsonwire.KindNotification {
+		return m, false
+	}
+	switch m.method {
+	case protocol.MethodProcessOutput, protocol.MethodProcessExited, protocol.MethodProcessClosed:
+		return m, true
+	}
+	return m, false
 }
 
 // firstLiveSeq returns the lowest seq of pid's process events among live messages.
@@ -136,13 +145,8 @@ func firstLiveSeq(live [][]byte, pid string) (uint64, bool) {
 	var first uint64
 	found := false
 	for _, b := range live {
-		m, err := parseMessage(b)
-		if err != nil || m.kind != jsonwire.KindNotification {
-			continue
-		}
-		switch m.method {
-		case protocol.MethodProcessOutput, protocol.MethodProcessExited, protocol.MethodProcessClosed:
-		default:
+		m, ok := parseProcessEvent(b)
+		if !ok {
 			continue
 		}
 		if id, ok := memberString(m.params, "processId"); !ok || id != pid {

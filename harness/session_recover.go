@@ -131,10 +131,8 @@ func nextAttempt(now, deadline time.Time, delay time.Duration) (time.Duration, b
 
 // sleepCtx waits d and reports true, or false when ctx ends first.
 func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
 	select {
-	case <-t.C:
+	case <-time.After(d): // collected once unreferenced, fired or not (Go ≥ 1.23)
 		return true
 	case <-ctx.Done():
 		return false

@@ -46,19 +46,25 @@ type tunnelTable struct {
 	listeners map[uint64]*TunnelListener // tunnel_listen.go
 }
 
-func (t *tunnelTable) add(tc *TunnelConn) {
-	t.mu.Lock()
-	if t.conns == nil {
-		t.conns = make(map[uint64]*TunnelConn)
-	}
-	t.conns[tc.id] = tc
-	t.mu.Unlock()
-}
+func (t *tunnelTable) add(tc *TunnelConn) { tablePut(t, &t.conns, tc.id, tc) }
 
-func (t *tunnelTable) get(id uint64) *TunnelConn {
+func (t *tunnelTable) get(id uint64) *TunnelConn { return tableGet(t, &t.conns, id) }
+
+// tablePut stores v under id in *m (made on first use), one of t's maps, under t.mu.
+func tablePut[V any](t *tunnelTable, m *map[uint64]V, id uint64, v V) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.conns[id]
+	if *m == nil {
+		*m = make(map[uint64]V)
+	}
+	(*m)[id] = v
+}
+
+// tableGet returns the value under id in *m, one of t's maps, under t.mu.
+func tableGet[V any](t *tunnelTable, m *map[uint64]V, id uint64) V {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return (*m)[id]
 }
 
 func (t *tunnelTable) remove(id uint64) {

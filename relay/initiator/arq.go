@@ -1,6 +1,7 @@
 package initiator
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -29,6 +30,10 @@ import (
 //
 // The read routine and the drive goroutines are owned by the Stream and waited for by its
 // Close.
+
+// errARQProtocol wraps an ARQ protocol error from the executor (an ack of an unsent seq, a
+// record beyond the window): the stream fails and recovery takes over.
+var errARQProtocol = errors.New("Noise relay ARQ protocol error")
 
 // arqConn is the ARQ state of one harness stream.
 type arqConn struct {
@@ -84,9 +89,7 @@ func wakeup(ch chan struct{}) {
 // fail records the stream's first failure and wakes ReadPacket.
 func (a *arqConn) fail(err error) {
 	a.mu.Lock()
-	if a.err == nil {
-		a.err = err
-	}
+	a.err = cmp.Or(a.err, err) // the first failure sticks
 	a.mu.Unlock()
 	wakeup(a.avail)
 }
@@ -194,23 +197,9 @@ func (a *arqConn) push(ready [][]byte, first uint32, msg, payload []byte) {
 // readPacket returns the next record in order.
 func (a *arqConn) readPacket(ctx context.Context) (queuedRecord, error) {
 	for {
-		a.mu.Lock()
-		if len(a.queue) > 0 {
-			p := a.queue[0]
-			a.queue[0] = queuedRecord{}
-			a.queue = a.queue[1:]
-			a.qBytes -= len(p.Payload)
-			if len(a.queue) == 0 {
-				a.queue = nil
-			}
-			a.mu.Unlock()
-			wakeup(a.space)
-			return p, nil
-		}
-		err := a.err
-		a.mu.Unlock()
-		if err != nil {
-			return queuedRecord{}, err
+		p, ok, err := a.pop()
+		if ok || err != nil {
+			return p, err
 		}
 		select {
 		case <-a.avail:
@@ -218,6 +207,23 @@ func (a *arqConn) readPacket(ctx context.Context) (queuedRecord, error) {
 			return queuedRecord{}, ctx.Err()
 		}
 	}
+}
+
+// pop takes the oldest queued record (ok) and makes room for the read routine, or returns
+// the stream's error once the queue is empty.
+func (a *arqConn) pop() (p queuedRecord, ok bool, err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.queue) == 0 {
+		return p, false, a.err
+	}
+	p, a.queue[0] = a.queue[0], queuedRecord{}
+	if a.queue = a.queue[1:]; len(a.queue) == 0 {
+		a.queue = nil // drop the backing array while idle
+	}
+	a.qBytes -= len(p.Payload)
+	wakeup(a.space)
+	return p, true, nil
 }
 
 // writePacket sends a record once the window has room; it stays retained until

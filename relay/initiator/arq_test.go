@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"net/http"
-	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,52 +11,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/execlab/executor/relay/frame"
-	"github.com/execlab/executor/relay/wsconn"
 )
-
-// scriptedPeer serves one websocket with script and returns the initiator's Stream
-// on it (offering ARQ when offer).
-func scriptedPeer(t *testing.T, offer bool, script func(ctx context.Context, c *websocket.Conn) error) (*Stream, chan error) {
-	t.Helper()
-	done := make(chan error, 1)
-	stop := make(chan struct{})
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := websocket.Accept(w, r, nil)
-		if err != nil {
-			done <- err
-			return
-		}
-		defer c.CloseNow()
-		done <- script(r.Context(), c)
-		<-stop
-	}))
-	ws, err := wsconn.Dial(context.Background(), "ws"+strings.TrimPrefix(ts.URL, "http"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc := newStream(ws, Options{StreamID: "s-1", OfferARQ: offer})
-	t.Cleanup(func() { rc.Close(); close(stop); ts.Close() })
-	return rc, done
-}
-
-func readFrameFrom(ctx context.Context, c *websocket.Conn) (frame.Frame, error) {
-	_, b, err := c.Read(ctx)
-	if err != nil {
-		return frame.Frame{}, err
-	}
-	var f frame.Frame
-	err = frame.Decode(&f, b)
-	return f, err
-}
-
-func writeFrameTo(ctx context.Context, c *websocket.Conn, f frame.Frame) error {
-	f.Version, f.StreamID = frame.Version, "s-1"
-	b, err := frame.Encode(nil, &f)
-	if err != nil {
-		return err
-	}
-	return c.Write(ctx, websocket.MessageBinary, b)
-}
 
 // TestARQ_Negotiated: the harness's handshake frame offers FeatureARQ; a marked
 // message 2 switches the stream to ARQ: records sent out of order (1 before 0) reach the

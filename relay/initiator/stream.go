@@ -12,28 +12,9 @@ import (
 	"github.com/execlab/executor/relay/frame"
 )
 
-// Conn is the socket a Stream owns, one binary websocket message per frame;
-// relay/wsconn.Conn implements it. It is defined here, by its consumer, so that the
-// initiator links no websocket library. ReadFrame returns frame.ErrNonBinary for a text
-// message; ReleaseFrame hands back a message ReadFrame returned once nothing refers to it;
-// Keepalive pings until ctx ends or the peer stops answering (then the socket is dropped);
-// Close drops the socket.
-type Conn interface {
-	ReadFrame(ctx context.Context) ([]byte, error)
-	WriteFrame(ctx context.Context, b []byte) error
-	ReleaseFrame(b []byte)
-	Keepalive(ctx context.Context) error
-	Close() error
-}
-
-// Packet is one relay record of a stream: a handshake message (Handshake) or a sealed
-// transport record with its seq. It is the twin of noise/channel's Packet (the relay may
-// not import noise), so the harness converts one into the other directly.
-type Packet struct {
-	Handshake bool
-	Seq       uint32
-	Payload   []byte
-}
+// ErrStreamReset: the executor (or the rendezvous for it) reset the stream (the reference's
+// text, spec/relay-noise.md §13). The peer's reason is unauthenticated and discarded.
+var ErrStreamReset = errors.New("Noise relay stream reset") //lint:ignore ST1005 the reference's text
 
 // Options configure one stream. The struct is never mutated.
 type Options struct {
@@ -279,3 +260,14 @@ func (c *Stream) Close() error {
 	})
 	return nil
 }
+
+// The stream also fails on a text websocket message (errTextFrame) and on a handshake frame
+// after the handshake (errHandshakeInTransport), with the reference's texts. On a stream
+// without ARQ (a released executor) a record missing for reorderStallTimeout while later
+// ones wait was lost by a faulty rendezvous and nothing will resend it: the stream gives up
+// (errReorderStall) and session recovery takes over.
+var (
+	errTextFrame            = errors.New("Noise relay transport expects binary protobuf frames")
+	errHandshakeInTransport = errors.New("Noise relay received a handshake frame after the handshake")
+	errReorderStall         = errors.New("Noise relay record missing: giving up the stream")
+)
