@@ -41,8 +41,10 @@
 //
 // A Stream owns its socket, the socket's keepalive goroutine and, with ARQ, the read routine
 // and the timers' drive goroutines; Close drops the socket (no close frame, as the
-// reference harness) and returns after all of them exited. Lock order: Stream.arqMu before
-// arqConn.mu; Stream.wmu (socket writes) is a leaf, and so is the arq.Timers lock.
+// reference harness) and returns after all of them exited. Locks: Stream.arqMu (startARQ
+// against Close), arqConn.mu (the read queue) and Stream.wmu (socket writes) are leaves,
+// never held while another is taken; the Endpoint's lock is taken inside Stream.wmu only to
+// read the freshest ack (TakeAck), and the arq.Timers lock is arq's own.
 //
 // Logging: none; errors carry the context.
 package initiator

@@ -44,8 +44,8 @@ type Stream struct {
 	ws       Conn
 	streamID string
 
-	// wmu serialises socket writes (WritePacket, and with ARQ the timer routine) and
-	// guards wbuf, the encode buffer.
+	// wmu serialises socket writes (WritePacket, and with ARQ the timers' drive
+	// goroutine) and guards wbuf, the encode buffer. A leaf.
 	wmu  sync.Mutex
 	wbuf []byte
 	// traceparent goes in cleartext field 11 of the handshake frame (Options).
