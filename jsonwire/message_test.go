@@ -59,6 +59,16 @@ func TestObjectMembers(t *testing.T) {
 	if !ok || strings.Join(keys, ",") != strings.Join(want, ",") || strings.Join(vals, " ") != `1 {"x":[1,"]"]} "e\"f"` {
 		t.Fatalf("got %v, keys %q, values %q", ok, keys, vals)
 	}
+	// A value ending in an escaped backslash, then one with an escaped quote: each ends at
+	// its own closing quote.
+	vals = vals[:0]
+	jsonwire.ObjectMembers([]byte(`{"a":"x\\","b":"\"y\\\"","c":0}`), func(_, v []byte) bool {
+		vals = append(vals, string(v))
+		return true
+	})
+	if got := strings.Join(vals, " "); got != `"x\\" "\"y\\\"" 0` {
+		t.Errorf("values %s", got)
+	}
 	for _, in := range []string{`[1]`, `"s"`, ``, ` `, `null`} {
 		if jsonwire.ObjectMembers([]byte(in), func(_, _ []byte) bool { t.Fatal("called"); return true }) {
 			t.Errorf("ObjectMembers(%q) reported an object", in)
