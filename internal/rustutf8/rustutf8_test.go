@@ -10,39 +10,32 @@ import (
 	"github.com/execlab/executor/internal/rustutf8"
 )
 
-// TestErrorText: str::from_utf8's Utf8Error texts, as the reference words them.
-func TestErrorText(t *testing.T) {
-	for _, tt := range []struct{ in, want string }{
-		{"ok é 中 😀", ""},
-		{"\xff", "invalid utf-8 sequence of 1 bytes from index 0"},
-		{"a\xc3", "incomplete utf-8 byte sequence from index 1"},
-		{"ab\xe2\x82", "incomplete utf-8 byte sequence from index 2"},
-		{"ok\xed\xa0\x80", "invalid utf-8 sequence of 1 bytes from index 2"},
-		{"\xe0\x80", "invalid utf-8 sequence of 1 bytes from index 0"},
-		{"\xe2\x82x", "invalid utf-8 sequence of 2 bytes from index 0"},
-		{"\xf0\x90\x80x", "invalid utf-8 sequence of 3 bytes from index 0"},
-		{"\xf0\x90", "incomplete utf-8 byte sequence from index 0"},
+// TestRules: from_utf8_lossy's replacement (each maximal invalid subpart becomes one
+// U+FFFD) and str::from_utf8's Utf8Error text ("" for valid input), as the reference
+// words them, for each input.
+func TestRules(t *testing.T) {
+	for _, tt := range []struct{ in, lossy, errText string }{
+		{"ok é 中 😀", "ok é 中 😀", ""},
+		{"\xff", "\uFFFD", "invalid utf-8 sequence of 1 bytes from index 0"},
+		{"a\xc3", "a\uFFFD", "incomplete utf-8 byte sequence from index 1"},
+		{"ab\xe2\x82", "ab\uFFFD", "incomplete utf-8 byte sequence from index 2"},
+		{"ok\xed\xa0\x80", "ok\uFFFD\uFFFD\uFFFD", "invalid utf-8 sequence of 1 bytes from index 2"},
+		{"\xe0\x80", "\uFFFD\uFFFD", "invalid utf-8 sequence of 1 bytes from index 0"},
+		{"\xe2\x82x", "\uFFFDx", "invalid utf-8 sequence of 2 bytes from index 0"},
+		{"\xf0\x90\x80x", "\uFFFDx", "invalid utf-8 sequence of 3 bytes from index 0"},
+		{"\xf0\x90", "\uFFFD", "incomplete utf-8 byte sequence from index 0"},
+		{"bad\xffname", "bad\uFFFDname", "invalid utf-8 sequence of 1 bytes from index 3"},
+		{"\xf0\x90\x80", "\uFFFD", "incomplete utf-8 byte sequence from index 0"},
+		{"\xed\xa0\x80", "\uFFFD\uFFFD\uFFFD", "invalid utf-8 sequence of 1 bytes from index 0"},
+		{"\xe0\x80a", "\uFFFD\uFFFDa", "invalid utf-8 sequence of 1 bytes from index 0"},
+		{"\xc3", "\uFFFD", "incomplete utf-8 byte sequence from index 0"},
 	} {
-		got, bad := rustutf8.ErrorText([]byte(tt.in))
-		if got != tt.want || bad != (tt.want != "") {
-			t.Errorf("%q: got %q, %v, want %q", tt.in, got, bad, tt.want)
+		if got := rustutf8.Lossy(tt.in); got != tt.lossy {
+			t.Errorf("Lossy(%q) = %q, want %q", tt.in, got, tt.lossy)
 		}
-	}
-}
-
-// TestLossy: each maximal invalid subpart becomes one U+FFFD, as from_utf8_lossy does.
-func TestLossy(t *testing.T) {
-	for _, tt := range []struct{ in, want string }{
-		{"ok é 中 😀", "ok é 中 😀"},
-		{"bad\xffname", "bad\uFFFDname"},
-		{"\xe2\x82x", "\uFFFDx"},
-		{"\xf0\x90\x80", "\uFFFD"},
-		{"\xed\xa0\x80", "\uFFFD\uFFFD\uFFFD"},
-		{"\xe0\x80a", "\uFFFD\uFFFDa"},
-		{"\xc3", "\uFFFD"},
-	} {
-		if got := rustutf8.Lossy(tt.in); got != tt.want {
-			t.Errorf("Lossy(%q) = %q, want %q", tt.in, got, tt.want)
+		got, bad := rustutf8.ErrorText([]byte(tt.in))
+		if got != tt.errText || bad != (tt.errText != "") {
+			t.Errorf("ErrorText(%q) = %q, %v, want %q", tt.in, got, bad, tt.errText)
 		}
 	}
 }
