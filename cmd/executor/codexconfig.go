@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strings"
 
@@ -50,22 +51,26 @@ func (f codexConfigFlags) checkFeatures() error {
 	return nil
 }
 
-// codexHomeDir is $CODEX_HOME, else ~/.codex.
+// codexHomeDir is $CODEX_HOME, else ~/.codex ($HOME, else the passwd entry's home), else
+// "" (no CODEX_HOME: the features that keep state there are off, never a directory
+// relative to the working directory).
 func codexHomeDir() string {
 	if h := os.Getenv("CODEX_HOME"); h != "" {
 		return h
 	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return ".codex"
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".codex")
 	}
-	return filepath.Join(home, ".codex")
+	if u, err := user.Current(); err == nil && filepath.IsAbs(u.HomeDir) {
+		return filepath.Join(u.HomeDir, ".codex")
+	}
+	return ""
 }
 
 // checkStrict runs the --strict-config checks (nothing without it): config.toml under
 // home, then each override.
 func (f codexConfigFlags) checkStrict(home string) error {
-	if !f.strict {
+	if !f.strict || home == "" {
 		return nil
 	}
 	path := filepath.Join(home, "config.toml")
