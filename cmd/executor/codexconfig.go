@@ -70,13 +70,13 @@ func codexHomeDir() string {
 // checkStrict runs the --strict-config checks (nothing without it): config.toml under
 // home, then each override.
 func (f codexConfigFlags) checkStrict(home string) error {
-	if !f.strict || home == "" {
+	if !f.strict {
 		return nil
 	}
 	path := filepath.Join(home, "config.toml")
 	data, err := os.ReadFile(path)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	case home == "", errors.Is(err, fs.ErrNotExist): // no CODEX_HOME: no file to check
 	case err != nil:
 		return fmt.Errorf("reading %s: %w", path, err)
 	default:
