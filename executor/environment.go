@@ -198,8 +198,9 @@ func capabilities(l *sandbox.Launcher, codexHome string) protocol.Capabilities {
 		c.LinuxApprovedRootWritePreservesRestrictions = true
 		// proxy.transparentTcp: the bubblewrap sandbox's tun capture into the proxy's
 		// SOCKS5 policy (sandbox/transparent; netproxy_transparent_tcp_capture scenario).
-		// Without bubblewrap such a launch fails closed, as every managed network does.
-		c.NetworkProxyTransparentTcp = true
+		// Without bubblewrap such a launch fails closed, as every managed network does;
+		// so does it without the host's tun device, which the capture opens.
+		c.NetworkProxyTransparentTcp = sandbox.TransparentTCPAvailable()
 	}
 	return c
 }

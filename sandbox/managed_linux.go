@@ -161,8 +161,7 @@ func (hp *hostProxy) prepareTransparent() error {
 	if err := os.WriteFile(hp.resolvConf(), []byte(transparent.ResolvConf), 0o444); err != nil {
 		return fmt.Errorf("writing resolv.conf: %w", err)
 	}
-	var st unix.Stat_t
-	if err := unix.Stat(tunDevice, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR {
+	if !TransparentTCPAvailable() {
 		return fmt.Errorf("transparent TCP needs the tun device %s", tunDevice)
 	}
 	// A symlinked /etc/resolv.conf (systemd-resolved's stub file) is replaced where it
