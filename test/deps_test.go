@@ -64,7 +64,7 @@ func TestDependencyDirection(t *testing.T) {
 		{from: "sandbox", forbidden: []string{mod + "executor", mod + "relay", mod + "noise", mod + "registry", mod + "harness"}},
 		{from: "registry", forbidden: []string{mod + "executor", mod + "noise", mod + "sandbox"}},
 		{from: "", forbidden: []string{mod + "cmd", mod + "test"}, except: []string{"cmd", "test"}},
-		{from: "", forbidden: []string{mod + "relay/relaytest", mod + "executor/executortest"}, except: []string{"relay/relaytest", "executor/executortest"}},
+		{from: "", forbidden: []string{mod + "relay/relaytest", mod + "executor/executortest", mod + "registry/registrytest"}, except: []string{"relay/relaytest", "executor/executortest", "registry/registrytest"}},
 		{from: "", forbidden: []string{mod + "proto/relayv1"}, except: []string{"relay/frame", "proto/relayv1"}},
 		// jsonwire is the leaf under every JSON-RPC speaker (server, harness, sandbox policy).
 		{from: "jsonwire", forbidden: []string{strings.TrimSuffix(mod, "/")}},

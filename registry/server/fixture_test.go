@@ -6,8 +6,8 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"github.com/execlab/executor/registry/registrytest"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -92,53 +92,32 @@ const (
 func newFixture(t *testing.T, kind string, envScope string, opts ...any) *fixture {
 	t.Helper()
 	st := openStore(t, kind)
-	tokens, err := server.ParseTokens(strings.NewReader(
-		"# test tokens\n" + tokAll + "\n" +
-			tokExecutorEnv + " roles=executor envs=" + envScope + "\n" +
-			tokHarnessOnly + " roles=harness\n" +
-			tokHarnessTwo + " roles=harness envs=*\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tokens := "# test tokens\n" + tokAll + "\n" +
+		tokExecutorEnv + " roles=executor envs=" + envScope + "\n" +
+		tokHarnessOnly + " roles=harness\n" +
+		tokHarnessTwo + " roles=harness envs=*\n"
 	clk := &clock{}
 	clk.ns.Store(time.Now().UnixNano())
-	signer := rendezvous.NewRandomSigner()
-	hub, err := rendezvous.New(&rendezvous.Options{
-		Signer: signer, CurrentGeneration: server.GenerationFunc(st), Now: clk.now,
-		Conn: &wsconn.Options{PingInterval: time.Hour},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := "http://" + ln.Addr().String()
-	o := &server.Options{Store: st, Tokens: tokens, Hub: hub, Signer: signer, PublicURL: url, Now: clk.now}
 	var ho *server.HTTPOptions
 	for _, opt := range opts {
-		switch f := opt.(type) {
-		case func(*server.Options):
-			f(o)
-		case httpOptions:
+		if f, ok := opt.(httpOptions); ok {
 			ho = &f.HTTPOptions
 		}
 	}
-	s, err := server.New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := server.NewHTTPServer(s, ho)
-	served := make(chan struct{})
-	go func() { defer close(served); _ = hs.Serve(ln) }()
-	t.Cleanup(func() {
-		hs.Close()
-		<-served
-		hub.Close()
-		http.DefaultClient.CloseIdleConnections()
-	})
-	return &fixture{t: t, URL: url, hub: hub, store: st, clock: clk, http: hs}
+	reg := registrytest.Start(t, &registrytest.Options{Store: st, Tokens: tokens, HTTP: ho,
+		Hub: func(o *rendezvous.Options) {
+			o.Now = clk.now
+			o.Conn = &wsconn.Options{PingInterval: time.Hour}
+		},
+		Server: func(o *server.Options) {
+			o.Now = clk.now
+			for _, opt := range opts {
+				if f, ok := opt.(func(*server.Options)); ok {
+					f(o)
+				}
+			}
+		}})
+	return &fixture{t: t, URL: reg.URL, hub: reg.Hub(), store: st, clock: clk, http: reg.HTTP()}
 }
 
 // keyJSON returns a well-formed random public-key JSON (registry-auth.md §9).

@@ -42,6 +42,7 @@ func TestStoreConformance(t *testing.T) {
 		{"Locations", conformLocations},
 		{"RegisterConcurrently", conformRegisterConcurrent},
 		{"CanceledContext", conformCanceledContext},
+		{"Closed", conformClosed},
 	}
 	for _, kind := range storeKinds(t) {
 		t.Run(kind, func(t *testing.T) {
@@ -522,4 +523,23 @@ func conformCanceledContext(t *testing.T, st server.Store) {
 	if _, err := st.Registration(ctx, uniqueEnv("conf-ctx")); err == nil || errors.Is(err, server.ErrNotFound) {
 		t.Fatalf("Registration with a canceled context: %v, want a context error", err)
 	}
+}
+
+// conformClosed: after Close every method fails with an error (never ErrNotFound, never a
+// panic), and a second Close does not panic.
+func conformClosed(t *testing.T, st server.Store) {
+	ctx := context.Background()
+	if err := st.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if _, err := st.Registration(ctx, uniqueEnv("conf-closed")); err == nil || errors.Is(err, server.ErrNotFound) {
+		t.Errorf("Registration after Close: %v, want an error other than ErrNotFound", err)
+	}
+	if _, err := st.Register(ctx, uniqueEnv("conf-closed"), "reg", []byte("k"), hash("e"), conformNow); err == nil {
+		t.Error("Register after Close succeeded")
+	}
+	if _, err := st.SigningKeys(ctx, 0); err == nil {
+		t.Error("SigningKeys after Close succeeded")
+	}
+	_ = st.Close()
 }

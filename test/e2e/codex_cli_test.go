@@ -1,13 +1,11 @@
 package e2e_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/big"
 	"os"
 	"os/exec"
@@ -15,7 +13,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -95,51 +92,14 @@ func startExecServer(t *testing.T, name, bin string, env []string, args ...strin
 
 // startPrinting starts cmd as the server name, waits up to within for the first stdout
 // line matching re (what names it in failures) and returns the server with that match's
-// submatches; stdout is drained after it. Cleanup sends SIGTERM and kills after 5 s.
+// submatches. Cleanup sends SIGTERM and kills after 5 s, failing the test if it had to.
 func startPrinting(t *testing.T, name string, cmd *exec.Cmd, re *regexp.Regexp, within time.Duration, what string) (*execServer, []string) {
 	t.Helper()
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
 	s := &execServer{name: name, stderr: &lockedBuffer{}}
 	cmd.Stderr = s.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := make(chan []string, 1)
-	waited := make(chan struct{})
-	go func() { // owns stdout and Wait; Cleanup waits for it
-		defer close(waited)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				lines <- m
-				break
-			}
-		}
-		_, _ = io.Copy(io.Discard, stdout)
-		_ = cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-waited:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-waited
-			t.Errorf("%s ignored SIGTERM for 5 s", name)
-		}
-	})
-	select {
-	case m := <-lines:
-		return s, m
-	case <-waited:
-		t.Fatalf("%s exited before printing %s: %s", name, what, s.stderr.String())
-	case <-time.After(within):
-		t.Fatalf("%s printed no %s within %v: %s", name, what, within, s.stderr.String())
-	}
-	return nil, nil
+	p := refbin.Launch(t, cmd, &refbin.LaunchOptions{Line: re, LineTimeout: within, Exit: refbin.ExitOnSIGTERM, Name: name + " (" + what + ")"})
+	m := p.Match
+	return s, m
 }
 
 // codexMode is one way of running `codex exec` with respect to sandboxing.

@@ -54,7 +54,7 @@ func TestExecutorKilled_ExecExits255(t *testing.T) {
 	}
 
 	killed := time.Now()
-	if err := rig.executor.Process.Kill(); err != nil {
+	if err := rig.executor.Cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	go func() {

@@ -141,12 +141,12 @@ func faultsRegistryRestart(t *testing.T, run runFunc) {
 		run(down.String(), func(t *testing.T) {
 			reg := newRestartableRegistry(t)
 			env := "env-restart"
-			startOurRemote(t, reg.URL, env, reg.token)
+			startOurRemote(t, reg.URL, env, reg.Token)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			waitFor(t, ctx, "the executor to connect", func() bool { return reg.online(env) })
+			waitFor(t, ctx, "the executor to connect", func() bool { return reg.Online(env) })
 			tokenFile := filepath.Join(t.TempDir(), "token")
-			if err := os.WriteFile(tokenFile, []byte(reg.token+"\n"), 0o600); err != nil {
+			if err := os.WriteFile(tokenFile, []byte(reg.Token+"\n"), 0o600); err != nil {
 				t.Fatal(err)
 			}
 			rig := &chaosRig{Proxy: reg.URL, Env: env, TokenFile: tokenFile}
@@ -159,13 +159,13 @@ func faultsRegistryRestart(t *testing.T, run runFunc) {
 			ctxFlow, cancelFlow := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancelFlow()
 			waitFor(t, ctxFlow, "the first MiB of output", func() bool { return seen.Load() >= 1<<20 })
-			reg.kill()
+			reg.Kill()
 			time.Sleep(down)
-			reg.restart()
+			reg.Restart()
 			restarted := time.Now()
 			ctx2, cancel2 := context.WithTimeout(context.Background(), 3*time.Second)
 			defer cancel2()
-			waitFor(t, ctx2, "the executor to be back within 3 s of the restart", func() bool { return reg.online(env) })
+			waitFor(t, ctx2, "the executor to be back within 3 s of the restart", func() bool { return reg.Online(env) })
 			t.Logf("executor back %v after the restart", time.Since(restarted).Round(time.Millisecond))
 			got := <-done
 			checkSame(t, "exec across the registry restart", got, want)
@@ -258,7 +258,7 @@ func TestFaults_SlowReaderSoak(t *testing.T) {
 		defer close(sampled)
 		for {
 			maxExec = max(maxExec, rssBytes(cmd.Process.Pid))
-			maxExecutor = max(maxExecutor, rssBytes(rig.executor.Process.Pid))
+			maxExecutor = max(maxExecutor, rssBytes(rig.executor.Cmd.Process.Pid))
 			select {
 			case <-stopSampling:
 				return
@@ -340,12 +340,12 @@ func faultsStallDetectionBound(t *testing.T, run runFunc) {
 			detect, dcancel := context.WithTimeout(context.Background(), 45*time.Second)
 			defer dcancel()
 			if side == "executor" {
-				waitFor(t, detect, "the rendezvous to drop the stalled executor link", func() bool { _, ok := rig.hub.Online(rig.Env); return !ok })
+				waitFor(t, detect, "the rendezvous to drop the stalled executor link", func() bool { _, ok := rig.reg.Hub().Online(rig.Env); return !ok })
 				t.Logf("rendezvous dropped the stalled executor link after %v (bound 30 s)", time.Since(stalled).Round(time.Millisecond))
 			} else {
 				waitFor(t, detect, "the harness to notice its stalled link", func() bool { return strings.Contains(stderr.String(), "reconnecting") })
 				t.Logf("harness noticed its stalled link after %v (bound 30 s)", time.Since(stalled).Round(time.Millisecond))
-				waitFor(t, detect, "the rendezvous to drop the stalled harness link", func() bool { return rig.hub.Stats().HarnessSockets == 0 })
+				waitFor(t, detect, "the rendezvous to drop the stalled harness link", func() bool { return rig.reg.Hub().Stats().HarnessSockets == 0 })
 				t.Logf("rendezvous dropped the stalled harness link after %v (bound 30 s)", time.Since(stalled).Round(time.Millisecond))
 			}
 			if el := time.Since(stalled); el > 35*time.Second {

@@ -145,12 +145,12 @@ func startKillableRemote(t *testing.T, registryURL, env, bearer string) func() {
 func TestLifetime_Kill9RemoteLeavesNoProcess(t *testing.T) {
 	reg := newRestartableRegistry(t)
 	const env = "env-lifetime"
-	kill := startKillableRemote(t, reg.URL, env, reg.token)
+	kill := startKillableRemote(t, reg.URL, env, reg.Token)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	waitFor(t, ctx, "the executor to connect", func() bool { return reg.online(env) })
+	waitFor(t, ctx, "the executor to connect", func() bool { return reg.Online(env) })
 	tokenFile := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(tokenFile, []byte(reg.token+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(tokenFile, []byte(reg.Token+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	key, val := newProcMarker(t)

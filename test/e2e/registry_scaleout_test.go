@@ -1,7 +1,6 @@
 package e2e_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -11,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/execlab/executor/internal/refbin"
 	"io"
 	"net"
 	"net/http"
@@ -169,9 +169,7 @@ func (b *balancer) proxy(c net.Conn) {
 // regNode is one `executor registry serve` process.
 type regNode struct {
 	id, addr string
-	cmd      *exec.Cmd
-	waited   chan struct{}
-	stderr   *lockedBuffer
+	proc     *refbin.Proc
 }
 
 func (n *regNode) URL() string { return "http://" + n.addr }
@@ -179,55 +177,18 @@ func (n *regNode) URL() string { return "http://" + n.addr }
 // startRegistryNode runs `executor registry serve` on addr and waits for its URL line.
 func startRegistryNode(t *testing.T, id, addr, db, tokenFile, publicURL string) *regNode {
 	t.Helper()
-	n := &regNode{id: id, addr: addr, waited: make(chan struct{}), stderr: &lockedBuffer{}}
 	args := []string{"registry", "serve", "--listen", addr, "--db", db, "--token-file", tokenFile, "--log-level", "info"}
 	if id != "" {
 		args = append(args, "--node-id", id, "--advertise-url", "http://"+addr, "--public-url", publicURL)
 	}
-	n.cmd = exec.Command(remoteExecutorBin(t), args...)
-	n.cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + t.TempDir()}
-	n.cmd.Stderr = n.stderr
-	stdout, err := n.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := n.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		if sc.Scan() {
-			line <- sc.Text()
-		}
-		_, _ = io.Copy(io.Discard, stdout)
-		_ = n.cmd.Wait()
-		close(n.waited)
-	}()
-	t.Cleanup(func() {
-		_ = n.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-n.waited:
-		case <-time.After(5 * time.Second):
-			_ = n.cmd.Process.Kill()
-			<-n.waited
-		}
-		if t.Failed() {
-			t.Logf("registry node %s stderr:\n%s", id, n.stderr.String())
-		}
-	})
-	select {
-	case <-line:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("registry node %s printed no URL (stderr %s)", id, n.stderr.String())
-	}
-	return n
+	cmd := refbin.Command(t, nil, remoteExecutorBin(t), args...)
+	return &regNode{id: id, addr: addr, proc: refbin.Launch(t, cmd, &refbin.LaunchOptions{Name: "registry node " + id})}
 }
 
 // kill9 SIGKILLs the node and waits for it.
 func (n *regNode) kill9() {
-	_ = n.cmd.Process.Signal(syscall.SIGKILL)
-	<-n.waited
+	_ = n.proc.Cmd.Process.Signal(syscall.SIGKILL)
+	<-n.proc.Done()
 }
 
 // writeTokenFile writes a token scoped to both roles in env and returns its path.

@@ -366,7 +366,7 @@ func TestTunnel_ReleasedExecutor(t *testing.T) {
 	for _, rel := range refbin.Releases(t) {
 		t.Run(rel.Version, func(t *testing.T) {
 			rig := startChaosRigWith(t, rigOptions{reference: &rel})
-			before := rig.executor.Stdout.(*lockedBuffer).String()
+			before := rig.executor.Output()
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, remoteExecutorBin(t), "tunnel", "--registry", rig.Proxy, "--environment-id", rig.Env,
@@ -382,7 +382,7 @@ func TestTunnel_ReleasedExecutor(t *testing.T) {
 				t.Fatalf("output %q: want the message once", got)
 			}
 			time.Sleep(time.Second) // let the executor log what it would
-			after := rig.executor.Stdout.(*lockedBuffer).String()
+			after := rig.executor.Output()
 			if extra := strings.TrimPrefix(after, before); strings.Contains(strings.ToLower(extra), "error") || strings.Contains(extra, "tunnel") {
 				t.Fatalf("the released executor logged: %s", extra)
 			}
