@@ -46,3 +46,11 @@ func RemoveExecutor() {
 		os.RemoveAll(buildDir)
 	}
 }
+
+// Main runs the tests of a package that uses Executor and removes what it built: call it
+// as the whole of TestMain.
+func Main(m *testing.M) {
+	code := m.Run()
+	RemoveExecutor()
+	os.Exit(code)
+}

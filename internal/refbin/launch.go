@@ -41,7 +41,8 @@ var URLLine = regexp.MustCompile(`^(?:ws|wss|http|https)://\S+$`)
 type LaunchOptions struct {
 	// Line is the stdout line to wait for (surrounding blanks trimmed); nil means URLLine.
 	Line *regexp.Regexp
-	// NoLine returns as soon as the process has started, without waiting for a line.
+	// NoLine makes Launch return as soon as the process has started, without waiting for
+	// a line (AwaitLine can wait for it later).
 	NoLine bool
 	// LineTimeout bounds the wait for Line; 0 means DefaultLineTimeout.
 	LineTimeout time.Duration
@@ -51,6 +52,10 @@ type LaunchOptions struct {
 	// StopTimeout is how long Stop waits after SIGTERM before SIGKILL; 0 means
 	// DefaultStopTimeout.
 	StopTimeout time.Duration
+	// Kill makes Stop send SIGKILL at once instead of SIGTERM: for a server whose shutdown
+	// is not under test, where a graceful exit only costs time (a released exec-server
+	// takes about a second to exit on SIGTERM). Exit checks then see the kill.
+	Kill bool
 	// Exit is what Launch's cleanup requires of the process's end; the zero value requires
 	// nothing.
 	Exit ExitCheck
@@ -104,7 +109,8 @@ func (o *LaunchOptions) withDefaults(cmd *exec.Cmd) LaunchOptions {
 type Proc struct {
 	// Cmd is the started command; use it for the pid or a signal, never for Wait.
 	Cmd *exec.Cmd
-	// Match is the awaited line's submatches (Match[0] the trimmed line); nil with NoLine.
+	// Match is the awaited line's submatches (Match[0] the trimmed line); nil until the
+	// line came (Launch without NoLine, or AwaitLine).
 	Match []string
 
 	opts   LaunchOptions
@@ -164,7 +170,7 @@ func Launch(tb testing.TB, cmd *exec.Cmd, o *LaunchOptions) *Proc {
 // StartProc is Launch for callers without a testing.TB (a server shared by a whole test
 // binary): it returns an error instead of failing, and the caller must call Stop.
 func StartProc(cmd *exec.Cmd, o *LaunchOptions) (*Proc, error) {
-	p := &Proc{Cmd: cmd, opts: o.withDefaults(cmd), out: &LockedBuffer{tee: o.tee()},
+	p := &Proc{Cmd: cmd, opts: o.withDefaults(cmd), out: &LockedBuffer{Max: maxOutput, tee: o.tee()},
 		lines: make(chan []string, 1), read: make(chan struct{}), done: make(chan struct{})}
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -216,7 +222,7 @@ func (p *Proc) readStdout() {
 	defer close(p.lines)
 	sc := bufio.NewScanner(p.stdout)
 	sc.Buffer(make([]byte, 64<<10), maxOutput)
-	sent := p.opts.NoLine
+	sent := false
 	for sc.Scan() {
 		line := sc.Text()
 		fmt.Fprintln(p.out, line)
@@ -251,8 +257,8 @@ func (p *Proc) awaitLine() error {
 	}
 }
 
-// AwaitLine is awaitLine for StartProc's callers: it waits for the Line and returns its
-// submatches.
+// AwaitLine waits (at most LineTimeout) for the Line, sets Match and returns it: for
+// StartProc's callers and after Launch with NoLine. Not safe for concurrent use.
 func (p *Proc) AwaitLine() ([]string, error) {
 	if err := p.awaitLine(); err != nil {
 		return nil, err
@@ -260,13 +266,18 @@ func (p *Proc) AwaitLine() ([]string, error) {
 	return p.Match, nil
 }
 
-// Stop ends the process: SIGTERM, then SIGKILL after StopTimeout; then it closes stdin and
+// Stop ends the process: SIGTERM (SIGKILL with Kill), then SIGKILL after StopTimeout; then
+// it closes stdin and
 // waits for the stdout reader. It returns nil when the process exited with status 0 after
 // SIGTERM within StopTimeout (or had already exited so), an error saying what happened
 // otherwise. Only the first call acts; later calls return its result.
 func (p *Proc) Stop() error {
 	p.stop.Do(func() {
-		_ = p.Cmd.Process.Signal(syscall.SIGTERM)
+		if p.opts.Kill {
+			_ = p.Cmd.Process.Kill()
+		} else {
+			_ = p.Cmd.Process.Signal(syscall.SIGTERM)
+		}
 		t := time.NewTimer(p.opts.StopTimeout)
 		select {
 		case <-p.done:
@@ -295,10 +306,13 @@ func (p *Proc) Stop() error {
 // closeStdout unblocks the reader (os.Pipe files use the poller, so Close interrupts Read).
 func (p *Proc) closeStdout() { _ = p.stdout.Close() }
 
-// LockedBuffer is a bytes buffer safe for concurrent Write and String, keeping at most
-// the first 1 MiB (the rest is counted, not kept): a child's output collected while the
-// test reads it.
+// LockedBuffer is a bytes buffer safe for concurrent Write and String: a child's output
+// collected while the test reads it. The zero value keeps everything.
 type LockedBuffer struct {
+	// Max, when positive, is how many bytes are kept (the first ones); the rest is
+	// counted, not kept. A Proc's output keeps 1 MiB.
+	Max int
+
 	mu      sync.Mutex // guards b and dropped: the child's copy goroutine writes, the test reads
 	b       []byte
 	dropped int
@@ -320,7 +334,7 @@ func (l *LockedBuffer) Write(p []byte) (int, error) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if room := max(maxOutput-len(l.b), 0); room < len(p) {
+	if room := max(l.Max-len(l.b), 0); l.Max > 0 && room < len(p) {
 		l.dropped += len(p) - room
 		p = p[:room]
 	}

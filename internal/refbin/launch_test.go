@@ -74,7 +74,7 @@ func TestLaunch_Stdin(t *testing.T) {
 
 // TestLockedBuffer_Bound: at most maxOutput bytes are kept; the rest is counted.
 func TestLockedBuffer_Bound(t *testing.T) {
-	var b LockedBuffer
+	b := LockedBuffer{Max: maxOutput}
 	chunk := strings.Repeat("x", maxOutput/2+1)
 	for range 3 {
 		if n, err := b.Write([]byte(chunk)); n != len(chunk) || err != nil {
@@ -83,5 +83,30 @@ func TestLockedBuffer_Bound(t *testing.T) {
 	}
 	if s := b.String(); !strings.HasPrefix(s, strings.Repeat("x", maxOutput)+"\n[") {
 		t.Errorf("String kept %d bytes, want %d and a note", len(s), maxOutput)
+	}
+}
+
+// TestLaunch_Kill: with Kill, Stop does not wait for a process that ignores SIGTERM.
+func TestLaunch_Kill(t *testing.T) {
+	cmd := exec.Command("sh", "-c", `trap '' TERM; echo http://127.0.0.1:1; exec sleep 30`)
+	p := Launch(t, cmd, &LaunchOptions{Kill: true, StopTimeout: 20 * time.Second})
+	start := time.Now()
+	if err := p.Stop(); err == nil || strings.Contains(err.Error(), "ignored SIGTERM") {
+		t.Fatalf("Stop with Kill: %v, want the kill's exit status", err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("Stop with Kill took %v, want no SIGTERM grace", took)
+	}
+}
+
+// TestLockedBuffer_ZeroKeepsAll: the zero value has no bound.
+func TestLockedBuffer_ZeroKeepsAll(t *testing.T) {
+	var b LockedBuffer
+	chunk := strings.Repeat("y", maxOutput)
+	for range 2 {
+		_, _ = b.Write([]byte(chunk))
+	}
+	if got := len(b.String()); got != 2*maxOutput {
+		t.Errorf("kept %d bytes, want %d", got, 2*maxOutput)
 	}
 }

@@ -40,7 +40,7 @@ func Start(tb testing.TB, bin string) *Server {
 	}
 	cmd := exec.Command(bin, "exec-server", "--listen", "ws://127.0.0.1:0")
 	cmd.Env = append(os.Environ(), "CODEX_HOME="+home, "TMPDIR="+tmp)
-	url := Launch(tb, cmd, &LaunchOptions{Name: "reference exec-server"}).URL()
+	url := Launch(tb, cmd, &LaunchOptions{Kill: true, Name: "reference exec-server"}).URL()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	conn, _, err := websocket.Dial(ctx, url, nil)

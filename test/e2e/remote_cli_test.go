@@ -5,19 +5,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/execlab/executor/internal/refbin"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/execlab/executor/internal/refbin"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	refbin.RemoveExecutor()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { refbin.Main(m) }
 
 // remoteExecutorBin builds ./cmd/executor once per test binary.
 func remoteExecutorBin(t *testing.T) string {

@@ -96,10 +96,7 @@ func TestTracesExecutor(t *testing.T) {
 		"OTEL_SERVICE_NAME=executor-under-test",
 		"TRACEPARENT=00-" + traceID + "-00f067aa0ba902b7-01",
 	}, "serve", "--listen", "ws://127.0.0.1:0", "--log-format", "json")
-	line, err := p.stdout.ReadString('\n')
-	if err != nil {
-		t.Fatalf("listen URL line: %v", err)
-	}
+	line := p.url(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c, err := harness.DialLocal(ctx, strings.TrimSpace(line), &harness.Options{OnNotification: func(harness.Notification) {}})
@@ -112,7 +109,7 @@ func TestTracesExecutor(t *testing.T) {
 	runProcess(ctx, t, c, "p1", "/bin/true")
 	c.Close()
 	// SIGTERM: the executor flushes its spans on the way out.
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(15 * time.Second)
