@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
-	"github.com/execlab/executor/registry/registrytest"
 	"io"
 	"net/http"
 	"os"
@@ -17,25 +16,22 @@ import (
 	"time"
 
 	"github.com/execlab/executor/registry/api"
+	"github.com/execlab/executor/registry/registrytest"
 	"github.com/execlab/executor/registry/rendezvous"
 	"github.com/execlab/executor/registry/server"
 	"github.com/execlab/executor/relay/wsconn"
 )
 
-// postgresDSNEnv names the DSN of a disposable PostgreSQL database for the store tests; CI
-// (.ci/run) starts a cluster on loopback and sets it.
-const postgresDSNEnv = "EXECUTOR_TEST_POSTGRES_DSN"
+// postgresDSNEnv names the DSN of a disposable PostgreSQL database for the store tests.
+const postgresDSNEnv = registrytest.PostgresDSNEnv
 
 // storeKinds returns the stores to run a test against: SQLite always, PostgreSQL when
 // EXECUTOR_TEST_POSTGRES_DSN is set (required when CI=true).
 func storeKinds(t *testing.T) []string {
-	kinds := []string{"sqlite"}
-	if os.Getenv(postgresDSNEnv) != "" {
-		kinds = append(kinds, "postgres")
-	} else if os.Getenv("CI") == "true" {
-		t.Fatalf("%s is unset under CI=true: the store tests must run against PostgreSQL too", postgresDSNEnv)
+	if registrytest.PostgresDSN(t) != "" {
+		return []string{"sqlite", "postgres"}
 	}
-	return kinds
+	return []string{"sqlite"}
 }
 
 // openStore opens a fresh store of the given kind. PostgreSQL tests share one database, so
@@ -228,4 +224,15 @@ func (f *fixture) validate(env, regID string, key json.RawMessage, authz string)
 		_ = json.Unmarshal(raw, &v)
 	}
 	return st, code, v.Valid
+}
+
+// forEachStore runs fn against each store kind (storeKinds), in a subtest named by the
+// kind, with a fixture scoped to a fresh environment id made from prefix (uniqueEnv).
+func forEachStore(t *testing.T, prefix string, fn func(t *testing.T, f *fixture, env string)) {
+	for _, kind := range storeKinds(t) {
+		t.Run(kind, func(t *testing.T) {
+			env := uniqueEnv(prefix)
+			fn(t, newFixture(t, kind, env), env)
+		})
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"github.com/execlab/executor/registry/registrytest"
 	"io"
 	"net/http"
 	"os/exec"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/execlab/executor/internal/refbin"
+	"github.com/execlab/executor/registry/registrytest"
 	"github.com/execlab/executor/registry/rendezvous/chaos"
 )
 

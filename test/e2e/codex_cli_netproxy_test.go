@@ -1,20 +1,13 @@
 package e2e_test
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"go.uber.org/goleak"
 
 	"github.com/execlab/executor/internal/refbin"
 )
@@ -29,25 +22,11 @@ import (
 // marker, must come back to the model. The exchange is recorded by a logging WebSocket
 // proxy (wsTap). The same run against the release's own exec-server is the control.
 func TestCodexCLI_ManagedNetworkThroughExecutor(t *testing.T) {
-	ignore := goleak.IgnoreCurrent()
-	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
-	refbin.Releases(t)
-	ensureCodexDaemonDir(t)
+	startCodexCLITest(t)
 
-	serverTmp := t.TempDir()
-	serverEnv := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + serverTmp, "TMPDIR=" + serverTmp}
-	ours := startExecServer(t, "executor serve", remoteExecutorBin(t), serverEnv,
-		"serve", "--listen", "ws://127.0.0.1:0", "--log-level", "debug")
-
+	ours, startReference := startServerPair(t)
 	refbin.ForEachRelease(t, func(t *testing.T, rel refbin.Release) {
-		refHome := refbin.CodexHome(t)
-		refTmp := filepath.Join(refHome, "tmp")
-		if err := os.Mkdir(refTmp, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		reference := startExecServer(t, "codex "+rel.Version+" exec-server", rel.Path,
-			append(serverEnv[:1:1], "HOME="+refHome, "TMPDIR="+refTmp, "CODEX_HOME="+refHome),
-			"exec-server", "--listen", "ws://127.0.0.1:0")
+		reference := startReference(t, rel)
 		t.Run("ours", func(t *testing.T) { runManagedNetworkExec(t, rel, ours) })
 		t.Run("reference", func(t *testing.T) { runManagedNetworkExec(t, rel, reference) })
 	})
@@ -71,14 +50,8 @@ mode = "full"
 `
 
 func runManagedNetworkExec(t *testing.T, rel refbin.Release, srv *execServer) {
-	base := refbin.CodexHome(t)
-	codexHome, userHome, work, tmp := filepath.Join(base, "codex"), filepath.Join(base, "home"),
-		filepath.Join(base, "work"), filepath.Join(base, "tmp")
-	for _, d := range []string{codexHome, userHome, work, tmp} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	h := newCLIHome(t)
+	codexHome, work := h.codexHome, h.work
 	marker := fmt.Sprintf("e2e-netproxy-%d", randomFactor(t)*randomFactor(t))
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, marker)
@@ -92,71 +65,23 @@ func runManagedNetworkExec(t *testing.T, rel refbin.Release, srv *execServer) {
 	model := newScriptedModel(t, shellCmd, finalText)
 	tap := startWSTap(t, srv.url)
 
-	config := fmt.Sprintf(`model = "e2e-scripted"
-model_provider = "e2e"
-check_for_update_on_startup = false
-
-[model_providers.e2e]
-name = "e2e scripted model"
-base_url = %q
-wire_api = "responses"
-env_key = "E2E_MODEL_API_KEY"
-request_max_retries = 0
-stream_max_retries = 0
-`, model.BaseURL()) + managedNetworkConfig
-	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	env := []string{
-		"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + userHome, "TMPDIR=" + tmp,
-		"CODEX_HOME=" + codexHome, "E2E_MODEL_API_KEY=e2e-not-a-secret",
-		"CODEX_EXEC_SERVER_URL=" + tap.URL(),
-	}
-	if v := os.Getenv("RUST_LOG"); v != "" {
-		env = append(env, "RUST_LOG="+v)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, rel.Path, "exec", "--skip-git-repo-check", "--ephemeral", "--color", "never",
+	writeScriptedModelConfig(t, codexHome, model, managedNetworkConfig)
+	env := h.env("CODEX_EXEC_SERVER_URL=" + tap.URL())
+	stdout, stderr, runErr := runCodexCLI(rel, work, env, 60*time.Second, "--skip-git-repo-check", "--ephemeral", "--color", "never",
 		"-c", `default_permissions="dev"`, "-c", `approval_policy="never"`, "-C", work,
 		"Run the command the script asks for.")
-	cmd.Dir = work
-	cmd.Env = env
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	runErr := cmd.Run()
 
 	reqs, problems := model.snapshot()
 	msgs := tap.exchange()
-	failed := false
-	fail := func(format string, args ...any) {
-		failed = true
-		t.Errorf(format, args...)
-	}
-	defer func() {
-		if failed || os.Getenv("CODEX_E2E_VERBOSE") != "" {
-			t.Logf("codex exec stdout:\n%s\ncodex exec stderr:\n%s", stdout.String(), tail(stderr.String()))
-			t.Logf("exec-server exchange (%d messages):\n%s", len(msgs), transcript(msgs, 1500))
-			t.Logf("%s stderr:\n%s", srv.name, tail(srv.stderr.String()))
-		}
-	}()
-	if runErr != nil {
-		fail("codex exec: %v", runErr)
-	}
-	if problems != "" {
-		fail("scripted model: %s", problems)
-	}
+	run := &cliRun{t: t, srv: srv, stdout: stdout, stderr: stderr, msgs: msgs, maxMsg: 1500}
+	fail := run.fail
+	defer run.logIfFailed()
+	run.checkRan(runErr, problems)
 	const rejected = "does not support executor-local network proxy launches"
-	if strings.Contains(stdout.String()+stderr.String(), rejected) {
+	if strings.Contains(stdout+stderr, rejected) {
 		fail("the CLI rejected the command: %q", rejected)
 	}
-	var output string
-	var answered bool
-	for _, r := range reqs {
-		if output, answered = toolOutput(r); answered {
-			break
-		}
-	}
+	output, answered := firstToolOutput(reqs)
 	switch {
 	case !answered:
 		fail("the CLI never sent the exec_command output back to the model (%d model requests)", len(reqs))

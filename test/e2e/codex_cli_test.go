@@ -1,8 +1,6 @@
 package e2e_test
 
 import (
-	"bytes"
-	"context"
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
@@ -12,11 +10,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"go.uber.org/goleak"
 
 	"github.com/execlab/executor/internal/refbin"
 )
@@ -50,22 +45,7 @@ func ensureCodexDaemonDir(t *testing.T) {
 }
 
 // lockedBuffer collects a child's stderr while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex // the exec package's copier goroutine writes while the test reads
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+type lockedBuffer = refbin.LockedBuffer
 
 // execServer is a running exec-server (ours or the reference) with its stderr.
 type execServer struct {
@@ -128,26 +108,11 @@ var codexModes = []codexMode{
 // right, so a failure only in "ours" is ours. On failure it logs the whole exec-server
 // exchange; CODEX_E2E_VERBOSE=1 logs it for passing runs too (to compare the two servers).
 func TestCodexCLI_ExecThroughExecutor(t *testing.T) {
-	ignore := goleak.IgnoreCurrent()
-	t.Cleanup(func() { goleak.VerifyNone(t, ignore) }) // registered first, so it runs last
-	// No release at all: skip before building anything (CI=true: any missing release fails).
-	refbin.Releases(t)
-	ensureCodexDaemonDir(t)
+	startCodexCLITest(t) // no release at all: skip before building anything (CI=true: any missing release fails)
 
-	serverTmp := t.TempDir()
-	serverEnv := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + serverTmp, "TMPDIR=" + serverTmp}
-	ours := startExecServer(t, "executor serve", remoteExecutorBin(t), serverEnv,
-		"serve", "--listen", "ws://127.0.0.1:0", "--log-level", "debug")
-
+	ours, startReference := startServerPair(t)
 	refbin.ForEachRelease(t, func(t *testing.T, rel refbin.Release) {
-		refHome := refbin.CodexHome(t)
-		refTmp := filepath.Join(refHome, "tmp")
-		if err := os.Mkdir(refTmp, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		reference := startExecServer(t, "codex "+rel.Version+" exec-server", rel.Path,
-			append(serverEnv[:1:1], "HOME="+refHome, "TMPDIR="+refTmp, "CODEX_HOME="+refHome),
-			"exec-server", "--listen", "ws://127.0.0.1:0")
+		reference := startReference(t, rel)
 		for _, srv := range []*execServer{ours, reference} {
 			for _, mode := range codexModes {
 				name := "ours"
@@ -167,14 +132,8 @@ func TestCodexCLI_ExecThroughExecutor(t *testing.T) {
 // set, through $CODEX_HOME/environments.toml (without the local environment) and directly,
 // as a user's CLI connects, so that only srv's debug log (ours) shows what ran.
 func runCodexExec(t *testing.T, rel refbin.Release, srv *execServer, isOurs bool, mode codexMode, viaEnvironmentsToml bool) {
-	base := refbin.CodexHome(t)
-	codexHome, userHome, work, tmp := filepath.Join(base, "codex"), filepath.Join(base, "home"),
-		filepath.Join(base, "work"), filepath.Join(base, "tmp")
-	for _, d := range []string{codexHome, userHome, work, tmp} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	h := newCLIHome(t)
+	codexHome, userHome, work := h.codexHome, h.userHome, h.work
 	outside := filepath.Join(userHome, "outside-write") // not under the workspace, /tmp or $TMPDIR
 
 	a, b := randomFactor(t), randomFactor(t)
@@ -194,10 +153,7 @@ func runCodexExec(t *testing.T, rel refbin.Release, srv *execServer, isOurs bool
 	}
 	writeScriptedModelConfig(t, codexHome, model, "")
 
-	env := []string{
-		"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + userHome, "TMPDIR=" + tmp,
-		"CODEX_HOME=" + codexHome, "E2E_MODEL_API_KEY=e2e-not-a-secret",
-	}
+	env := h.env()
 	if srv.noiseEnv != nil {
 		env = append(env, srv.noiseEnv...)
 	} else if viaEnvironmentsToml {
@@ -208,59 +164,29 @@ func runCodexExec(t *testing.T, rel refbin.Release, srv *execServer, isOurs bool
 	} else {
 		env = append(env, "CODEX_EXEC_SERVER_URL="+serverURL)
 	}
-	if v := os.Getenv("RUST_LOG"); v != "" {
-		env = append(env, "RUST_LOG="+v)
-	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	args := append([]string{"exec", "--strict-config", "--skip-git-repo-check", "--ephemeral", "--color", "never",
+	args := append([]string{"--strict-config", "--skip-git-repo-check", "--ephemeral", "--color", "never",
 		"-C", work}, mode.flags...)
 	args = append(args, "Run the command the script asks for.")
-	cmd := exec.CommandContext(ctx, rel.Path, args...)
-	cmd.Dir = work
-	cmd.Env = env
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	startedBefore := countStarted(srv, mode)
-	runErr := cmd.Run()
+	stdout, stderr, runErr := runCodexCLI(rel, work, env, 30*time.Second, args...)
 
 	reqs, problems := model.snapshot()
 	var msgs []tappedMessage
 	if tap != nil {
 		msgs = tap.exchange()
 	}
-	failed := false
-	fail := func(format string, args ...any) {
-		failed = true
-		t.Errorf(format, args...)
-	}
-	defer func() {
-		if failed || os.Getenv("CODEX_E2E_VERBOSE") != "" {
-			t.Logf("codex exec stdout:\n%s\ncodex exec stderr:\n%s", stdout.String(), tail(stderr.String()))
-			t.Logf("exec-server exchange (%d messages):\n%s", len(msgs), transcript(msgs, 1000))
-			t.Logf("%s stderr:\n%s", srv.name, tail(srv.stderr.String()))
-		}
-	}()
+	run := &cliRun{t: t, srv: srv, stdout: stdout, stderr: stderr, msgs: msgs, maxMsg: 1000}
+	fail := run.fail
+	defer run.logIfFailed()
 
-	if runErr != nil {
-		fail("codex exec: %v", runErr)
-	}
-	if problems != "" {
-		fail("scripted model: %s", problems)
-	}
-	if !strings.Contains(stdout.String(), finalText) {
+	run.checkRan(runErr, problems)
+	if !strings.Contains(stdout, finalText) {
 		fail("codex exec stdout lacks the model's final message %q", finalText)
 	}
 
 	// The tool output the CLI sent back to the model carries the marker the shell computed.
-	var output string
-	var answered bool
-	for _, r := range reqs {
-		if output, answered = toolOutput(r); answered {
-			break
-		}
-	}
+	output, answered := firstToolOutput(reqs)
 	switch {
 	case len(reqs) < 2 || !answered:
 		fail("the CLI never sent the exec_command output back to the model (%d model requests)", len(reqs))

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/execlab/executor/internal/refbin"
+	"github.com/execlab/executor/registry/rendezvous/chaos"
 )
 
 // The fault tests of issue 14 ("Prove it"): both ends ours, every stream verified by sha256
@@ -71,13 +72,8 @@ func faultsCuts(t *testing.T, run runFunc) {
 	for _, side := range []string{"executor", "harness"} {
 		for _, d := range []int{1, 5, 20, 40} {
 			run(fmt.Sprintf("%s/%ds", side, d), func(t *testing.T) {
-				rig := startChaosRig(t, fmt.Sprintf("%s side=%s cut=%ds", faultTrigger, side, d))
-				got := rig.exec(t, 4*time.Minute, faultStream...)
-				checkSame(t, "exec across the cut", got, want)
-				if s := rig.stats(t); s.Cuts != 1 {
-					t.Errorf("proxy fired %d cuts, want 1 (stats %+v)", s.Cuts, s)
-				}
-				t.Logf("%d bytes in %v", got.n, got.took.Round(time.Millisecond))
+				checkOneFault(t, fmt.Sprintf("%s side=%s cut=%ds", faultTrigger, side, d), "cut", want,
+					func(s chaos.Stats) int64 { return s.Cuts })
 			})
 		}
 	}
@@ -90,15 +86,23 @@ func faultsStalls(t *testing.T, run runFunc) {
 	want := localRun(t, faultStream...)
 	for _, side := range []string{"executor", "harness"} {
 		run(side, func(t *testing.T) {
-			rig := startChaosRig(t, fmt.Sprintf("%s side=%s stall=60s", faultTrigger, side))
-			got := rig.exec(t, 4*time.Minute, faultStream...)
-			checkSame(t, "exec across the stall", got, want)
-			if s := rig.stats(t); s.Stalls != 1 {
-				t.Errorf("proxy fired %d stalls, want 1 (stats %+v)", s.Stalls, s)
-			}
-			t.Logf("%d bytes in %v", got.n, got.took.Round(time.Millisecond))
+			checkOneFault(t, fmt.Sprintf("%s side=%s stall=60s", faultTrigger, side), "stall", want,
+				func(s chaos.Stats) int64 { return s.Stalls })
 		})
 	}
+}
+
+// checkOneFault runs the fault stream through a rig with fault and requires the local
+// run's output and exit status (want), and the proxy to have fired the fault (named what)
+// exactly once, as fired counts it.
+func checkOneFault(t *testing.T, fault, what string, want chaosExec, fired func(chaos.Stats) int64) {
+	rig := startChaosRig(t, fault)
+	got := rig.exec(t, 4*time.Minute, faultStream...)
+	checkSame(t, "exec across the "+what, got, want)
+	if s := rig.stats(t); fired(s) != 1 {
+		t.Errorf("proxy fired %d %ss, want 1 (stats %+v)", fired(s), what, s)
+	}
+	t.Logf("%d bytes in %v", got.n, got.took.Round(time.Millisecond))
 }
 
 // faultsFrameFaults: 5 % of the data frames dropped, duplicated or reordered on both sides

@@ -2,13 +2,13 @@ package e2e_test
 
 import (
 	"context"
-	"github.com/execlab/executor/registry/registrytest"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/execlab/executor/internal/refbin"
+	"github.com/execlab/executor/registry/registrytest"
 )
 
 // `exec-server forward` end to end through our registry: ours forwarding to each

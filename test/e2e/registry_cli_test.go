@@ -2,7 +2,6 @@ package e2e_test
 
 import (
 	"context"
-	"github.com/execlab/executor/internal/refbin"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/execlab/executor/internal/refbin"
 )
 
 // startLineProcess starts bin with args, returns the first stdout line matching re, and

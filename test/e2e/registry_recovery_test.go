@@ -3,7 +3,6 @@ package e2e_test
 import (
 	"context"
 	"errors"
-	"github.com/execlab/executor/registry/registrytest"
 	"io"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/harness"
+	"github.com/execlab/executor/registry/registrytest"
 )
 
 // newRestartableRegistry serves our registry + rendezvous (in process) on a loopback port

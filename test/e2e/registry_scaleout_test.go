@@ -5,12 +5,10 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/execlab/executor/internal/refbin"
 	"io"
 	"net"
 	"net/http"
@@ -25,7 +23,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/execlab/executor/internal/refbin"
 	"github.com/execlab/executor/registry/api"
+	"github.com/execlab/executor/registry/registrytest"
 	"github.com/execlab/executor/registry/server"
 	"github.com/execlab/executor/relay/wsconn"
 )
@@ -39,36 +39,11 @@ const reachableBound = 10 * time.Second
 // or skips when EXECUTOR_TEST_POSTGRES_DSN is unset outside CI (fatal under CI=true).
 func freshPostgres(t *testing.T) string {
 	t.Helper()
-	base := os.Getenv("EXECUTOR_TEST_POSTGRES_DSN")
+	base := registrytest.PostgresDSN(t)
 	if base == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("EXECUTOR_TEST_POSTGRES_DSN is unset under CI=true: the scale-out test needs PostgreSQL")
-		}
-		t.Skip("EXECUTOR_TEST_POSTGRES_DSN is unset")
+		t.Skip(registrytest.PostgresDSNEnv + " is unset")
 	}
-	admin, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	name := "executor_e2e_" + hex.EncodeToString(b[:])
-	if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
-		t.Fatalf("creating database: %v", err)
-	}
-	t.Cleanup(func() {
-		if a, err := sql.Open("pgx", base); err == nil {
-			_, _ = a.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")
-			a.Close()
-		}
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + name
-	return u.String()
+	return registrytest.FreshPostgres(t, base, "executor_e2e_")
 }
 
 // balancer is a TCP load balancer on loopback standing in for the Kubernetes Service in

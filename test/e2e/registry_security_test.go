@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"github.com/execlab/executor/internal/refbin"
 	"io"
 	"net"
 	"net/http"
@@ -19,6 +18,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/execlab/executor/internal/refbin"
 )
 
 // TestRegistryToken_RequiresScope: `executor registry token` refuses to mint a token

@@ -17,6 +17,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/execlab/executor/internal/refbin"
+	"github.com/execlab/executor/noise"
 	"github.com/execlab/executor/relay/frame"
 )
 
@@ -301,4 +302,28 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// openStream takes the executor's key from its one register call (made before it dialed
+// the rendezvous), and opens a stream on sock as a fresh harness identity: the resume
+// frame, after which (spec §4.1) the caller sends handshake message 1 without waiting.
+func (fx *registryFixture) openStream(ctx context.Context, t *testing.T, sock acceptedSocket) (executorKey noise.PublicKey, harness *noise.Identity, streamID string, rc *wsRecordConn) {
+	t.Helper()
+	regs := fx.registerCalls()
+	if len(regs) != 1 {
+		t.Fatalf("got %d register calls before the rendezvous dial, want 1", len(regs))
+	}
+	executorKey, err := noise.ParsePublicKeyJSON(regs[0].executorKey)
+	if err != nil {
+		t.Fatalf("parsing executor_public_key from the register body: %v", err)
+	}
+	if harness, err = noise.GenerateIdentity(nil); err != nil {
+		t.Fatal(err)
+	}
+	streamID = newUUID(t)
+	rc = newWSRecordConn(sock.conn, streamID)
+	if err := rc.writeFrame(ctx, &frame.Frame{Version: frame.Version, StreamID: streamID, Body: &frame.Resume{}}); err != nil {
+		t.Fatal(err)
+	}
+	return executorKey, harness, streamID, rc
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/execlab/executor/internal/refbin"
 	"github.com/execlab/executor/noise"
 	"github.com/execlab/executor/noise/channel"
-	"github.com/execlab/executor/relay/frame"
 )
 
 const (
@@ -43,23 +42,7 @@ func testForward(t *testing.T, r refbin.Release) {
 	defer cancel()
 	sock := fx.nextSocket(ctx)
 	defer sock.conn.CloseNow()
-	regs := fx.registerCalls()
-	if len(regs) != 1 {
-		t.Fatalf("got %d register calls, want 1", len(regs))
-	}
-	executorKey, err := noise.ParsePublicKeyJSON(regs[0].executorKey)
-	if err != nil {
-		t.Fatalf("parsing executor_public_key: %v", err)
-	}
-	harness, err := noise.GenerateIdentity(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	streamID := newUUID(t)
-	rc := newWSRecordConn(sock.conn, streamID)
-	if err := rc.writeFrame(ctx, &frame.Frame{Version: frame.Version, StreamID: streamID, Body: &frame.Resume{}}); err != nil {
-		t.Fatal(err)
-	}
+	executorKey, harness, streamID, rc := fx.openStream(ctx, t, sock)
 	conn, err := channel.Initiator(ctx, rc, &channel.InitiatorConfig{
 		Static: harness, ResponderStatic: executorKey,
 		Prologue:      noise.AppendPrologue(nil, forwardEnvID, forwardRegID, streamID),

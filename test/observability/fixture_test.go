@@ -25,13 +25,7 @@ import (
 	"github.com/execlab/executor/internal/refbin"
 )
 
-func TestMain(m *testing.M) { refbin.Main(m) }
-
-// executorBin builds ./cmd/executor once per test binary.
-func executorBin(t *testing.T) string {
-	t.Helper()
-	return refbin.Executor(t)
-}
+func TestMain(m *testing.M) { refbin.Main(m) } // removes what refbin.Executor built
 
 // proc is a running executor subcommand with JSON logs on stderr.
 type proc struct {
@@ -44,7 +38,7 @@ type proc struct {
 // AwaitLine waits for its URL line, if it prints one.
 func startEnv(t *testing.T, stdin io.Reader, env []string, args ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(executorBin(t), args...)
+	cmd := exec.Command(refbin.Executor(t), args...)
 	cmd.Env = append([]string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + t.TempDir()}, env...)
 	cmd.Stdin = stdin
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive a killed test
