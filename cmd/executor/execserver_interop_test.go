@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bufio"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/execlab/executor/internal/refbin"
 )
@@ -43,40 +40,13 @@ func runExecServerOnce(t *testing.T, bin, home string, env []string, argv []stri
 	cmd.Dir = home
 	cmd.Env = append([]string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "CODEX_HOME=" + home,
 		"RUST_BACKTRACE=0", "RUST_LOG=off"}, env...)
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line := make(chan string, 1)
-	go func() { // ends when the process's stdout closes
-		sc := bufio.NewScanner(stdout)
-		if sc.Scan() {
-			line <- strings.TrimSpace(sc.Text())
-		}
-		close(line)
-		_, _ = io.Copy(io.Discard, stdout)
-	}()
-	select {
-	case l := <-line:
-		if strings.HasPrefix(l, "ws://") {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-			return execServerOutcome{listening: true}
-		}
-	case <-time.After(30 * time.Second):
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		t.Errorf("%q: neither listening nor exited within 30 s (stderr %q)", argv, stderr.String())
+	res := listenOrExit(t, cmd)
+	if res.TimedOut {
+		t.Errorf("%q: neither listening nor exited within 30 s (stderr %q)", argv, res.Stderr)
 		return execServerOutcome{exit: -1}
 	}
-	_ = cmd.Wait()
-	first, _, _ := strings.Cut(stderr.String(), "\n")
-	return execServerOutcome{exit: cmd.ProcessState.ExitCode(), errLine: first}
+	res.stop()
+	return execServerOutcome{listening: res.URL != "", exit: res.Exit, errLine: res.ErrLine}
 }
 
 // execServerCase is one command line of the table.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -57,22 +56,8 @@ type stdinRun struct {
 	auths  []string // distinct consecutive authorization values seen so far
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// lockedBuffer collects a child's output while the test reads it.
+type lockedBuffer = refbin.LockedBuffer
 
 // startStdinRun starts reference binary refBin, or ours when refBin is "".
 func startStdinRun(t *testing.T, refBin string, env []string, args ...string) *stdinRun {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -14,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -71,6 +71,7 @@ type startResult struct {
 	ErrLine  string // first line of stderr ("Error: …"), compared only for exit 1
 	Stderr   string
 	TimedOut bool
+	stop     func() // stops the process (listening: runs until then)
 }
 
 func (r startResult) String() string {
@@ -90,39 +91,41 @@ func startListener(t *testing.T, bin string, ref bool, dir string, args ...strin
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "CODEX_HOME="+refbin.CodexHome(t), "RUST_BACKTRACE=0", "RUST_LOG=off", "HOME="+dir)
+	res := listenOrExit(t, cmd)
+	if res.URL != "" {
+		t.Cleanup(res.stop)
+	}
+	return res
+}
+
+// listenOrExit starts cmd and waits (at most 30 s) for its ws:// line or its exit: URL is
+// set when it listens (the caller stops it: stop, or at cleanup), Exit, ErrLine and
+// Stderr when it exited first, TimedOut (the process killed) when neither came.
+func listenOrExit(t *testing.T, cmd *exec.Cmd) startResult {
+	t.Helper()
 	var stderr lockedBuffer
 	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
+	p, err := refbin.StartProc(cmd, &refbin.LaunchOptions{Line: wsURLLine, LineTimeout: 30 * time.Second, Kill: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	stop := func() { _ = p.Stop() }
+	if _, err := p.AwaitLine(); err == nil {
+		return startResult{URL: p.URL(), stop: stop}
 	}
-	line := make(chan string, 1)
-	go func() { // reads the first stdout line; ends when the process's stdout closes
-		sc := bufio.NewScanner(stdout)
-		if sc.Scan() {
-			line <- strings.TrimSpace(sc.Text())
-		}
-		close(line)
-		_, _ = io.Copy(io.Discard, stdout)
-	}()
 	select {
-	case l, ok := <-line:
-		if ok && strings.HasPrefix(l, "ws://") {
-			t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-			return startResult{URL: l}
-		}
-		_ = cmd.Wait()
-	case <-time.After(30 * time.Second):
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		return startResult{TimedOut: true, Stderr: stderr.String()}
+	case <-p.Done():
+	default:
+		stop()
+		return startResult{TimedOut: true, Stderr: stderr.String(), stop: stop}
 	}
+	stop() // reaps the stdout reader
 	first, _, _ := strings.Cut(stderr.String(), "\n")
-	return startResult{Exit: cmd.ProcessState.ExitCode(), ErrLine: first, Stderr: stderr.String()}
+	return startResult{Exit: p.Cmd.ProcessState.ExitCode(), ErrLine: first, Stderr: stderr.String(), stop: stop}
 }
+
+// wsURLLine is the line a listening exec-server prints.
+var wsURLLine = regexp.MustCompile(`^ws://\S+$`)
 
 func TestWSAuthInterop_StartupErrors(t *testing.T) {
 	ours := oursBinary(t)
