@@ -227,9 +227,7 @@ func conformConsumeConcurrent(t *testing.T, st server.Store) {
 	var mu sync.Mutex
 	wins := 0
 	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			ok, err := st.ConsumeAuthorization(ctx, a.TokenHash, env, "reg-1", a.HarnessKeyHash, conformNow)
 			if err != nil && !errors.Is(err, server.ErrConflict) {
 				t.Error(err)
@@ -239,7 +237,7 @@ func conformConsumeConcurrent(t *testing.T, st server.Store) {
 			if ok {
 				wins++
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if wins != 1 {
@@ -357,9 +355,7 @@ func conformSigningKeyConcurrent(t *testing.T, st server.Store) {
 	got := make([][]byte, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for attempt := 0; attempt < 20; attempt++ {
 				k, err := st.EnsureSigningKey(ctx, id, []byte{byte(i)}, conformNow)
 				if errors.Is(err, server.ErrConflict) {
@@ -372,7 +368,7 @@ func conformSigningKeyConcurrent(t *testing.T, st server.Store) {
 				return
 			}
 			t.Error("EnsureSigningKey kept conflicting")
-		}()
+		})
 	}
 	wg.Wait()
 	for i := 1; i < n; i++ {
@@ -487,9 +483,7 @@ func conformRegisterConcurrent(t *testing.T, st server.Store) {
 	gens := make([]int64, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for attempt := 0; attempt < 50; attempt++ {
 				r, err := st.Register(ctx, env, "reg", []byte("k"), hash("e"), conformNow)
 				if errors.Is(err, server.ErrConflict) {
@@ -503,7 +497,7 @@ func conformRegisterConcurrent(t *testing.T, st server.Store) {
 				return
 			}
 			t.Error("Register kept conflicting")
-		}()
+		})
 	}
 	wg.Wait()
 	sort.Slice(gens, func(i, j int) bool { return gens[i] < gens[j] })
