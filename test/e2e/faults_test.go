@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -143,17 +142,11 @@ func faultsRegistryRestart(t *testing.T, run runFunc) {
 	want := localRun(t, faultStream...)
 	for _, down := range []time.Duration{2 * time.Second, 10 * time.Second} {
 		run(down.String(), func(t *testing.T) {
-			reg := newRestartableRegistry(t)
 			env := "env-restart"
-			startOurRemote(t, reg.URL, env, reg.Token)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			waitFor(t, ctx, "the executor to connect", func() bool { return reg.Online(env) })
-			tokenFile := filepath.Join(t.TempDir(), "token")
-			if err := os.WriteFile(tokenFile, []byte(reg.Token+"\n"), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			rig := &chaosRig{Proxy: reg.URL, Env: env, TokenFile: tokenFile}
+			reg := startOnlineRemote(ctx, t, env)
+			rig := &chaosRig{Proxy: reg.URL, Env: env, TokenFile: reg.TokenFile}
 			done := make(chan chaosExec, 1)
 			var seen atomic.Int64
 			go func() { done <- rig.execCounting(t, 4*time.Minute, &seen, faultStream...) }()

@@ -149,10 +149,7 @@ func TestLifetime_Kill9RemoteLeavesNoProcess(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	waitFor(t, ctx, "the executor to connect", func() bool { return reg.Online(env) })
-	tokenFile := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(tokenFile, []byte(reg.Token+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	tokenFile := reg.TokenFile
 	key, val := newProcMarker(t)
 	r := startExecCLI(t, "", "--registry", reg.URL, "--environment-id", env, "--token-file", tokenFile,
 		"--env", key+"="+val, "--", "sh", "-c", lifetimeScript)

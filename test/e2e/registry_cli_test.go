@@ -22,6 +22,13 @@ func startLineProcess(t *testing.T, re *regexp.Regexp, args ...string) []string 
 	return refbin.Launch(t, cmd, &refbin.LaunchOptions{Line: re, Exit: refbin.ExitClean, Name: args[0]}).Match
 }
 
+// startDev runs `executor dev` and returns the submatches of the exec command it prints
+// (devExecLine: registry URL, environment id, token file).
+func startDev(t *testing.T) []string {
+	t.Helper()
+	return startLineProcess(t, devExecLine, "dev")
+}
+
 // runExecCLI runs `executor exec` with args and returns stdout and the exit code.
 func runExecCLI(t *testing.T, args ...string) (string, int) {
 	t.Helper()
@@ -43,7 +50,7 @@ func runExecCLI(t *testing.T, args ...string) (string, int) {
 // TestDev_PrintsWorkingExecCommand: `executor dev` starts registry + rendezvous + executor in
 // one process and prints an exec command that works.
 func TestDev_PrintsWorkingExecCommand(t *testing.T) {
-	m := startLineProcess(t, regexp.MustCompile(`exec --registry (\S+) --environment-id (\S+) --token-file (\S+) --`), "dev")
+	m := startDev(t)
 	out, code := runExecCLI(t, "--registry", m[1], "--environment-id", m[2], "--token-file", m[3], "--", "sh", "-c", "echo hello; exit 3")
 	if out != "hello\n" || code != 3 {
 		t.Errorf("exec via executor dev: got %q exit %d, want %q exit 3", out, code, "hello\n")

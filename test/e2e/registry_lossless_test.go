@@ -21,12 +21,10 @@ import (
 func TestRegistryRecovery_LosslessBulkAcrossRestart(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
 	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
-	reg := newRestartableRegistry(t)
 	const env = "env-lossless"
-	startOurRemote(t, reg.URL, env, reg.Token)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	waitFor(t, ctx, "the executor to connect", func() bool { return reg.Online(env) })
+	reg := startOnlineRemote(ctx, t, env)
 
 	var reconnected atomic.Int32
 	c, err := harness.Dial(ctx, &harness.RemoteOptions{

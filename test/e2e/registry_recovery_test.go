@@ -24,6 +24,16 @@ func newRestartableRegistry(t *testing.T) *registrytest.Registry {
 	return registrytest.Start(t, nil)
 }
 
+// startOnlineRemote serves a restartable registry (newRestartableRegistry) with our
+// executor registered as env, and waits (bounded by ctx) until the executor is online.
+func startOnlineRemote(ctx context.Context, t *testing.T, env string) *registrytest.Registry {
+	t.Helper()
+	reg := newRestartableRegistry(t)
+	startOurRemote(t, reg.URL, env, reg.Token)
+	reg.WaitOnline(ctx, t, env, true)
+	return reg
+}
+
 // startOurRemote runs `executor remote` registered with reg (bearer on stdin).
 func startOurRemote(t *testing.T, registryURL, env, bearer string) {
 	t.Helper()
@@ -101,12 +111,10 @@ func (e *events) has(s string) bool {
 func TestRegistryRecovery_RendezvousRestartMidOutput(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
 	t.Cleanup(func() { goleak.VerifyNone(t, ignore) }) // registered first, so it runs last
-	reg := newRestartableRegistry(t)
 	const env = "env-recovery"
-	startOurRemote(t, reg.URL, env, reg.Token)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	waitFor(t, ctx, "the executor to connect", func() bool { return reg.Online(env) })
+	reg := startOnlineRemote(ctx, t, env)
 
 	var reconnects []string
 	var recMu sync.Mutex

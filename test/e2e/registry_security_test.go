@@ -63,7 +63,7 @@ func TestRegistryToken_RequiresScope(t *testing.T) {
 // TestDev_TokensScoped: `executor dev` hands out a harness-only token for its environment:
 // it cannot register an executor (403), and exec with it works (TestDev_PrintsWorkingExecCommand).
 func TestDev_TokensScoped(t *testing.T) {
-	m := startLineProcess(t, regexp.MustCompile(`exec --registry (\S+) --environment-id (\S+) --token-file (\S+) --`), "dev")
+	m := startDev(t)
 	raw, err := os.ReadFile(m[3])
 	if err != nil {
 		t.Fatal(err)
