@@ -61,6 +61,12 @@ func (c *conn) session() *session.Session[*sessionState] {
 	return c.sess
 }
 
+// ReleasesMessage implements jsonrpc.ReleasingHandler: fs/writeBlock keeps nothing of its
+// request once answered (the chunk is decoded into pooled storage, written and released;
+// the handle id is a copy), so the transport may reuse the request's bytes (writeblock_local,
+// docs/bench.md).
+func (c *conn) ReleasesMessage(method string) bool { return method == protocol.MethodFsWriteBlock }
+
 // Lane implements jsonrpc.Handler: before initialized everything is serial.
 func (c *conn) Lane(method string) jsonrpc.Lane {
 	c.mu.Lock()

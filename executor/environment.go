@@ -152,8 +152,7 @@ func passwdEntry(uid int) (passwd, bool) {
 // capabilities advertises only what this executor implements (spec/jsonrpc.md §3.8,
 // spec/capabilities-0.171.0.md §2): a flag is true only when its whole behaviour is
 // proven against the released binary. Flags that depend on a sandbox backend are set
-// only when one exists; networkProxyTransparentTcp and credentialMasking* stay false
-// until implemented. The process extensions (docs/protocol-extensions.md) are
+// only when one exists; credentialMasking* stay false until implemented. The process extensions (docs/protocol-extensions.md) are
 // always advertised: only this executor sends them, and released clients ignore flags
 // they do not know (the conformance runner removes capabilities before comparing).
 func capabilities(l *sandbox.Launcher) protocol.Capabilities {
@@ -172,8 +171,8 @@ func capabilities(l *sandbox.Launcher) protocol.Capabilities {
 	c.EnvironmentConfigRead = true // environmentConfig/read (executor/envconfig)
 	c.ShellSnapshotV2 = true       // process/start.shellSnapshot (executor/shellsnap)
 	// networkProxy (executor/netproxy, executor/process): callbacks and the sandbox
-	// bridge proven by the netproxy_* scenarios; transparentTcp still fails closed, so its
-	// flag stays off. credentialMasking is honoured with a CODEX_HOME (credmask_*
+	// bridge proven by the netproxy_* scenarios (transparent TCP below, with bubblewrap).
+	// credentialMasking is honoured with a CODEX_HOME (credmask_*
 	// scenarios) but credentialMasking* stay off: the reference also masks recognized
 	// tokens found inside any other variable (a URL holding a ghp_ token, a stray PAT
 	// attributed to GH_TOKEN), which credmask leaves real. Once it does, add here:
@@ -196,6 +195,10 @@ func capabilities(l *sandbox.Launcher) protocol.Capabilities {
 	if l != nil && l.Report().Backend == sandbox.BackendBubblewrap {
 		c.LinuxRootWritePreservesDevices = true
 		c.LinuxApprovedRootWritePreservesRestrictions = true
+		// proxy.transparentTcp: the bubblewrap sandbox's tun capture into the proxy's
+		// SOCKS5 policy (sandbox/transparent; netproxy_transparent_tcp_capture scenario).
+		// Without bubblewrap such a launch fails closed, as every managed network does.
+		c.NetworkProxyTransparentTcp = true
 	}
 	return c
 }

@@ -59,6 +59,10 @@ type Options struct {
 	// process/start with managedNetwork or enforceManagedNetwork is refused (-32602),
 	// as the reference refuses it without one. "" (default): no such requirement.
 	TCPUpstreamProxy string
+	// LinuxSandboxTransparentTCP is `--linux-sandbox-transparent-tcp` (codex 0.171.0):
+	// every sandboxed start with enforceManagedNetwork gets transparent TCP, as if its
+	// networkProxy asked for it (process.Options.TransparentTCP).
+	LinuxSandboxTransparentTCP bool
 	// ProcessGuard makes every process group die with the executor, even after kill -9
 	// (process.Guard). Nil: only each group's leader gets SIGTERM (Pdeathsig). The caller
 	// owns it and closes it after the Server.

@@ -35,6 +35,8 @@ func FuzzLongStrings(f *testing.F) {
 		`{"name":"` + long,
 		`{"name":"` + long + "\x7f" + long + `","raw":["` + long + `"]}`,
 		`{"id":"` + long + `","params":{"name":"` + long + `"}}`,
+		`{"raw":["` + long + `\\"],"name":"x"}`,
+		`{"raw":["` + long + `\\\"` + long + `\\\\"]}`,
 	} {
 		f.Add([]byte(s))
 	}

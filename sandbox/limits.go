@@ -96,7 +96,13 @@ const (
 	msgProxyNoEnv        = "managed proxy mode requires proxy environment variables"
 	msgProxyNoLoopback   = "managed proxy mode requires parseable loopback proxy endpoints"
 	msgProxyOutsidePorts = "proxy endpoint is outside the managed sandbox context"
+	// msgTransparentNoSOCKS refuses transparent TCP without a loopback SOCKS5 proxy
+	// variable to carry the captured connections, under msgTransparentPrefix (observed
+	// from codex 0.171.0 with --linux-sandbox-transparent-tcp and enableSocks5 false).
+	msgTransparentNoSOCKS = "transparent TCP requires managed SOCKS5"
 	// msgProxyInnerPrefix prefixes inner-stage bridge failures (our wording: the
 	// reference's inner bridge has no observed failure text).
 	msgProxyInnerPrefix = "failed to start sandbox proxy routing bridge: "
+	// msgTransparentPrefix prefixes transparent TCP setup failures (codex 0.171.0's).
+	msgTransparentPrefix = "failed to prepare transparent TCP: "
 )

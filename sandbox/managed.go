@@ -29,6 +29,11 @@ import (
 // ManagedNetwork is process/start's managedNetwork (spec/sandbox.md §1.1). The zero
 // value is the reference's default for an absent object. Values are read only.
 type ManagedNetwork struct {
+	// TransparentTcp captures the command's direct TCP connections and name lookups
+	// inside the namespace and sends them through the SOCKS5 proxy of the routed
+	// variables (spec/network-proxy.md §8.3; sandbox/transparent). Optional in the
+	// --managed-network value (codex 0.171.0 puts it first).
+	TransparentTcp bool `json:"transparentTcp,omitempty"`
 	// LoopbackPorts, when non-empty, must list every routed proxy port.
 	LoopbackPorts []uint16 `json:"loopbackPorts"`
 	// AllowLocalBinding has no Linux effect (observed from codex 0.169.0).
@@ -139,6 +144,9 @@ func planProxyVars(env []string, m *ManagedNetwork) ([]proxyVar, error) {
 //	{"routes":[{"env_key":"HTTP_PROXY","socket_path":"/tmp/codex-linux-sandbox-proxy-7-0/3128.sock"}]}
 type routeSpec struct {
 	Routes []proxyRoute `json:"routes"`
+	// TransparentSocket is the socket of the SOCKS5 route that captured connections
+	// go to (transparent TCP only).
+	TransparentSocket string `json:"transparent_socket,omitempty"`
 }
 
 type proxyRoute struct {
@@ -168,6 +176,9 @@ func decodeRouteSpec(s string) (*routeSpec, error) {
 	}
 	if len(spec.Routes) == 0 {
 		return nil, errors.New("decoding proxy route spec: no routes")
+	}
+	if t := spec.TransparentSocket; t != "" && (!filepath.IsAbs(t) || filepath.Clean(t) != t) {
+		return nil, fmt.Errorf("decoding proxy route spec: socket path %q is not absolute and clean", t)
 	}
 	seen := map[string]bool{}
 	for _, r := range spec.Routes {

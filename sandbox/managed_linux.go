@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/execlab/executor/sandbox/transparent"
 )
 
 // hostProxy is the launcher's bridge: a private 0700 directory holding one Unix
@@ -24,7 +26,22 @@ type hostProxy struct {
 	dir  string
 	spec routeSpec
 	br   *bridge
+	// transparent: the sandbox gets /dev/net/tun, the resolv.conf (bound at
+	// resolvTarget) and the setup's capabilities (transparent TCP).
+	transparent  bool
+	resolvTarget string
 }
+
+// errTransparentNoSOCKS: transparent TCP without a SOCKS5 route (runBubblewrap reports
+// it under msgTransparentPrefix).
+var errTransparentNoSOCKS = errors.New(msgTransparentNoSOCKS)
+
+// resolvConfPath is the resolver configuration the sandbox's libc reads.
+const resolvConfPath = "/etc/resolv.conf"
+
+// tunDevice is bound into the sandbox for transparent TCP. It must be opened there:
+// a tun descriptor belongs to the network namespace it was opened in.
+const tunDevice = "/dev/net/tun"
 
 // startHostProxy plans the routes from env and starts the launcher bridge. A
 // *proxyRefusal error is a fail-closed row; any other error is a setup failure. Both
@@ -58,6 +75,15 @@ func startHostProxy(m *ManagedNetwork, env []string, tmpDir string) (*hostProxy,
 			sockets[v.ep.port] = sock
 		}
 		hp.spec.Routes = append(hp.spec.Routes, proxyRoute{EnvKey: v.key, SocketPath: sock})
+		if m.TransparentTcp && hp.spec.TransparentSocket == "" && v.ep.isSOCKS5() {
+			hp.spec.TransparentSocket = sock
+		}
+	}
+	if m.TransparentTcp {
+		if err := hp.prepareTransparent(); err != nil {
+			hp.close()
+			return nil, err
+		}
 	}
 	return hp, nil
 }
@@ -125,8 +151,53 @@ func sweepStaleProxyDirs(tmpDir string) {
 	}
 }
 
-// bwrapArgs binds the socket directory read-only at the same path in the sandbox.
-func (hp *hostProxy) bwrapArgs() []string { return []string{"--ro-bind", hp.dir, hp.dir} }
+// prepareTransparent opens /dev/net/tun for the inner stage and writes the sandbox's
+// resolv.conf (transparent.ResolvConf) into the socket directory. A proxy without a
+// SOCKS5 route cannot carry captured connections: fail closed.
+func (hp *hostProxy) prepareTransparent() error {
+	if hp.spec.TransparentSocket == "" {
+		return errTransparentNoSOCKS
+	}
+	if err := os.WriteFile(hp.resolvConf(), []byte(transparent.ResolvConf), 0o444); err != nil {
+		return fmt.Errorf("writing resolv.conf: %w", err)
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(tunDevice, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR {
+		return fmt.Errorf("transparent TCP needs the tun device %s", tunDevice)
+	}
+	// A symlinked /etc/resolv.conf (systemd-resolved's stub file) is replaced where it
+	// points: bwrap binds through a symlink only onto an existing target, and the
+	// profile may not show it. A dangling link stays as it is (bwrap then refuses).
+	hp.resolvTarget = resolvConfPath
+	if p, err := filepath.EvalSymlinks(resolvConfPath); err == nil {
+		hp.resolvTarget = p
+	}
+	hp.transparent = true
+	return nil
+}
+
+func (hp *hostProxy) resolvConf() string { return filepath.Join(hp.dir, "resolv.conf") }
+
+// bwrapArgs binds the socket directory read-only at the same path in the sandbox;
+// with transparent TCP also the resolv.conf over /etc/resolv.conf and the tun device.
+// The command can open the device but not create or attach an interface: that needs
+// CAP_NET_ADMIN, and the one device is single-queue and held by the inner stage.
+func (hp *hostProxy) bwrapArgs() []string {
+	args := []string{"--ro-bind", hp.dir, hp.dir}
+	if hp.transparent {
+		args = append(args, "--ro-bind", hp.resolvConf(), hp.resolvTarget, "--dev-bind", tunDevice, tunDevice)
+	}
+	return args
+}
+
+// capArgs follow bwrap's --cap-drop ALL: what the inner stage's transparent TCP setup
+// needs (runTransparentSetup drops them all before the command starts).
+func (hp *hostProxy) capArgs() []string {
+	if hp == nil || !hp.transparent {
+		return nil
+	}
+	return []string{"--cap-add", "CAP_NET_ADMIN", "--cap-add", "CAP_NET_BIND_SERVICE", "--cap-add", "CAP_SETPCAP"}
+}
 
 // close stops the bridge and removes the socket directory. Nil-safe, idempotent.
 func (hp *hostProxy) close() {
@@ -140,12 +211,18 @@ func (hp *hostProxy) close() {
 	}
 }
 
-// innerProxy is the inner stage's bridge: one 127.0.0.1:0 listener per socket.
-type innerProxy struct{ br *bridge }
+// innerProxy is the inner stage's bridge: one 127.0.0.1:0 listener per socket, and
+// the transparent TCP capture when the launch asked for it.
+type innerProxy struct {
+	br  *bridge
+	cap *transparent.Capture
+}
 
-// startInnerProxy brings lo up if needed, listens per route socket, and returns env
-// with every routed variable rewritten to its local port.
-func startInnerProxy(specJSON string, env []string) (*innerProxy, []string, error) {
+// startInnerProxy brings lo up if needed, listens per route socket, starts the
+// transparent capture on tfds (the descriptors runTransparentSetup prepared; nil
+// without transparent TCP), and returns env with every routed variable rewritten to
+// its local port.
+func startInnerProxy(specJSON string, env []string, tfds []int) (*innerProxy, []string, error) {
 	spec, err := decodeRouteSpec(specJSON)
 	if err != nil {
 		return nil, nil, err
@@ -176,11 +253,29 @@ func startInnerProxy(specJSON string, env []string) (*innerProxy, []string, erro
 		ip.close()
 		return nil, nil, err
 	}
+	if tfds != nil {
+		if spec.TransparentSocket == "" {
+			ip.close()
+			return nil, nil, errors.New("transparent TCP without a SOCKS5 route")
+		}
+		sock := spec.TransparentSocket
+		ip.cap, err = transparent.Start(tfds[0], tfds[1], func(ctx context.Context) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", sock)
+		})
+		if err != nil {
+			ip.close()
+			return nil, nil, fmt.Errorf("starting transparent TCP: %w", err)
+		}
+	}
 	return ip, out, nil
 }
 
 func (ip *innerProxy) close() {
 	if ip != nil {
+		if ip.cap != nil {
+			ip.cap.Close()
+		}
 		ip.br.close()
 	}
 }

@@ -18,6 +18,23 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// readFrom dials addr (names through the sandbox's resolver; one address at a time,
+// no Happy Eyeballs race) and reads to EOF.
+func readFrom(addr string) string {
+	d := net.Dialer{Timeout: 10 * time.Second, FallbackDelay: -1}
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		return errnoName(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	b, err := io.ReadAll(c)
+	if err != nil {
+		return errnoName(err)
+	}
+	return strings.TrimSpace(string(b))
+}
+
 func errnoName(err error) string {
 	var en unix.Errno
 	if errors.As(err, &en) {
@@ -101,6 +118,27 @@ func runProbeProgram(name string, args []string) int {
 		c, err := net.Dial("tcp", args[0])
 		if err == nil {
 			c.Close()
+		}
+		return report(err)
+	case "read-from": // one line per address: what a direct connection reads, or its error
+		for _, addr := range args {
+			fmt.Println(addr, readFrom(addr))
+		}
+		return 0
+	case "tunsetiff": // what the command can do with the tun device bound for the setup
+		fd, err := unix.Open("/dev/net/tun", unix.O_RDWR, 0)
+		if err == nil {
+			defer unix.Close(fd)
+			for _, name := range []string{"codextun", "othertun"} {
+				ifr, _ := unix.NewIfreq(name)
+				ifr.SetUint16(unix.IFF_TUN | unix.IFF_NO_PI)
+				if err := unix.IoctlIfreq(fd, unix.TUNSETIFF, ifr); err != nil {
+					fmt.Println(name, errnoName(err))
+				} else {
+					fmt.Println(name, "ok")
+				}
+			}
+			return 0
 		}
 		return report(err)
 	case "proxy-env":

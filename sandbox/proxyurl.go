@@ -38,6 +38,11 @@ type proxyEndpoint struct {
 	prefix, suffix string
 }
 
+// isSOCKS5 reports whether the endpoint is a socks5:// or socks5h:// proxy.
+func (e proxyEndpoint) isSOCKS5() bool {
+	return strings.HasPrefix(e.prefix, "socks5://") || strings.HasPrefix(e.prefix, "socks5h://")
+}
+
 // rewrite returns the value pointing at the bridge on 127.0.0.1:port.
 func (e proxyEndpoint) rewrite(port int) string {
 	return e.prefix + "127.0.0.1:" + strconv.Itoa(port) + e.suffix

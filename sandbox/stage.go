@@ -5,6 +5,7 @@ package sandbox
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/execlab/executor/internal/reexec"
@@ -28,7 +29,12 @@ type stageArgs struct {
 	// --proxy-route-spec (inner stage only, decoded there).
 	managed   *ManagedNetwork
 	routeSpec string
-	command   []string
+	// transparentSetup (--transparent-tcp-setup, inner stage, started by bwrap with
+	// the setup's capabilities) sets the capture up and re-executes the stage with
+	// transparentFDs (--transparent-tcp-fds TUN,DNS) and none of them.
+	transparentSetup bool
+	transparentFDs   []int
+	command          []string
 }
 
 // The stages are a re-entry point of internal/reexec: main (and every TestMain whose
@@ -94,6 +100,10 @@ func parseStageArgs(args []string) (*stageArgs, error) {
 			}
 		case "--proxy-route-spec":
 			a.routeSpec, err = value()
+		case "--transparent-tcp-setup":
+			a.transparentSetup = true
+		case "--transparent-tcp-fds":
+			a.transparentFDs, err = parseFDs(value())
 		default:
 			return nil, fmt.Errorf("unknown sandbox flag %q", flag)
 		}
@@ -144,11 +154,42 @@ func (a *stageArgs) encode() []string {
 	if a.routeSpec != "" {
 		add("--proxy-route-spec", a.routeSpec)
 	}
+	if a.transparentSetup {
+		add("--transparent-tcp-setup")
+	}
+	if len(a.transparentFDs) > 0 {
+		fds := make([]string, len(a.transparentFDs))
+		for i, fd := range a.transparentFDs {
+			fds[i] = strconv.Itoa(fd)
+		}
+		add("--transparent-tcp-fds", strings.Join(fds, ","))
+	}
 	if a.inner {
 		add("--apply-seccomp-then-exec")
 	}
 	add("--")
 	return append(out, a.command...)
+}
+
+// parseFDs parses the value (v, err) of --transparent-tcp-fds: two descriptor numbers
+// above stderr.
+func parseFDs(v string, err error) ([]int, error) {
+	if err != nil {
+		return nil, err
+	}
+	parts := strings.Split(v, ",")
+	if len(parts) != 2 {
+		return nil, fmt.Errorf("bad --transparent-tcp-fds %q", v)
+	}
+	fds := make([]int, len(parts))
+	for i, s := range parts {
+		n, err := strconv.Atoi(s)
+		if err != nil || n <= 2 {
+			return nil, fmt.Errorf("bad --transparent-tcp-fds %q", v)
+		}
+		fds[i] = n
+	}
+	return fds, nil
 }
 
 func (a *stageArgs) hasFeature(f string) bool {

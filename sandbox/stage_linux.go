@@ -62,6 +62,9 @@ func runStage(args []string) int {
 			return stageFail(exitBuildFailure, msgEnvHazard+name)
 		}
 	}
+	if a.inner && a.transparentSetup {
+		return runTransparentSetup(a)
+	}
 	if a.inner {
 		env := innerCommandEnv(own)
 		if fn := inProcessCommand(a); fn != nil {
@@ -142,7 +145,7 @@ func runInner(a *stageArgs, p *policy.Policy, env []string) int {
 		return execFailed(a, err)
 	}
 	if a.managed != nil { // §3.8 step 3: bridges run on unconfined threads
-		ip, routed, err := startInnerProxy(a.routeSpec, env)
+		ip, routed, err := startInnerProxy(a.routeSpec, env, a.transparentFDs)
 		if err != nil {
 			return stageFail(exitPanic, msgProxyInnerPrefix+err.Error())
 		}
@@ -284,6 +287,9 @@ func runBubblewrap(a *stageArgs, p *policy.Policy, plan policy.Plan, env []strin
 	if a.managed != nil {
 		var err error
 		if hp, err = startHostProxy(a.managed, env, tmpdir); err != nil {
+			if errors.Is(err, errTransparentNoSOCKS) {
+				return stageFail(exitPanic, msgTransparentPrefix+err.Error())
+			}
 			return stageFail(exitPanic, msgProxyBridgePrefix+err.Error())
 		}
 		defer hp.close()
@@ -370,6 +376,7 @@ func bwrapArgv(a *stageArgs, plan policy.Plan, mp *mountPlan, exe string, hp *ho
 		argv = append(argv, "--chdir", chdir)
 	}
 	argv = append(argv, "--cap-drop", "ALL")
+	argv = append(argv, hp.capArgs()...)
 	if a.hasFeature("argv0") {
 		argv = append(argv, "--argv0", StageArgv0)
 	}
@@ -377,6 +384,7 @@ func bwrapArgv(a *stageArgs, plan policy.Plan, mp *mountPlan, exe string, hp *ho
 		haveProfile: true, arg0: a.arg0, haveArg0: a.haveArg0, inner: true, command: a.command}
 	if hp != nil {
 		inner.managed, inner.routeSpec = a.managed, hp.spec.encode()
+		inner.transparentSetup = hp.transparent
 	}
 	argv = append(argv, "--", exe, StageFlag)
 	return append(argv, inner.encode()...)

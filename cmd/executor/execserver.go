@@ -49,8 +49,8 @@ Options:
                                   namespace; inherit: they share ours and can signal other
                                   processes of the same user (dedicated hosts only)
       --linux-sandbox-transparent-tcp
-                                  Route managed sandbox TCP through the SOCKS proxy (this
-                                  executor runs no such proxy: accepted, no effect)
+                                  Route the direct TCP of every managed-network sandbox
+                                  through the executor-local SOCKS5 proxy (transparent TCP)
       --tcp-upstream-proxy <HOST:PORT>
                                   HTTP CONNECT proxy raw TCP must use from the managed SOCKS
                                   listener (none runs here: managed-network starts are refused)
@@ -297,13 +297,14 @@ func runExecServer(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	return serve.Run(ctx, serve.Config{
 		Listen: l,
 		Server: executor.Options{
-			MaxUnackedTotalBytes: process.DefaultMaxUnackedTotalBytes,
-			ProcessGuard:         rt.guard,
-			ConcurrentRequests:   concurrent,
-			Sandbox:              sb.start(ctx, rt),
-			TCPUpstreamProxy:     m.get("tcp-upstream-proxy", ""),
-			Observer:             telemetry.WithTracing(executorObserver(rt.tm), rt.tr),
-			CodexHome:            codexHomeDir(),
+			MaxUnackedTotalBytes:       process.DefaultMaxUnackedTotalBytes,
+			ProcessGuard:               rt.guard,
+			ConcurrentRequests:         concurrent,
+			Sandbox:                    sb.start(ctx, rt),
+			TCPUpstreamProxy:           m.get("tcp-upstream-proxy", ""),
+			LinuxSandboxTransparentTCP: m.has("linux-sandbox-transparent-tcp"),
+			Observer:                   telemetry.WithTracing(executorObserver(rt.tm), rt.tr),
+			CodexHome:                  codexHomeDir(),
 		},
 		Stdin:    stdin,
 		Stdout:   stdout,
@@ -404,7 +405,8 @@ func runExecServerRemote(ctx context.Context, m *clapMatches, concurrent int, sb
 	cmd.Server = executor.Options{ConcurrentRequests: concurrent, SessionTTL: defaultRemoteSessionTTL, MaxUnackedBytes: maxUnacked,
 		MaxUnackedTotalBytes: maxUnackedTotal,
 		ProcessGuard:         rt.guard, TCPUpstreamProxy: m.get("tcp-upstream-proxy", ""),
-		Observer: telemetry.WithTracing(executorObserver(rt.tm), rt.tr), CodexHome: codexHomeDir()}
+		LinuxSandboxTransparentTCP: m.has("linux-sandbox-transparent-tcp"),
+		Observer:                   telemetry.WithTracing(executorObserver(rt.tm), rt.tr), CodexHome: codexHomeDir()}
 	cmd.OnServer = func(srv *executor.Server) { trackSessions(rt.tm, srv) }
 	cmd.Sandbox = func(ctx context.Context) *sandbox.Launcher { return sb.start(ctx, rt) }
 	return remote.RunCommand(ctx, cmd, stdin)

@@ -8,14 +8,15 @@ import (
 	"strings"
 )
 
-// Managed-proxy flags of codex 0.171.0's exec-server. This executor launches no
-// executor-local managed (SOCKS) proxy, so:
-//   - --linux-sandbox-transparent-tcp is accepted and changes nothing a request can
-//     observe (as the reference without a local proxy: a managedNetwork with
-//     transparentTcp:true is refused either way);
-//   - --tcp-upstream-proxy HOST:PORT is validated as the reference does and makes
-//     every managed-network process/start fail (-32602 "a mandatory TCP upstream
-//     requires an executor-local managed proxy"), exactly the reference's answer.
+// Managed-proxy flags of codex 0.171.0's exec-server:
+//   - --linux-sandbox-transparent-tcp gives every sandboxed start with
+//     enforceManagedNetwork transparent TCP (executor.Options.LinuxSandboxTransparentTCP,
+//     probed on codex 0.171.0: test/conformance netproxy_transparent_tcp_flag);
+//   - --tcp-upstream-proxy HOST:PORT is validated as the reference does; the
+//     executor-local proxy chains its SOCKS5 TCP (transparent TCP included) through it
+//     as HTTP CONNECT, and a managed-network process/start without a networkProxy fails
+//     (-32602 "a mandatory TCP upstream requires an executor-local managed proxy"),
+//     exactly the reference's answer (test/conformance netproxy_tcp_upstream).
 type proxyFlags struct {
 	transparentTCP *bool
 	upstream       *upstreamProxy
@@ -24,9 +25,9 @@ type proxyFlags struct {
 func addProxyFlags(fs *flag.FlagSet) proxyFlags {
 	p := proxyFlags{upstream: new(upstreamProxy)}
 	p.transparentTCP = fs.Bool("linux-sandbox-transparent-tcp", false,
-		"route managed Linux sandbox TCP through the executor-local SOCKS proxy (accepted for codex 0.171.0 compatibility; this executor runs no such proxy, so it has no effect)")
+		"route the direct TCP of every managed-network Linux sandbox through the executor-local SOCKS5 proxy (transparent TCP)")
 	fs.Var(p.upstream, "tcp-upstream-proxy",
-		"HOST:PORT of the HTTP CONNECT proxy raw TCP must use from the managed SOCKS listener; this executor runs no such listener, so every managed-network process/start is refused")
+		"HOST:PORT of the HTTP CONNECT proxy raw TCP must use from the managed SOCKS listener; a managed-network process/start without a networkProxy is refused")
 	return p
 }
 

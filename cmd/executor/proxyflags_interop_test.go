@@ -79,9 +79,9 @@ func stdioExchange(t *testing.T, bin string, args []string, lines []string) map[
 }
 
 // `exec-server --tcp-upstream-proxy HOST:PORT` (codex 0.171.0) refuses every
-// managed-network start after managedNetwork decoded; ours answers the same, and
-// --linux-sandbox-transparent-tcp changes nothing observable (no local proxy on
-// either side). 0.169.0 has neither flag.
+// managed-network start after managedNetwork decoded; ours answers the same, also with
+// --linux-sandbox-transparent-tcp (whose own effect is netproxy_transparent_tcp_flag's,
+// test/conformance). 0.169.0 has neither flag.
 func TestProxyFlagsInterop_TCPUpstream(t *testing.T) {
 	cwd := "file://" + t.TempDir()
 	start := func(id int, extra string) string {

@@ -8,7 +8,8 @@ import "context"
 // ReadMessage and WriteMessage may be called concurrently with each other, but each only
 // from one goroutine at a time. After any error from ReadMessage the connection is
 // finished. Close unblocks pending calls. WriteMessage must not keep msg (or any part of
-// it) after it returns: the caller reuses the buffer for later messages.
+// it) after it returns: the caller reuses the buffer for later messages. A MessageConn
+// that hands out its own read buffers also implements MessageReleaser (serve.go).
 type MessageConn interface {
 	ReadMessage(ctx context.Context) ([]byte, error)
 	WriteMessage(ctx context.Context, msg []byte) error

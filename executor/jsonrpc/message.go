@@ -66,6 +66,9 @@ type Message struct {
 	Error  *jsonwire.Error // error responses
 
 	size int // bytes of the raw message, charged against InboundBytes while queued
+	// raw is the message's bytes when the connection may give them back to its
+	// MessageReleaser after the request is handled (serve.go); nil otherwise.
+	raw []byte
 	// parsed is set by Parse: Params (and Result) lie inside the document it checked.
 	parsed bool
 }

@@ -53,6 +53,22 @@ type InlineHandler interface {
 	HandleInline(n *Message) bool
 }
 
+// MessageReleaser is implemented by a MessageConn whose ReadMessage may hand out its own
+// read buffers (internal/wsmsg does for large messages): ReleaseMessage gives one back for
+// reuse once nothing refers to it. A buffer never given back is simply collected.
+type MessageReleaser interface {
+	ReleaseMessage(data []byte)
+}
+
+// ReleasingHandler is implemented by a Handler whose requests of some methods keep
+// nothing of the request message (params, id, method text) once Handle has returned:
+// for those the connection gives the message's bytes back to a MessageReleaser after the
+// reply is encoded, so a stream of large requests (fs/writeBlock) reuses one read buffer
+// instead of copying each message out of it.
+type ReleasingHandler interface {
+	ReleasesMessage(method string) bool
+}
+
 // Options configures a connection. Nil means defaults; it is never mutated.
 type Options struct {
 	// ConcurrentRequests ≤ 1 means strictly serial handling (default). N ≥ 2 enables
@@ -176,6 +192,10 @@ func (c *Conn) Done() <-chan struct{} { return c.done }
 
 func (c *Conn) readLoop(ctx context.Context, cancel context.CancelCauseFunc, h Handler, inbound chan<- *Message) {
 	inline, _ := h.(InlineHandler)
+	var releaser MessageReleaser
+	if rh, ok := h.(ReleasingHandler); ok && rh != nil {
+		releaser, _ = c.mc.(MessageReleaser)
+	}
 	for {
 		data, err := c.mc.ReadMessage(ctx)
 		if err != nil {
@@ -204,6 +224,9 @@ func (c *Conn) readLoop(ctx context.Context, cancel context.CancelCauseFunc, h H
 			continue
 		}
 		msg.size = len(data)
+		if releaser != nil {
+			msg.raw = data
+		}
 		if !c.admitInbound(ctx, msg.size) {
 			return
 		}
@@ -374,6 +397,11 @@ func (c *Conn) handle(ctx context.Context, cancel context.CancelCauseFunc, h Han
 			b = encodeError(nil, msg.ID, &jsonwire.Error{Code: jsonwire.CodeInternal, Message: fmt.Sprintf("serializing response: %v", err)})
 			then = nil
 		}
+	}
+	if msg.raw != nil && h.(ReleasingHandler).ReleasesMessage(msg.Method) {
+		// b holds its own copy of the id: nothing refers to the message's bytes any more.
+		c.mc.(MessageReleaser).ReleaseMessage(msg.raw)
+		msg.raw = nil
 	}
 	if !c.enqueue(ctx, b) {
 		return false

@@ -326,3 +326,50 @@ func TestConn_InboundWaitsForByteBudget(t *testing.T) {
 		}
 	})
 }
+
+// releasingConn records the messages the connection gives back (jsonrpc.MessageReleaser).
+type releasingConn struct {
+	*executortest.End
+	mu       sync.Mutex
+	released []string
+}
+
+func (c *releasingConn) ReleaseMessage(data []byte) {
+	c.mu.Lock()
+	c.released = append(c.released, string(data))
+	c.mu.Unlock()
+}
+
+// releasingHandler says requests of method "drop" keep nothing of their message.
+type releasingHandler struct{ fakeHandler }
+
+func (h *releasingHandler) ReleasesMessage(method string) bool { return method == "drop" }
+
+// A request whose handler keeps nothing of its message gives the bytes back to a
+// MessageReleaser after its reply is encoded (the id in the reply is intact); others are
+// never given back.
+func TestConn_ReleasesHandledMessages(t *testing.T) {
+	a, b := executortest.Pipe()
+	rc := &releasingConn{End: b}
+	conn := jsonrpc.NewConn(rc, nil)
+	done := make(chan error, 1)
+	go func() { done <- conn.Run(context.Background(), &releasingHandler{}) }()
+	defer func() { a.Close(); <-done }()
+	c := executortest.NewClient(t, a)
+	drop, echo := `{"id":"req-7","method":"drop","params":{"a":1}}`, `{"id":8,"method":"echo","params":{"b":2}}`
+	for _, m := range []string{drop, echo, drop} {
+		if err := a.WriteMessage(context.Background(), []byte(m)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, want := range []any{"req-7", float64(8), "req-7"} {
+		if m := c.Recv(); m["id"] != want {
+			t.Fatalf("reply %v, want id %v", m, want)
+		}
+	}
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if len(rc.released) != 2 || rc.released[0] != drop || rc.released[1] != drop {
+		t.Fatalf("released %q, want the two drop requests", rc.released)
+	}
+}

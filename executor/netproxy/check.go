@@ -132,6 +132,7 @@ func buildPolicy(p *ProxyConfig) (*Policy, error) {
 	pol := &Policy{
 		Mode:              p.Mode,
 		AllowLocalBinding: p.AllowLocalBinding,
+		AllowUpstream:     p.AllowUpstreamProxy,
 		EnableSocks5:      p.EnableSocks5,
 		deny:              deny,
 		allow:             allow,

@@ -70,19 +70,24 @@
 // not_allowed from the decider (blocked-by-allowlist). Probed on codex 0.171.0 and
 // 0.169.0: test/conformance netproxy_policy_callbacks.
 //
-// # Sandbox bridge
+// # Sandbox bridge and transparent TCP
 //
 // Not here: with a sandbox and enforceManagedNetwork, executor/process derives the
 // sandbox's managedNetwork from this proxy's listener ports and the existing
 // managed-network bridge (sandbox/managed*.go) carries the child's proxy variables into
 // the namespace; without bubblewrap the launch is refused (test/conformance
-// netproxy_sandbox_bridge).
+// netproxy_sandbox_bridge). With transparentTcp (§8.3) the sandbox also captures the
+// command's direct TCP and name lookups (sandbox/transparent) and sends each captured
+// connection to this proxy's SOCKS5 listener, so it is decided and audited here as
+// socks5_tcp (netproxy_transparent_tcp_capture) and, being SOCKS5 TCP, chained
+// through a --tcp-upstream-proxy like any other.
 //
-// # Not implemented (the executor does not advertise them)
+// # Not implemented
 //
-// Transparent TCP (§8.3), SOCKS5 UDP and an upstream proxy chain (allowUpstreamProxy).
-// executor/process refuses a networkProxy that asks for transparentTcp (and
-// credentialMasking when the executor has no CODEX_HOME for its CA) with -32602
+// SOCKS5 UDP, and chaining to the user's own upstream proxy variables
+// (allowUpstreamProxy without a --tcp-upstream-proxy; upstream.go handles the
+// executor's mandatory TCP upstream). executor/process refuses credentialMasking when
+// the executor has no CODEX_HOME for its CA with -32602
 // "network proxy launch is unsupported on this executor" (fail closed).
 //
 // # Credential masking (intercept.go)

@@ -18,6 +18,9 @@ type Policy struct {
 	// AllowLocalBinding lets loopback and private destinations through (§5.2 step 3)
 	// and fills NO_PROXY (§4).
 	AllowLocalBinding bool
+	// AllowUpstream is allowUpstreamProxy: SOCKS5 TCP may go through the executor's
+	// mandatory TCP upstream (Options.TCPUpstream, upstream.go).
+	AllowUpstream bool
 	// EnableSocks5 starts the SOCKS5 listener.
 	EnableSocks5 bool
 	// CallbackTimeout is policyDecisionTimeoutMs; zero when callbacks are disabled.

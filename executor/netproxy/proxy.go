@@ -56,6 +56,10 @@ type Options struct {
 	// UpstreamRoots verifies the upstream of an intercepted tunnel; nil: system roots.
 	// Tests set it.
 	UpstreamRoots *x509.CertPool
+	// TCPUpstream is the executor's `--tcp-upstream-proxy HOST:PORT` (codex 0.171.0):
+	// SOCKS5 TCP connections go through it as HTTP CONNECT (upstream.go); "" dials
+	// directly.
+	TCPUpstream string
 }
 
 // Proxy is a running proxy. Its methods are safe for concurrent use.
@@ -235,53 +239,11 @@ var errUpstreamBlocked = errors.New("netproxy: every resolved address is denied 
 func (p *Proxy) dialUpstream(ctx context.Context, host string, port uint16) (net.Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, upstreamDialTimeout)
 	defer cancel()
-	h := NormalizeHost(host)
-	var addrs []netip.Addr
-	if a, err := netip.ParseAddr(h); err == nil {
-		addrs = []netip.Addr{a}
-	} else {
-		resolve := p.opts.Resolve
-		if resolve == nil {
-			resolve = defaultResolve
-		}
-		addrs, err = resolve(ctx, h)
-		if err != nil {
-			// A name that does not resolve is refused like a local one (observed in
-			// limited mode: an immediate 403 not_allowed_local).
-			p.log.Debug("resolution failed", "host", h, "error", err)
-			return nil, errLocalResolution
-		}
-		if !p.pol.AllowLocalBinding && !(p.pol.allowedExact[h] && IsLocalHost(h)) {
-			public := addrs[:0:0]
-			for _, a := range addrs {
-				if !IsLocalAddr(a) {
-					public = append(public, a)
-				}
-			}
-			if len(public) == 0 {
-				return nil, errLocalResolution
-			}
-			addrs = public
-		}
-		// The resolved addresses go through the deny and review lists too (observed:
-		// an allowlisted localhost with 127.0.0.1 denied or review-listed → 502).
-		permitted := addrs[:0:0]
-		for _, a := range addrs {
-			s := a.Unmap().String()
-			if !p.pol.deny.match(s) && !p.pol.review.match(s) {
-				permitted = append(permitted, a)
-			}
-		}
-		if len(permitted) == 0 {
-			return nil, errUpstreamBlocked
-		}
-		addrs = permitted
+	h, addrs, err := p.resolveAllowed(ctx, host)
+	if err != nil {
+		return nil, err
 	}
-	dial := p.opts.Dial
-	if dial == nil {
-		var d net.Dialer
-		dial = d.DialContext
-	}
+	dial := p.dialer()
 	var lastErr error = errors.New("no addresses")
 	for _, a := range addrs {
 		c, err := dial(ctx, "tcp", net.JoinHostPort(a.Unmap().String(), strconv.Itoa(int(port))))
@@ -291,6 +253,64 @@ func (p *Proxy) dialUpstream(ctx context.Context, host string, port uint16) (net
 		lastErr = err
 	}
 	return nil, fmt.Errorf("connecting to %s: %w", h, lastErr)
+}
+
+// dialer is Options.Dial, or a net.Dialer's.
+func (p *Proxy) dialer() func(ctx context.Context, network, addr string) (net.Conn, error) {
+	if p.opts.Dial != nil {
+		return p.opts.Dial
+	}
+	var d net.Dialer
+	return d.DialContext
+}
+
+// resolveAllowed returns host normalised and the addresses a connection to it may use.
+// A host name is resolved first; a name that does not resolve, or (unless local binding
+// is allowed or the name itself was allowlisted as a local host) whose every address is
+// local or private, is refused with errLocalResolution (§5.2 step 7: allowed names must
+// not reach the local network through DNS); addresses on the deny or review lists are
+// skipped, errUpstreamBlocked when none is left. An IP literal is returned as it is.
+func (p *Proxy) resolveAllowed(ctx context.Context, host string) (string, []netip.Addr, error) {
+	h := NormalizeHost(host)
+	if a, err := netip.ParseAddr(h); err == nil {
+		return h, []netip.Addr{a}, nil
+	}
+	resolve := p.opts.Resolve
+	if resolve == nil {
+		resolve = defaultResolve
+	}
+	addrs, err := resolve(ctx, h)
+	if err != nil {
+		// A name that does not resolve is refused like a local one (observed in
+		// limited mode: an immediate 403 not_allowed_local).
+		p.log.Debug("resolution failed", "host", h, "error", err)
+		return h, nil, errLocalResolution
+	}
+	if !p.pol.AllowLocalBinding && !(p.pol.allowedExact[h] && IsLocalHost(h)) {
+		public := addrs[:0:0]
+		for _, a := range addrs {
+			if !IsLocalAddr(a) {
+				public = append(public, a)
+			}
+		}
+		if len(public) == 0 {
+			return h, nil, errLocalResolution
+		}
+		addrs = public
+	}
+	// The resolved addresses go through the deny and review lists too (observed:
+	// an allowlisted localhost with 127.0.0.1 denied or review-listed → 502).
+	permitted := addrs[:0:0]
+	for _, a := range addrs {
+		s := a.Unmap().String()
+		if !p.pol.deny.match(s) && !p.pol.review.match(s) {
+			permitted = append(permitted, a)
+		}
+	}
+	if len(permitted) == 0 {
+		return h, nil, errUpstreamBlocked
+	}
+	return h, permitted, nil
 }
 
 // splice copies clientSide to upstream and upstream to client until the upstream ends,
@@ -308,8 +328,13 @@ func (p *Proxy) splice(client, upstream net.Conn, clientSide io.Reader, halfClos
 		defer p.wg.Done()
 		defer close(done)
 		_, _ = io.Copy(upstream, clientSide)
-		if tc, ok := upstream.(*net.TCPConn); ok && halfClose {
-			_ = tc.CloseWrite()
+		if halfClose {
+			switch uc := upstream.(type) {
+			case *net.TCPConn:
+				_ = uc.CloseWrite()
+			case *prefixedConn:
+				_ = uc.CloseWrite()
+			}
 		}
 	}()
 	_, _ = io.Copy(client, upstream) // upstream → client, until the upstream finishes

@@ -89,7 +89,7 @@ func (p *Proxy) serveSOCKS5(c net.Conn) {
 		socksReply(c, socksNotAllowed, nil)
 		return
 	}
-	up, err := p.dialUpstream(context.Background(), host, port)
+	up, err := p.dialSOCKS(context.Background(), host, port)
 	if err != nil {
 		p.log.Debug("upstream connect failed", "host", host, "port", port, "error", err)
 		if errors.Is(err, errLocalResolution) {
@@ -158,7 +158,7 @@ func socksFailure(err error) byte {
 	switch {
 	case errors.Is(err, errLocalResolution), errors.Is(err, errUpstreamBlocked):
 		return socksNotAllowed
-	case errors.Is(err, syscall.ECONNREFUSED):
+	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, errTCPUpstream):
 		return socksConnRefused
 	case errors.As(err, &dnsErr):
 		return socksHostUnreachable

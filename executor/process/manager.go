@@ -56,11 +56,18 @@ type Options struct {
 	// Home anchors "~/" deny globs when the sandbox context has no userHomeDir (the
 	// executor's HOME). Default "".
 	Home string
-	// MandatoryTCPUpstream: the server was told raw sandbox TCP must go through an
-	// upstream proxy (`--tcp-upstream-proxy`). Without an executor-local managed proxy
-	// that cannot be enforced, so every start with managedNetwork or
-	// enforceManagedNetwork is refused (-32602, the reference's text). Default false.
-	MandatoryTCPUpstream bool
+	// TCPUpstreamProxy is `--tcp-upstream-proxy HOST:PORT`: raw TCP must go through
+	// that upstream. An executor-local proxy (networkProxy) sends its SOCKS5 TCP through
+	// it (netproxy upstream.go); without one that cannot be enforced, so every start
+	// with managedNetwork or enforceManagedNetwork and no networkProxy is refused
+	// (-32602, the reference's text). Default "": none.
+	TCPUpstreamProxy string
+	// TransparentTCP (--linux-sandbox-transparent-tcp): a sandboxed start with
+	// enforceManagedNetwork gets transparent TCP as if its networkProxy asked for it; one
+	// without SOCKS5 then fails in the sandbox (exit 101), and one without networkProxy
+	// has no executor-local proxy to capture into, so its managed network admits no
+	// client proxy port (spec/network-proxy.md §8.3, probed on codex 0.171.0).
+	TransparentTCP bool
 	// Guard, when non-nil, is told of every process group started and of every group
 	// whose entry is gone, so the groups die with the executor even after kill -9
 	// (guard.go). Nil: each group's leader still gets SIGTERM from Pdeathsig.

@@ -57,17 +57,18 @@ func checkNetworkProxy(params *protocol.ProcessStartParams) (*proxyLaunch, error
 	return &proxyLaunch{cfg: cfg, pol: pol}, nil
 }
 
-// supported refuses (fail closed) what is not implemented: transparent TCP (§8.3), and
-// credential masking (§9) when the Manager has no interception CA (Options.CredentialCA).
-// Everything else is honoured: credential masking (credmask, netproxy's interception),
-// policy callbacks (§6), and a sandbox with enforceManagedNetwork, whose only route out
-// is the managed-network bridge to this proxy (§8.1, wrapSandbox; without bubblewrap the
-// launcher refuses).
+// supported refuses (fail closed) what is not implemented: credential masking (§9)
+// when the Manager has no interception CA (Options.CredentialCA). Everything else is
+// honoured: credential masking (credmask, netproxy's interception), policy callbacks
+// (§6), a sandbox with enforceManagedNetwork, whose only route out is the
+// managed-network bridge to this proxy (§8.1, wrapSandbox; without bubblewrap the
+// launcher refuses), and transparent TCP there (§8.3: the sandbox captures direct
+// connections into this proxy's SOCKS5 listener, sandbox/transparent).
 func (l *proxyLaunch) supported(haveCA bool) error {
 	if l == nil {
 		return nil
 	}
-	if l.cfg.Proxy.TransparentTCP || (l.cfg.Proxy.CredentialMasking && !haveCA) {
+	if l.cfg.Proxy.CredentialMasking && !haveCA {
 		return errProxyUnsupported
 	}
 	return nil
@@ -76,9 +77,13 @@ func (l *proxyLaunch) supported(haveCA bool) error {
 // proxyHandle is a started proxy on its way to its process. Until adopt hands it to the
 // process's watcher, the start path owns it and closeIfOrphaned closes it.
 type proxyHandle struct {
-	px    *netproxy.Proxy
-	owned bool
+	px          *netproxy.Proxy
+	owned       bool
+	transparent bool // proxy.transparentTcp (checked: a sandbox and SOCKS5)
 }
+
+// transparentTCP reports whether h's launch asked for transparent TCP.
+func (h *proxyHandle) transparentTCP() bool { return h != nil && h.transparent }
 
 // startProxy starts l's proxy for process id and overwrites the child's proxy variables in env (§4).
 // With credentialMasking it then masks env for argv (the request's argv, before any
@@ -88,7 +93,8 @@ func (m *Manager) startProxy(l *proxyLaunch, argv []string, id string, env map[s
 	if l == nil {
 		return nil, nil
 	}
-	o := &netproxy.Options{Log: m.log, Audit: m.auditFunc(id), Decider: m.deciderFunc(id), UpstreamRoots: m.opts.UpstreamRoots}
+	o := &netproxy.Options{Log: m.log, Audit: m.auditFunc(id), Decider: m.deciderFunc(id), UpstreamRoots: m.opts.UpstreamRoots,
+		TCPUpstream: m.opts.TCPUpstreamProxy}
 	if l.cfg.Proxy.CredentialMasking {
 		ca, err := m.opts.CredentialCA()
 		if err != nil {
@@ -119,7 +125,7 @@ func (m *Manager) startProxy(l *proxyLaunch, argv []string, id string, env map[s
 		maps.Copy(env, prep.Env)
 		px.SetBroker(prep.Broker)
 	}
-	return &proxyHandle{px: px}, nil
+	return &proxyHandle{px: px, transparent: l.cfg.Proxy.TransparentTCP}, nil
 }
 
 // closeIfOrphaned closes the proxy of a start that failed after starting it.
@@ -159,13 +165,14 @@ func (m *Manager) routineProxy(p *proc, px *netproxy.Proxy) {
 // managedNetwork derives the sandbox's managed network from the proxy's listeners
 // (spec/network-proxy.md §8.1): the client's managedNetwork (nil: defaults) with its
 // loopbackPorts replaced by the proxy's HTTP and SOCKS5 ports, so a client value such as
-// [1] neither widens nor breaks the route.
+// [1] neither widens nor breaks the route, and transparentTcp from the proxy (§8.3).
 func (h *proxyHandle) managedNetwork(client *sandbox.ManagedNetwork) *sandbox.ManagedNetwork {
 	mn := sandbox.ManagedNetwork{}
 	if client != nil {
 		mn = *client
 	}
 	mn.LoopbackPorts = nil
+	mn.TransparentTcp = h.transparent
 	for _, addr := range []string{h.px.HTTPAddr(), h.px.SOCKSAddr()} {
 		if port, ok := listenerPort(addr); ok {
 			mn.LoopbackPorts = append(mn.LoopbackPorts, port)

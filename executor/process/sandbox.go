@@ -70,16 +70,32 @@ func (m *Manager) wrapSandbox(params *protocol.ProcessStartParams, p *policy.Pol
 	if !sandboxRequested(params) {
 		return nil, nil
 	}
-	mn, err := decodeManagedNetwork(params.ManagedNetwork)
+	mn, err := decodeManagedNetwork(params.ManagedNetwork, px.transparentTCP())
 	if err != nil {
 		return nil, err
 	}
-	if px != nil && params.EnforceManagedNetwork {
+	// Transparent TCP implies the managed network: codex 0.171.0 captures (and bridges)
+	// with proxy.transparentTcp even without enforceManagedNetwork (probed).
+	enforce := params.EnforceManagedNetwork || px.transparentTCP()
+	forced := m.opts.TransparentTCP && params.EnforceManagedNetwork
+	switch {
+	case px != nil && enforce:
 		mn = px.managedNetwork(mn)
+		mn.TransparentTcp = mn.TransparentTcp || forced
+	case forced:
+		// No executor-local proxy to capture into: no client proxy port lies inside
+		// the managed context (port 0 is never a proxy port), so the launch fails
+		// closed as codex 0.171.0's does.
+		c := sandbox.ManagedNetwork{}
+		if mn != nil {
+			c = *mn
+		}
+		c.LoopbackPorts = []uint16{0}
+		mn = &c
 	}
 	cmd, err := m.opts.Sandbox.Wrap(&sandbox.Request{
 		Policy:                p,
-		EnforceManagedNetwork: params.EnforceManagedNetwork,
+		EnforceManagedNetwork: enforce,
 		ManagedNetwork:        mn,
 		Argv:                  params.Argv,
 		Arg0:                  params.Arg0,
@@ -91,7 +107,7 @@ func (m *Manager) wrapSandbox(params *protocol.ProcessStartParams, p *policy.Pol
 	}
 	if cmd != nil && p != nil {
 		m.log.Debug("sandboxed start", "process_id", params.ProcessID, "backend", cmd.Backend,
-			"requires_platform_sandbox", p.RequiresPlatformSandbox(params.EnforceManagedNetwork))
+			"requires_platform_sandbox", p.RequiresPlatformSandbox(enforce))
 	}
 	return cmd, nil
 }
@@ -101,7 +117,8 @@ func (m *Manager) wrapSandbox(params *protocol.ProcessStartParams, p *policy.Pol
 var errTransparentTCP = jsonwire.InvalidParams("transparent TCP requires an executor-local managed proxy")
 
 // errMandatoryUpstream is codex 0.171.0's answer, when started with
-// --tcp-upstream-proxy, to any managed-network start (observed; no error.data).
+// --tcp-upstream-proxy, to any managed-network start without a networkProxy (observed;
+// no error.data).
 var errMandatoryUpstream = jsonwire.InvalidParams("a mandatory TCP upstream requires an executor-local managed proxy")
 
 // managedNetworkParams is the wire shape of process/start's managedNetwork
@@ -124,8 +141,10 @@ func (managedNetworkParams) RustName() string { return "ManagedNetworkSandboxCon
 
 // decodeManagedNetwork decodes the raw managedNetwork member with the reference's serde
 // texts (-32602). Absent or null is nil (all defaults). It is checked on every start,
-// sandboxed or not, as the reference's params decoder does.
-func decodeManagedNetwork(raw json.RawMessage) (*sandbox.ManagedNetwork, error) {
+// sandboxed or not, as the reference's params decoder does. transparentTcp: true is
+// refused unless the launch's proxy does transparent TCP (spec/network-proxy.md §2.2
+// step 2), which then sets it in the managed network itself (proxyHandle.managedNetwork).
+func decodeManagedNetwork(raw json.RawMessage, proxyTransparent bool) (*sandbox.ManagedNetwork, error) {
 	if !present(raw) {
 		return nil, nil
 	}
@@ -133,7 +152,7 @@ func decodeManagedNetwork(raw json.RawMessage) (*sandbox.ManagedNetwork, error) 
 	if err := jsonwire.UnmarshalParams(raw, &p); err != nil {
 		return nil, err
 	}
-	if p.TransparentTcp {
+	if p.TransparentTcp && !proxyTransparent {
 		return nil, errTransparentTCP
 	}
 	return &sandbox.ManagedNetwork{LoopbackPorts: p.LoopbackPorts, AllowLocalBinding: p.AllowLocalBinding,

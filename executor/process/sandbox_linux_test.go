@@ -309,3 +309,60 @@ func TestStart_Sandboxed_DegradedLandlock(t *testing.T) {
 		t.Fatal("read-only sandbox wrote a file")
 	}
 }
+
+// Transparent TCP end to end (spec/network-proxy.md §8.3): a direct connection by name
+// from the sandbox reaches the loopback server through the process's own SOCKS5
+// policy; proxy.transparentTcp needs no enforceManagedNetwork (it implies the managed
+// network, as in codex 0.171.0); Options.TransparentTCP (--linux-sandbox-transparent-tcp)
+// gives it to every enforceManagedNetwork start, and fails closed without SOCKS5 or
+// without an executor-local proxy.
+func TestStart_Sandboxed_TransparentTCP(t *testing.T) {
+	l := sandboxtest.Launcher(t, sandbox.BackendBubblewrap)
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "direct-by-name %s\n", r.Host)
+	}))
+	defer site.Close()
+	_, port, _ := net.SplitHostPort(site.Listener.Addr().String())
+	ws := t.TempDir()
+	// bash /dev/tcp ignores the proxy variables: only the capture can carry it.
+	script := `exec 2>/dev/null; exec 3<>/dev/tcp/localhost./` + port + ` && printf 'GET / HTTP/1.0\r\nHost: localhost.\r\n\r\n' >&3 && tail -n 1 <&3`
+	const allowLocalhost = `,"domains":{"localhost":"allow"}`
+	noSOCKS5 := json.RawMessage(`{"proxy":{"enabled":true,"enableSocks5":false,"enableSocks5Udp":false,"allowUpstreamProxy":false,` +
+		`"dangerouslyAllowAllUnixSockets":false,"mode":"full","allowLocalBinding":false}}`)
+	tests := []struct {
+		name     string
+		forced   bool // process.Options.TransparentTCP
+		proxy    json.RawMessage
+		enforce  bool
+		env      map[string]string
+		wantCode int32
+		wantOut  string
+	}{
+		{"proxy.transparentTcp without enforceManagedNetwork", false, proxyConfig(`,"transparentTcp":true` + allowLocalhost), false, nil,
+			0, "direct-by-name localhost.\n"},
+		{"forced by the server flag", true, proxyConfig(allowLocalhost), true, nil, 0, "direct-by-name localhost.\n"},
+		{"not forced, not asked: no capture", false, proxyConfig(allowLocalhost), true, nil, 1, ""},
+		{"forced without SOCKS5", true, noSOCKS5, true, nil, 101,
+			"codex-linux-sandbox: failed to prepare transparent TCP: transparent TCP requires managed SOCKS5\n"},
+		{"forced without an executor-local proxy", true, nil, true, map[string]string{"ALL_PROXY": "socks5h://127.0.0.1:1080"}, 101,
+			"codex-linux-sandbox: failed to prepare host proxy routing bridge: proxy endpoint is outside the managed sandbox context\n"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := newManager(t, &process.Options{Sandbox: l, TransparentTCP: tt.forced})
+			n := newNotifier(256)
+			m.Attach(n)
+			p := startParams("t"+string(rune('a'+i)), protocol.FromNative(ws), "bash", "-c", script)
+			p.Env["HOME"], p.Env["TMPDIR"] = ws, ws
+			for k, v := range tt.env {
+				p.Env[k] = v
+			}
+			p.Sandbox, p.EnforceManagedNetwork, p.NetworkProxy = readOnly(t), tt.enforce, tt.proxy
+			res, out, exited, _ := runToExit(t, m, n, p)
+			if res.SandboxType != protocol.SandboxTypeLinuxSeccomp || exited.code != tt.wantCode || out != tt.wantOut {
+				t.Errorf("got sandboxType %q exit %d output %q, want linuxSeccomp %d %q",
+					res.SandboxType, exited.code, out, tt.wantCode, tt.wantOut)
+			}
+		})
+	}
+}

@@ -50,7 +50,7 @@ func (m *Manager) admit(params *protocol.ProcessStartParams) (*startPlan, error)
 	if err != nil {
 		return nil, err
 	}
-	if m.opts.MandatoryTCPUpstream && (present(params.ManagedNetwork) || params.EnforceManagedNetwork) {
+	if m.opts.TCPUpstreamProxy != "" && proxy == nil && (present(params.ManagedNetwork) || params.EnforceManagedNetwork) {
 		return nil, errMandatoryUpstream
 	}
 	if err := proxy.supported(m.opts.CredentialCA != nil); err != nil {

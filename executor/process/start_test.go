@@ -288,11 +288,11 @@ func TestPty_MissingCwdRunsAtHome(t *testing.T) {
 	}
 }
 
-// With --tcp-upstream-proxy (MandatoryTCPUpstream) every managed-network start is
-// refused after managedNetwork decoded, before argv is checked; a start without one
-// runs (observed from codex 0.171.0).
+// With --tcp-upstream-proxy (TCPUpstreamProxy) every managed-network start without a
+// networkProxy is refused after managedNetwork decoded, before argv is checked; a start
+// without one runs (observed from codex 0.171.0).
 func TestStart_MandatoryTCPUpstream(t *testing.T) {
-	m := newManager(t, &process.Options{MandatoryTCPUpstream: true})
+	m := newManager(t, &process.Options{TCPUpstreamProxy: "127.0.0.1:9"})
 	cwd := tmpURI(t)
 	const upstream = "a mandatory TCP upstream requires an executor-local managed proxy"
 	tests := []struct {

@@ -29,16 +29,19 @@ var blockChunkPool = sync.Pool{New: func() any { b := make([]byte, 0, blockChunk
 // goes through jsonwire.Bytes, which yields the reference's texts ("invalid type:
 // number, expected a string", "Invalid symbol 33, offset 0.").
 func (c *BlockChunk) UnmarshalJSON(raw []byte) error {
-	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && bytes.IndexByte(raw[1:n-1], '\\') < 0 &&
-		(n-2)/4*3 <= blockChunkPooled {
+	// The base64 decoder rejects '\\', so a string with escapes fails the pooled path and
+	// is looked for only then (one pass less over a 1.4 MB chunk than checking first).
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && (n-2)/4*3 <= blockChunkPooled {
 		bp := blockChunkPool.Get().(*[]byte)
 		out, err := jsonwire.DecodeBase64Into((*bp)[:0], raw[1:n-1])
-		if err != nil {
-			blockChunkPool.Put(bp)
+		if err == nil {
+			c.Data, c.buf = out, bp
+			return nil
+		}
+		blockChunkPool.Put(bp)
+		if bytes.IndexByte(raw[1:n-1], '\\') < 0 {
 			return err
 		}
-		c.Data, c.buf = out, bp
-		return nil
 	}
 	var b jsonwire.Bytes
 	if err := b.UnmarshalJSON(raw); err != nil {

@@ -15,6 +15,10 @@ type Capabilities struct {
 	// NetworkProxyReviewDomains: networkProxy.proxy.reviewDomains is honoured (put to
 	// the client with network/policyRequest). Omitted when false.
 	NetworkProxyReviewDomains bool `json:"networkProxyReviewDomains,omitempty"`
+	// NetworkProxyTransparentTcp: networkProxy.proxy.transparentTcp (and
+	// managedNetwork.transparentTcp with it) is honoured in the managed-network sandbox
+	// (codex 0.171.0; spec/network-proxy.md §8.3).
+	NetworkProxyTransparentTcp bool `json:"networkProxyTransparentTcp,omitempty"`
 	// CredentialMasking: networkProxy.proxy.credentialMasking is honoured (built-in
 	// providers); CredentialMaskingCustomProviders: proxy.credentialProviders too
 	// (spec/network-proxy.md §9). Omitted when false.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sync"
 
 	"github.com/coder/websocket"
 )
@@ -19,27 +20,52 @@ import (
 // writeblock_local bench row, issue 28).
 const maxRetainedReadBuffer = 2 << 20
 
+// handOutMin is the smallest message ReadMessage returns in its own read buffer instead
+// of an exact-size copy: below it the copy is cheap and keeps a small message from
+// pinning a large buffer; above it (fs/writeBlock requests of up to 1.4 MB, large
+// responses on the harness side) the copy cost 14 % of the server's CPU per request.
+const handOutMin = 256 << 10
+
 // Conn is a message conn over one WebSocket.
 type Conn struct {
 	c   *websocket.Conn
 	buf []byte // read buffer reused across messages; owned by the reading goroutine
+	// hint is the capacity of the last buffer handed out, so that the next large message
+	// is read into a buffer of its size at once instead of one grown by doubling.
+	hint int
+
+	mu    sync.Mutex
+	spare []byte // a handed-out buffer given back by ReleaseMessage, not yet reused
 }
 
 // New wraps c.
 func New(c *websocket.Conn) *Conn { return &Conn{c: c} }
 
-// ReadMessage reads one message through a reused buffer and returns an exact-size copy:
-// one allocation per message instead of the doubling growth of websocket.Conn.Read,
-// which dominated the cost of large process/output streams.
+// ReadMessage reads one message through a reused buffer. A message shorter than
+// handOutMin comes back as an exact-size copy (one allocation per message instead of the
+// doubling growth of websocket.Conn.Read, which dominated the cost of large
+// process/output streams). A longer one comes back in the read buffer itself, which then
+// belongs to the caller: the caller may give it back with ReleaseMessage once nothing
+// refers to it (jsonrpc does after a request whose handler keeps nothing of it), else it
+// is collected and the next large message is read into a fresh buffer.
 func (w *Conn) ReadMessage(ctx context.Context) ([]byte, error) {
 	_, r, err := w.c.Reader(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("reading websocket message: %w", err)
 	}
 	buf := w.buf[:0]
+	if buf == nil {
+		w.mu.Lock()
+		buf, w.spare = w.spare[:0], nil
+		w.mu.Unlock()
+	}
 	for {
 		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
+			if cap(buf) == 0 && w.hint > 0 {
+				buf = make([]byte, 0, w.hint)
+			} else {
+				buf = append(buf, 0)[:len(buf)]
+			}
 		}
 		n, err := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
@@ -50,10 +76,28 @@ func (w *Conn) ReadMessage(ctx context.Context) ([]byte, error) {
 			return nil, fmt.Errorf("reading websocket message: %w", err)
 		}
 	}
+	if len(buf) >= handOutMin {
+		w.buf, w.hint = nil, min(cap(buf), maxRetainedReadBuffer)
+		return buf, nil
+	}
 	if cap(buf) <= maxRetainedReadBuffer {
 		w.buf = buf
 	}
 	return bytes.Clone(buf), nil
+}
+
+// ReleaseMessage gives back a buffer ReadMessage handed out (jsonrpc.MessageReleaser):
+// the caller must not use data afterwards. Anything else (a copy, a buffer larger than
+// maxRetainedReadBuffer) is ignored. Safe to call from any goroutine.
+func (w *Conn) ReleaseMessage(data []byte) {
+	if len(data) < handOutMin || cap(data) > maxRetainedReadBuffer {
+		return
+	}
+	w.mu.Lock()
+	if cap(data) > cap(w.spare) {
+		w.spare = data[:0]
+	}
+	w.mu.Unlock()
 }
 
 // WriteMessage writes msg as one Text message.

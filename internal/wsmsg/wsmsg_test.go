@@ -20,34 +20,10 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // Binary, and checks that each returned slice survives later reads (the read buffer is
 // reused internally).
 func TestConn_RoundTripKeepsMessagesIndependent(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := websocket.Accept(w, r, nil)
-		if err != nil {
-			return
-		}
-		c.SetReadLimit(8 << 20)
-		defer c.CloseNow()
-		for { // echo with the same frame type until the client goes away
-			typ, b, err := c.Read(r.Context())
-			if err != nil {
-				return
-			}
-			if err := c.Write(r.Context(), typ, b); err != nil {
-				return
-			}
-		}
-	}))
-	defer srv.Close()
 	ctx := context.Background()
-	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws.SetReadLimit(8 << 20)
-	c := wsmsg.New(ws)
-	defer c.Close()
+	ws, c := dialEcho(t)
 	var got [][]byte
-	sizes := []int{1, 100, 70_000, 2 << 20, 5}
+	sizes := []int{1, 100, 70_000, 300_000, 2 << 20, 400_000, 5, 300_000}
 	for i, n := range sizes {
 		msg := bytes.Repeat([]byte{byte('a' + i)}, n)
 		typ := websocket.MessageText
@@ -74,4 +50,76 @@ func TestConn_RoundTripKeepsMessagesIndependent(t *testing.T) {
 	if b, err := c.ReadMessage(ctx); err != nil || string(b) != `{"x":1}` {
 		t.Fatalf("got %q, %v", b, err)
 	}
+}
+
+// echoServer is a 127.0.0.1 WebSocket server echoing every message with its frame type.
+func echoServer(t *testing.T) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		c.SetReadLimit(8 << 20)
+		defer c.CloseNow()
+		for { // echo with the same frame type until the client goes away
+			typ, b, err := c.Read(r.Context())
+			if err != nil {
+				return
+			}
+			if err := c.Write(r.Context(), typ, b); err != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestConn_ReleasedBufferIsReused: a message of at least 256 KiB comes back in the read
+// buffer itself; once given back with ReleaseMessage the next large message is read into
+// the same storage, while a small message is still an independent copy.
+func TestConn_ReleasedBufferIsReused(t *testing.T) {
+	ctx := context.Background()
+	ws, c := dialEcho(t)
+	read := func(fill byte, n int) []byte {
+		t.Helper()
+		if err := ws.Write(ctx, websocket.MessageText, bytes.Repeat([]byte{fill}, n)); err != nil {
+			t.Fatal(err)
+		}
+		b, err := c.ReadMessage(ctx)
+		if err != nil || len(b) != n || bytes.Count(b, []byte{fill}) != n {
+			t.Fatalf("read %d×%q: %d bytes, %v", n, fill, len(b), err)
+		}
+		return b
+	}
+	a := read('a', 1_400_000)
+	c.ReleaseMessage(a)
+	b := read('b', 1_400_000)
+	if &a[0] != &b[0] {
+		t.Errorf("the released buffer was not reused")
+	}
+	small := read('s', 10)
+	c.ReleaseMessage(small) // a copy: ignored
+	c.ReleaseMessage(b)
+	d := read('d', 300_000) // into the buffer the small read left, or b
+	if string(small) != "ssssssssss" {
+		t.Errorf("small message changed to %q", small)
+	}
+	e := read('e', 1_400_000) // d was not released: a fresh buffer
+	if &e[0] == &d[0] || bytes.Count(d, []byte{'d'}) != len(d) {
+		t.Errorf("a buffer still held by the caller was reused")
+	}
+}
+
+// dialEcho dials a fresh echoServer and wraps the client end; both close at cleanup.
+func dialEcho(t *testing.T) (*websocket.Conn, *wsmsg.Conn) {
+	srv := echoServer(t)
+	ws, _, err := websocket.Dial(context.Background(), "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws.SetReadLimit(8 << 20)
+	c := wsmsg.New(ws)
+	t.Cleanup(func() { c.Close() })
+	return ws, c
 }

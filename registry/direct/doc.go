@@ -23,12 +23,21 @@
 //
 // # Dependency
 //
-// Signing and credential discovery use the AWS SDK for Go v2 (github.com/aws/aws-sdk-go-v2:
-// aws/signer/v4 for the signature, config for the shared config/credentials files, profiles,
-// environment variables, SSO, web identity, ECS and IMDS). That is the maintained
-// implementation of both; hand-rolling SigV4 or the credential chain would be the riskier
-// choice (issue 30), and it mirrors the reference, which uses the Rust AWS SDK for the same
-// two jobs. Only this package imports it.
+// Signing uses the AWS SDK for Go v2's aws/signer/v4 (the maintained SigV4 implementation;
+// it mirrors the reference, which uses the Rust AWS SDK). Credential discovery follows the
+// SDK's default chain (config.LoadDefaultConfig) but is assembled here (signer.go:
+// resolveAWS, the shared-file INI parser and profile rules, the STS and SSO calls) from
+// the SDK's narrow credential packages —
+// static keys, credential_process (credentials/processcreds), the ECS/EKS container
+// endpoint (credentials/endpointcreds), the EC2 instance role (credentials/ec2rolecreds
+// over feature/ec2/imds) and aws.CredentialsCache — plus our own calls to STS
+// (AssumeRoleWithWebIdentity, AssumeRole; Query API) and IAM Identity Center (SSO
+// GetRoleCredentials with the `aws sso login` token cache, SSO-OIDC refresh): the SDK's
+// config package links the sts, sso, ssooidc and signin clients, whose endpoint tables and
+// schemas cost every executor process ~590 KB of heap at init (rss_idle, docs/bench.md).
+// Not supported: `login_session` profiles (`aws login`, the signin service) and MFA
+// prompts (mfa_serial), which the SDK chain also refuses without a token provider.
+// Only this package imports the SDK.
 //
 // # Errors
 //

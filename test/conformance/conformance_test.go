@@ -38,8 +38,14 @@ func TestMain(m *testing.M) {
 	}
 	hs := newHTTPFixture()
 	httpURL = hs.URL
+	up, err := newTCPUpstreamFixture()
+	if err != nil {
+		panic("starting the TCP upstream fixture: " + err.Error())
+	}
+	tcpUpstreamAddr = up.ln.Addr().String()
 	code := m.Run()
 	hs.Close()
+	up.Close()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -49,6 +55,12 @@ func serverArgs(sc *Scenario) []string {
 	args := []string{"--listen", "ws://127.0.0.1:0"}
 	if sc.Concurrent > 0 {
 		args = append(args, "--concurrent-requests", strconv.Itoa(sc.Concurrent))
+	}
+	if sc.TCPUpstream {
+		args = append(args, "--tcp-upstream-proxy", tcpUpstreamAddr)
+	}
+	if sc.TransparentTCPFlag {
+		args = append(args, "--linux-sandbox-transparent-tcp")
 	}
 	return args
 }

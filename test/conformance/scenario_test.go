@@ -20,6 +20,10 @@ import (
 //	                                            // write codex-home/config.toml
 //	 "homeInTmp": true,                         // HOME=${TMP}/home (created empty)
 //	 "filesBeforeStart": true,                  // lay files and setup before the servers start
+//	 "tcpUpstreamProxy": true,                  // start the servers with --tcp-upstream-proxy
+//	                                            // pointing at the CONNECT fixture
+//	                                            // (upstream_fixture_test.go)
+//	 "transparentTcpFlag": true,                // both servers get --linux-sandbox-transparent-tcp
 //	 "setup": "ln -s a b; mkfifo f",            // sh script run in ${TMP} after files
 //	 "steps": [
 //	   {"send": {...}},                         // a JSON message (Text frame); ${TMP}, ${TMPURI}, ${SESSION},
@@ -62,6 +66,12 @@ type Scenario struct {
 	// after: the reference builds its discoverV2 inventory at start and its watchers miss
 	// trees created later (spec/capabilities-0.171.0.md §5).
 	FilesBeforeStart bool `json:"filesBeforeStart"`
+	// TCPUpstream starts the servers with `--tcp-upstream-proxy` pointing at the CONNECT
+	// fixture (upstream_fixture_test.go).
+	TCPUpstream bool `json:"tcpUpstreamProxy"`
+	// TransparentTCPFlag starts both servers with --linux-sandbox-transparent-tcp
+	// (codex 0.171.0; spec/network-proxy.md §8.3).
+	TransparentTCPFlag bool `json:"transparentTcpFlag"`
 	// MergeOutput folds the process/output chunks of each stream within a recvUntil batch
 	// into one message and masks event seqs (after checking they are contiguous), for
 	// scenarios whose read boundaries depend on scheduling (PTY echo, for one).

@@ -46,28 +46,6 @@ func (h cliHome) env(extra ...string) []string {
 	return env
 }
 
-// startServerPair starts `executor serve` (debug log) once, and returns it with a function
-// that starts release rel's own `codex exec-server` (a CODEX_HOME of its own): the server
-// under test and the control of the CLI tests.
-func startServerPair(t *testing.T) (ours *execServer, reference func(t *testing.T, rel refbin.Release) *execServer) {
-	t.Helper()
-	serverTmp := t.TempDir()
-	serverEnv := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + serverTmp, "TMPDIR=" + serverTmp}
-	ours = startExecServer(t, "executor serve", remoteExecutorBin(t), serverEnv,
-		"serve", "--listen", "ws://127.0.0.1:0", "--log-level", "debug")
-	return ours, func(t *testing.T, rel refbin.Release) *execServer {
-		t.Helper()
-		refHome := refbin.CodexHome(t)
-		refTmp := filepath.Join(refHome, "tmp")
-		if err := os.Mkdir(refTmp, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		return startExecServer(t, "codex "+rel.Version+" exec-server", rel.Path,
-			append(serverEnv[:1:1], "HOME="+refHome, "TMPDIR="+refTmp, "CODEX_HOME="+refHome),
-			"exec-server", "--listen", "ws://127.0.0.1:0")
-	}
-}
-
 // cliRun is one finished `codex exec` against an exec-server: its output and the
 // exchange a wsTap recorded (nil without a tap), and whether a check failed.
 type cliRun struct {

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/execlab/executor/internal/refbin"
 )
 
@@ -23,14 +25,46 @@ import (
 // proxy (wsTap). The same run against the release's own exec-server is the control.
 func TestCodexCLI_ManagedNetworkThroughExecutor(t *testing.T) {
 	startCodexCLITest(t)
-
-	ours, startReference := startServerPair(t)
+	ours := startOurExecServer(t)
 	refbin.ForEachRelease(t, func(t *testing.T, rel refbin.Release) {
-		reference := startReference(t, rel)
-		t.Run("ours", func(t *testing.T) { runManagedNetworkExec(t, rel, ours) })
-		t.Run("reference", func(t *testing.T) { runManagedNetworkExec(t, rel, reference) })
+		reference := startReferenceExecServer(t, rel)
+		t.Run("ours", func(t *testing.T) { runManagedNetworkExec(t, rel, ours, proxiedCurl) })
+		t.Run("reference", func(t *testing.T) { runManagedNetworkExec(t, rel, reference, proxiedCurl) })
 	})
 }
+
+// TestCodexCLI_TransparentTCPThroughExecutor: the same with transparent TCP (codex
+// 0.171.0 only; 0.169.0 has none): the profile sets enable_socks5 and transparent_tcp,
+// the CLI (which requires networkProxyTransparentTcp) sends proxy.transparentTcp, and
+// the command reaches the server directly by a name the sandbox's resolver answers
+// (curl --noproxy '*' http://localhost.:PORT/), captured into the proxy's SOCKS5 policy
+// (a socks5_tcp decision allowing localhost). The reference's exec-server is the control.
+func TestCodexCLI_TransparentTCPThroughExecutor(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+	rel := refbin.ReleaseOf(t, "0.171.0")
+	ensureCodexDaemonDir(t)
+	ours, reference := startOurExecServer(t), startReferenceExecServer(t, rel)
+	t.Run("ours", func(t *testing.T) { runManagedNetworkExec(t, rel, ours, transparentCurl) })
+	t.Run("reference", func(t *testing.T) { runManagedNetworkExec(t, rel, reference, transparentCurl) })
+}
+
+// netVariant is one managed-network session of runManagedNetworkExec.
+type netVariant struct {
+	config   string // the config.toml addition
+	curl     string // the command's curl options and URL, %s = the server's port
+	protocol string // the network/policyDecision protocol that allows localhost
+	param    string // what process/start's networkProxy must carry besides "proxy"
+}
+
+var (
+	// proxiedCurl goes through the proxy variables (HTTP proxy).
+	proxiedCurl = netVariant{config: managedNetworkConfig, curl: "http://localhost:%s/", protocol: "http"}
+	// transparentCurl ignores them and is captured (transparent TCP, SOCKS5 policy).
+	transparentCurl = netVariant{
+		config: strings.Replace(managedNetworkConfig, `mode = "full"`, "mode = \"full\"\nenable_socks5 = true\ntransparent_tcp = true", 1),
+		curl:   "--noproxy '*' http://localhost.:%s/", protocol: "socks5_tcp", param: `"transparentTcp":true`}
+)
 
 // managedNetworkConfig is the CLI's config.toml addition: a permission profile whose
 // network goes through the executor-local proxy, with localhost allowed.
@@ -49,7 +83,7 @@ mode = "full"
 "localhost" = "allow"
 `
 
-func runManagedNetworkExec(t *testing.T, rel refbin.Release, srv *execServer) {
+func runManagedNetworkExec(t *testing.T, rel refbin.Release, srv *execServer, v netVariant) {
 	h := newCLIHome(t)
 	codexHome, work := h.codexHome, h.work
 	marker := fmt.Sprintf("e2e-netproxy-%d", randomFactor(t)*randomFactor(t))
@@ -60,12 +94,12 @@ func runManagedNetworkExec(t *testing.T, rel refbin.Release, srv *execServer) {
 	port := site.Listener.Addr().(interface{ String() string }).String()
 	port = port[strings.LastIndexByte(port, ':')+1:]
 	// The marker exists only on the server: it reaches the model only through the proxy.
-	shellCmd := fmt.Sprintf(`curl -sS --max-time 20 http://localhost:%s/; echo; echo "proxy=${HTTP_PROXY:+set}"`, port)
+	shellCmd := "curl -sS --max-time 20 " + fmt.Sprintf(v.curl, port) + `; echo; echo "proxy=${HTTP_PROXY:+set}"`
 	finalText := fmt.Sprintf("e2e-final-%d", randomFactor(t))
 	model := newScriptedModel(t, shellCmd, finalText)
 	tap := startWSTap(t, srv.url)
 
-	writeScriptedModelConfig(t, codexHome, model, managedNetworkConfig)
+	writeScriptedModelConfig(t, codexHome, model, v.config)
 	env := h.env("CODEX_EXEC_SERVER_URL=" + tap.URL())
 	stdout, stderr, runErr := runCodexCLI(rel, work, env, 60*time.Second, "--skip-git-repo-check", "--ephemeral", "--color", "never",
 		"-c", `default_permissions="dev"`, "-c", `approval_policy="never"`, "-C", work,
@@ -104,8 +138,8 @@ func runManagedNetworkExec(t *testing.T, rel refbin.Release, srv *execServer) {
 		case m.FromClient && m.Msg.Method == "process/start" && strings.Contains(string(m.Msg.Params), "curl -sS --max-time 20"):
 			startID = m.Msg.ID
 			_ = json.Unmarshal(m.Msg.Params, &start)
-			if !strings.Contains(string(m.Msg.Params), `"networkProxy":{`) {
-				fail("process/start carries no networkProxy: %s", m.Msg.Params)
+			if !strings.Contains(string(m.Msg.Params), `"networkProxy":{`) || !strings.Contains(string(m.Msg.Params), v.param) {
+				fail("process/start carries no networkProxy (with %s): %s", v.param, m.Msg.Params)
 			}
 		case !m.FromClient && m.Msg.Method == "network/policyDecision":
 			var p map[string]any
@@ -131,12 +165,12 @@ func runManagedNetworkExec(t *testing.T, rel refbin.Release, srv *execServer) {
 	}
 	allowed := false
 	for _, d := range decisions {
-		if d["decision"] == "allow" && d["host"] == "localhost" && fmt.Sprint(d["port"]) == port {
+		if d["decision"] == "allow" && d["host"] == "localhost" && fmt.Sprint(d["port"]) == port && d["protocol"] == v.protocol {
 			allowed = true
 		}
 	}
 	if !allowed {
-		fail("no network/policyDecision allowing localhost:%s reached the CLI; got %v", port, decisions)
+		fail("no %s network/policyDecision allowing localhost:%s reached the CLI; got %v", v.protocol, port, decisions)
 	}
 	t.Logf("codex %s → %s: sandbox %v, enforceManagedNetwork %v, sandboxType %q, %d policy decisions; tool output %q",
 		rel.Version, srv.name, sandboxed, start.EnforceManagedNetwork, result.SandboxType, len(decisions), output)

@@ -109,10 +109,9 @@ var codexModes = []codexMode{
 // exchange; CODEX_E2E_VERBOSE=1 logs it for passing runs too (to compare the two servers).
 func TestCodexCLI_ExecThroughExecutor(t *testing.T) {
 	startCodexCLITest(t) // no release at all: skip before building anything (CI=true: any missing release fails)
-
-	ours, startReference := startServerPair(t)
+	ours := startOurExecServer(t)
 	refbin.ForEachRelease(t, func(t *testing.T, rel refbin.Release) {
-		reference := startReference(t, rel)
+		reference := startReferenceExecServer(t, rel)
 		for _, srv := range []*execServer{ours, reference} {
 			for _, mode := range codexModes {
 				name := "ours"
@@ -126,6 +125,31 @@ func TestCodexCLI_ExecThroughExecutor(t *testing.T) {
 		t.Run("ours/bypass-environments.toml-direct", func(t *testing.T) { runCodexExec(t, rel, ours, true, codexModes[0], true) })
 	})
 }
+
+// startOurExecServer starts `executor serve` on a loopback WebSocket with a fresh HOME
+// and TMPDIR, for the codex CLI tests.
+func startOurExecServer(t *testing.T) *execServer {
+	serverTmp := t.TempDir()
+	return startExecServer(t, "executor serve", remoteExecutorBin(t),
+		[]string{serverPATH, "HOME=" + serverTmp, "TMPDIR=" + serverTmp},
+		"serve", "--listen", "ws://127.0.0.1:0", "--log-level", "debug")
+}
+
+// startReferenceExecServer starts rel's `codex exec-server`, the control of the codex
+// CLI tests, with its own CODEX_HOME (also its HOME) and TMPDIR.
+func startReferenceExecServer(t *testing.T, rel refbin.Release) *execServer {
+	refHome := refbin.CodexHome(t)
+	refTmp := filepath.Join(refHome, "tmp")
+	if err := os.Mkdir(refTmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return startExecServer(t, "codex "+rel.Version+" exec-server", rel.Path,
+		[]string{serverPATH, "HOME=" + refHome, "TMPDIR=" + refTmp, "CODEX_HOME=" + refHome},
+		"exec-server", "--listen", "ws://127.0.0.1:0")
+}
+
+// serverPATH is the exec-servers' PATH in the codex CLI tests.
+const serverPATH = "PATH=/usr/local/bin:/usr/bin:/bin"
 
 // runCodexExec runs one `codex exec` against srv and checks the round trip. The CLI finds
 // srv through CODEX_EXEC_SERVER_URL, via the logging proxy; or, when viaEnvironmentsToml is
