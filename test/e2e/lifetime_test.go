@@ -20,20 +20,28 @@ import (
 // group, read from /proc.
 func markedProcs(marker string) map[int]int {
 	out := map[int]int{}
+	eachProc("environ", func(pid int, b []byte) {
+		if bytes.Contains(b, []byte(marker)) {
+			pgid, _ := syscall.Getpgid(pid)
+			out[pid] = pgid
+		}
+	})
+	return out
+}
+
+// eachProc calls fn with the pid and the contents of /proc/PID/file of every process whose
+// file it can read.
+func eachProc(file string, fn func(pid int, b []byte)) {
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err != nil || !bytes.Contains(b, []byte(marker)) {
-			continue
+		if b, err := os.ReadFile(filepath.Join("/proc", e.Name(), file)); err == nil {
+			fn(pid, b)
 		}
-		pgid, _ := syscall.Getpgid(pid)
-		out[pid] = pgid
 	}
-	return out
 }
 
 func newProcMarker(t *testing.T) (key, value string) {
