@@ -21,7 +21,7 @@ func TestCapabilities_RootWriteFlags(t *testing.T) {
 		{sandbox.BackendLandlock, false},
 		{sandbox.BackendNone, false},
 	} {
-		b, err := json.Marshal(capabilities(sandbox.NewLauncher(sandbox.Report{Backend: tt.backend}, nil)))
+		b, err := json.Marshal(capabilities(sandbox.NewLauncher(sandbox.Report{Backend: tt.backend}, nil), ""))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -37,7 +37,7 @@ func TestCapabilities_RootWriteFlags(t *testing.T) {
 			t.Errorf("backend %s: capabilities %s, want shellSnapshotV2, then %s, then %s", tt.backend, s, devices, restrictions)
 		}
 	}
-	if s, _ := json.Marshal(capabilities(nil)); strings.Contains(string(s), "linuxRootWrite") {
+	if s, _ := json.Marshal(capabilities(nil, "")); strings.Contains(string(s), "linuxRootWrite") {
 		t.Errorf("no launcher: capabilities %s, want no root-write flags", s)
 	}
 }

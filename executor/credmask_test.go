@@ -50,12 +50,14 @@ func maskingProxy(urlPrefix string) map[string]any {
 	return map[string]any{"proxy": proxy}
 }
 
-// TestServer_CredentialMasking: with a CODEX_HOME the executor honours
-// credentialMasking (not advertised yet: environment.go says why), creates its CA under
-// CODEX_HOME/proxy, and an HTTPS request of a bash -c child to the provider's
-// destination reaches the server with the real token while the child held the dummy.
-// The executor's debug log of the whole run never contains the real token. Without a
-// CODEX_HOME the launch is refused (fail closed). Neither advertises the flags.
+// TestServer_CredentialMasking: with a CODEX_HOME the executor advertises and honours
+// credentialMasking and credentialMaskingCustomProviders, creates its CA under
+// CODEX_HOME/proxy (the key is never written: only certificates, no file holds a
+// private key, the directory is 0700), and an HTTPS request of a bash -c child to the
+// provider's destination reaches the server with the real token while the child held
+// the dummy. The executor's debug log of the whole run never contains the real token.
+// Without a CODEX_HOME, or with one where the CA cannot be created, the flags are
+// absent; without one the launch is refused (fail closed).
 func TestServer_CredentialMasking(t *testing.T) {
 	const real = "tok_abcdefgh"
 	var mu sync.Mutex
@@ -79,8 +81,8 @@ func TestServer_CredentialMasking(t *testing.T) {
 	c := h.dial()
 	init := c.Handshake("")
 	caps := init["environmentInfo"].(map[string]any)["capabilities"].(map[string]any)
-	if _, ok := caps["credentialMasking"]; ok {
-		t.Errorf("capabilities %v, want no credentialMasking (not proven in full)", caps)
+	if caps["credentialMasking"] != true || caps["credentialMaskingCustomProviders"] != true {
+		t.Errorf("capabilities %v, want credentialMasking and credentialMaskingCustomProviders", caps)
 	}
 	out := filepath.Join(t.TempDir(), "out")
 	p := startParams("m", "bash", "-c", `{ echo "child=$CT"; curl -sS --max-time 20 -H "Authorization: Bearer $CT" `+up.URL+`/x; echo; } >`+out+` 2>&1`)
@@ -113,8 +115,29 @@ func TestServer_CredentialMasking(t *testing.T) {
 	if m, _ := filepath.Glob(filepath.Join(home, "proxy", "ca-bundle-*.pem")); len(m) != 1 {
 		t.Errorf("trust bundles under CODEX_HOME/proxy: %v, want one", m)
 	}
+	if fi, err := os.Stat(filepath.Join(home, "proxy")); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("CODEX_HOME/proxy: %v %v, want a 0700 directory", fi, err)
+	}
+	files, _ := os.ReadDir(filepath.Join(home, "proxy"))
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(home, "proxy", f.Name()))
+		if err != nil || bytes.Contains(b, []byte("PRIVATE KEY")) || strings.Contains(f.Name(), "key") {
+			t.Errorf("CODEX_HOME/proxy/%s holds key material (err %v); the CA key stays in memory", f.Name(), err)
+		}
+	}
 	if logs := logBuf.String(); strings.Contains(logs, real) || !strings.Contains(logs, "credential headers translated") {
 		t.Errorf("debug log (want the translation line, never the real token):\n%s", logs)
+	}
+
+	// A CODEX_HOME under a regular file: the CA cannot be created, not advertised.
+	blocker := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h3 := newHarness(t, &executor.Options{CodexHome: filepath.Join(blocker, "home")})
+	caps3 := h3.dial().Handshake("")["environmentInfo"].(map[string]any)["capabilities"].(map[string]any)
+	if _, ok := caps3["credentialMasking"]; ok {
+		t.Errorf("capabilities with an unusable CODEX_HOME %v, want no credentialMasking", caps3)
 	}
 
 	// No CODEX_HOME: not advertised, refused before anything runs.

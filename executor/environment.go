@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/execlab/executor/executor/netproxy/credmask"
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/executor/session"
 	"github.com/execlab/executor/sandbox"
@@ -47,15 +48,16 @@ func withPrependPathDirs(info *protocol.EnvironmentInfo, dirs []string) *protoco
 }
 
 // detectEnvironment inspects the host once (spec/jsonrpc.md §3.8). l, if non-nil,
-// supplies sandboxSupport (spec/sandbox.md §3.3) and the sandbox-dependent capabilities.
-func detectEnvironment(l *sandbox.Launcher) *protocol.EnvironmentInfo {
+// supplies sandboxSupport (spec/sandbox.md §3.3) and the sandbox-dependent capabilities;
+// codexHome ("" for none) decides the credential-masking ones.
+func detectEnvironment(l *sandbox.Launcher, codexHome string) *protocol.EnvironmentInfo {
 	info := &protocol.EnvironmentInfo{
 		Shell:                detectShell(),
 		ExecutorVersion:      ExecutorVersion,
 		ProviderID:           providerID(),
 		PlatformOS:           platformOS(),
 		TemporaryDirectories: []protocol.PathURI{},
-		Capabilities:         capabilities(l),
+		Capabilities:         capabilities(l, codexHome),
 	}
 	if l != nil {
 		r := l.Report()
@@ -152,10 +154,11 @@ func passwdEntry(uid int) (passwd, bool) {
 // capabilities advertises only what this executor implements (spec/jsonrpc.md §3.8,
 // spec/capabilities-0.171.0.md §2): a flag is true only when its whole behaviour is
 // proven against the released binary. Flags that depend on a sandbox backend are set
-// only when one exists; credentialMasking* stay false until implemented. The process extensions (docs/protocol-extensions.md) are
+// only when one exists (networkProxyTransparentTcp: bubblewrap); credentialMasking* only
+// with a CODEX_HOME where the CA can be created. The process extensions (docs/protocol-extensions.md) are
 // always advertised: only this executor sends them, and released clients ignore flags
 // they do not know (the conformance runner removes capabilities before comparing).
-func capabilities(l *sandbox.Launcher) protocol.Capabilities {
+func capabilities(l *sandbox.Launcher, codexHome string) protocol.Capabilities {
 	c := protocol.Capabilities{
 		HTTPHeaderEnvVars:   true,
 		ProcessCloseStdin:   true,
@@ -172,15 +175,13 @@ func capabilities(l *sandbox.Launcher) protocol.Capabilities {
 	c.ShellSnapshotV2 = true       // process/start.shellSnapshot (executor/shellsnap)
 	// networkProxy (executor/netproxy, executor/process): callbacks and the sandbox
 	// bridge proven by the netproxy_* scenarios (transparent TCP below, with bubblewrap).
-	// credentialMasking is honoured with a CODEX_HOME (credmask_*
-	// scenarios) but credentialMasking* stay off: the reference also masks recognized
-	// tokens found inside any other variable (a URL holding a ghp_ token, a stray PAT
-	// attributed to GH_TOKEN), which credmask leaves real. Once it does, add here:
-	//   c.CredentialMasking = true                // proxy.credentialMasking (credmask + netproxy interception)
-	//   c.CredentialMaskingCustomProviders = true // proxy.credentialProviders (credmask.Providers)
-	// (only when the executor has a CODEX_HOME: Options.CodexHome).
 	c.NetworkProxyLaunch = true        // process/start.networkProxy
 	c.NetworkProxyReviewDomains = true // reviewDomains → network/policyRequest
+	// Credential masking (credmask_* scenarios) needs the CA under CODEX_HOME/proxy:
+	// advertised only where it can be created (Options.CodexHome, credmask.CAPossible).
+	masking := credmask.CAPossible(codexHome) == nil
+	c.CredentialMasking = masking                // proxy.credentialMasking (executor/netproxy/credmask, netproxy interception)
+	c.CredentialMaskingCustomProviders = masking // proxy.credentialProviders (credmask.Providers, credmask/scan.go)
 	if l != nil && l.Report().Backend != sandbox.BackendNone {
 		// A sandboxed fs/open is served from a snapshot the fs helper reads, and
 		// capabilityRoots/discoverV1 scans a sandboxed root in that helper

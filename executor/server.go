@@ -80,7 +80,8 @@ type Options struct {
 	TunnelListenPolicy *tunnel.Policy
 	// CodexHome is $CODEX_HOME of the executor (cmd/ resolves it, default ~/.codex): the
 	// credential-masking CA writes its certificate and trust bundle under CodexHome/proxy
-	// on first use. "": credential masking is refused (-32602).
+	// on first use; credentialMasking* are advertised when it can (credmask.CAPossible).
+	// "": credential masking is refused (-32602) and not advertised.
 	CodexHome string
 	// UpstreamRoots verifies the upstreams of credential-masking interception; nil:
 	// the system roots. Tests set it.
@@ -193,7 +194,7 @@ func NewServer(opts *Options) *Server {
 	return &Server{
 		opts:          o,
 		sessions:      session.NewTable[*sessionState](o.SessionTTL),
-		info:          withTunnel(withPrependPathDirs(withSessionTTL(detectEnvironment(o.Sandbox), o.SessionTTL), o.PrependPathDirs), o.TunnelPolicy, o.TunnelListenPolicy),
+		info:          withTunnel(withPrependPathDirs(withSessionTTL(detectEnvironment(o.Sandbox, o.CodexHome), o.SessionTTL), o.PrependPathDirs), o.TunnelPolicy, o.TunnelListenPolicy),
 		fs:            fs.New(&fs.Options{Sandbox: o.Sandbox, RuntimeReadGrants: grants}),
 		budget:        process.NewBudget(o.MaxUnackedTotalBytes),
 		runtimeGrants: grants,

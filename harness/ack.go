@@ -27,11 +27,11 @@ package harness
 
 import (
 	"encoding/json"
-	"errors"
 	"strconv"
 	"sync"
 
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/jsonwire"
 )
 
 // outputAcks tracks the processes started with outputAck and what of them was consumed.
@@ -116,7 +116,14 @@ func (a *outputAcks) inspect(n Notification) consumption {
 	if none {
 		return consumption{}
 	}
-	pid, seq, ok := processIDSeq(n.Params)
+	var (
+		pid string
+		seq uint64
+		ok  bool
+	)
+	if n.walkable() {
+		pid, seq, ok = processIDSeq(n.Params)
+	}
 	return consumption{
 		terminal: n.Method != protocol.MethodProcessOutput,
 		closed:   n.Method == protocol.MethodProcessClosed,
@@ -169,30 +176,23 @@ func (a *outputAcks) snapshot() [][]byte {
 	return out
 }
 
-// errFound stops a member walk early.
-var errFound = errors.New("found")
-
-// processIDSeq reads processId and seq from process event params, stopping as soon as
-// both are known: our executor and the reference write them before the (large) chunk, so
-// an output notification is not scanned twice.
+// processIDSeq reads processId and seq from process event params (walkable), stopping as
+// soon as both are known: our executor and the reference write them before the (large)
+// chunk, so an output notification is not scanned twice.
 func processIDSeq(params []byte) (pid string, seq uint64, ok bool) {
-	if len(params) == 0 || params[0] != '{' {
-		return "", 0, false
-	}
 	var havePID, haveSeq bool
-	err := forEachMember(params, 0, func(k, v []byte) error {
+	jsonwire.ObjectMembers(params, func(k, v []byte) bool {
+		var err error
 		switch string(k) {
 		case "processId":
-			pid, havePID = decodeString(v)
+			pid, err = jsonwire.String(v)
+			havePID = err == nil
 		case "seq":
 			seq, haveSeq = parseJSONUint(v)
 		}
-		if havePID && haveSeq {
-			return errFound
-		}
-		return nil
+		return !havePID || !haveSeq
 	})
-	return pid, seq, havePID && haveSeq && (err == nil || err == errFound)
+	return pid, seq, havePID && haveSeq
 }
 
 // ackMessage encodes a process/ack notification.

@@ -43,10 +43,8 @@ func startOverFake(t *testing.T, c *harness.Client, srv *fakeServer, caps string
 // the bytes on the wire are the released client's.
 func TestOutputAck_NotUsedWithoutFlag(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		cp, sp := newPipe()
-		c := harness.Open(cp, nil)
+		c, srv := openFake(t, nil)
 		defer c.Close()
-		srv := &fakeServer{t, sp}
 		params := startOverFake(t, c, srv, `{"processExitStatus":true}`)
 		if strings.Contains(params, "outputAck") {
 			t.Fatalf("process/start params %s carry outputAck without the flag", params)
@@ -70,10 +68,8 @@ func TestOutputAck_NotUsedWithoutFlag(t *testing.T) {
 // and at once for the close.
 func TestOutputAck_AcksWhatTheConsumerTook(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		cp, sp := newPipe()
-		c := harness.Open(cp, nil)
+		c, srv := openFake(t, nil)
 		defer c.Close()
-		srv := &fakeServer{t, sp}
 		params := startOverFake(t, c, srv, `{"processOutputAck":true}`)
 		if !strings.Contains(params, `"outputAck":true`) {
 			t.Fatalf("process/start params %s, want outputAck true", params)
@@ -83,7 +79,7 @@ func TestOutputAck_AcksWhatTheConsumerTook(t *testing.T) {
 		sent := make(chan string, 16)
 		go func() {
 			for {
-				b, err := sp.ReadMessage(context.Background())
+				b, err := srv.p.ReadMessage(context.Background())
 				if err != nil {
 					close(sent)
 					return

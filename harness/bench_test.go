@@ -20,7 +20,7 @@ func BenchmarkDecodeProcessOutput(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		out, err := Notification{Method: m.method, Params: m.params}.ProcessOutput()
+		out, err := Notification{Method: m.method, Params: m.params, scanned: true}.ProcessOutput()
 		if err != nil || !bytes.Equal(out.Chunk, make([]byte, 8192)) {
 			b.Fatal(err)
 		}
@@ -68,8 +68,9 @@ func TestProcessEvents_Allocs(t *testing.T) {
 		binaryPatchSeq(msg, seq)
 		batch = processOne(t, ev, batch[:0], msg)
 	})
-	// The chunk, ProcessID's id string, the decoder's id string and the pending-map entry.
-	if allocs > 4 {
+	// The chunk, ProcessID's id string, the decoder's id string and the pending-map entry;
+	// under the race detector, a refill of jsonwire's scanner pool (scanner and stack).
+	if allocs > 4+scannerRefill {
 		t.Errorf("got %v allocations per 256 KiB process/output, want at most 4", allocs)
 	}
 }
@@ -79,7 +80,7 @@ func processOne(tb testing.TB, ev *ProcessEvents, dst []ProcessEvent, msg []byte
 	if err != nil {
 		tb.Fatal(err)
 	}
-	n := Notification{Method: m.method, Params: m.params}
+	n := Notification{Method: m.method, Params: m.params, scanned: true} // as the Client makes it
 	if _, ok := n.ProcessID(); !ok {
 		tb.Fatal("no processId")
 	}

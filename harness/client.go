@@ -230,16 +230,16 @@ func (c *Client) readMessages() error {
 			return fmt.Errorf("%w: decoding message: %w", ErrProtocol, err)
 		}
 		switch m.kind {
-		case kindResponse, kindError:
+		case jsonwire.KindResponse, jsonwire.KindError:
 			c.resolve(m)
-		case kindNotification:
+		case jsonwire.KindNotification:
 			if c.tunnels.handle(c, m.method, m.params) {
 				if rel != nil {
 					rel.ReleaseMessage(b)
 				}
 				continue
 			}
-			n := Notification{Method: m.method, Params: m.params}
+			n := Notification{Method: m.method, Params: m.params, scanned: true}
 			if rel != nil {
 				n.storage = &msgStorage{buf: b, release: rel.ReleaseMessage}
 			}
@@ -252,7 +252,7 @@ func (c *Client) readMessages() error {
 			if !c.queue.put(c.life, n) {
 				return ErrClosed
 			}
-		case kindRequest:
+		case jsonwire.KindRequest:
 			if err := c.refuseRequest(m); err != nil {
 				return err
 			}
@@ -279,7 +279,7 @@ func (c *Client) resolve(m message) {
 		}
 		return
 	}
-	if m.kind == kindResponse {
+	if m.kind == jsonwire.KindResponse {
 		ch <- reply{result: m.result}
 		return
 	}

@@ -39,10 +39,8 @@ func TestClient_RequestWireShape(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				cp, sp := newPipe()
-				c := harness.Open(cp, nil)
+				c, srv := openFake(t, nil)
 				defer c.Close()
-				srv := &fakeServer{t, sp}
 				done := goCall(c, context.Background(), "environment/info", tc.params)
 				m := srv.recv()
 				if got := string(m.raw); got != tc.want {
@@ -67,10 +65,8 @@ func TestClient_InitializeWire(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				cp, sp := newPipe()
-				c := harness.Open(cp, nil)
+				c, srv := openFake(t, nil)
 				defer c.Close()
-				srv := &fakeServer{t, sp}
 				type initOut struct {
 					sid string
 					err error
@@ -98,10 +94,8 @@ func TestClient_InitializeWire(t *testing.T) {
 
 func TestClient_CallCorrelatesOutOfOrderReplies(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		cp, sp := newPipe()
-		c := harness.Open(cp, nil)
+		c, srv := openFake(t, nil)
 		defer c.Close()
-		srv := &fakeServer{t, sp}
 		const n = 5
 		calls := make([]<-chan callResult, n)
 		ids := make([]string, n)
@@ -130,10 +124,8 @@ func TestClient_CallCorrelatesOutOfOrderReplies(t *testing.T) {
 
 func TestClient_ErrorResponseIsRPCError(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		cp, sp := newPipe()
-		c := harness.Open(cp, nil)
+		c, srv := openFake(t, nil)
 		defer c.Close()
-		srv := &fakeServer{t, sp}
 		done := goCall(c, context.Background(), "nope", nil)
 		srv.recv()
 		srv.send(`{"id":1,"error":{"code":-32601,"message":"exec-server stub does not implement ` + "`nope`" + ` yet"}}`)
@@ -150,10 +142,8 @@ func TestClient_ErrorResponseIsRPCError(t *testing.T) {
 
 func TestClient_NotificationsBlockReaderWithoutDropping(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		cp, sp := newPipe()
-		c := harness.Open(cp, &harness.Options{NotificationBuffer: 2})
+		c, srv := openFake(t, &harness.Options{NotificationBuffer: 2})
 		defer c.Close()
-		srv := &fakeServer{t, sp}
 		done := goCall(c, context.Background(), "m", nil)
 		srv.recv()
 		const n = 6
@@ -242,10 +232,8 @@ func TestClient_CloseFailsPendingCalls(t *testing.T) {
 
 func TestClient_CancelledCallDropsLateReply(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		cp, sp := newPipe()
-		c := harness.Open(cp, nil)
+		c, srv := openFake(t, nil)
 		defer c.Close()
-		srv := &fakeServer{t, sp}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := goCall(c, ctx, "slow", nil)
 		srv.recv()
@@ -268,10 +256,8 @@ func TestClient_CancelledCallDropsLateReply(t *testing.T) {
 
 func TestClient_RefusesServerRequests(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		cp, sp := newPipe()
-		c := harness.Open(cp, nil)
+		c, srv := openFake(t, nil)
 		defer c.Close()
-		srv := &fakeServer{t, sp}
 		srv.send(`{"id":7,"method":"network/policyRequest","params":{}}`)
 		m := srv.recv()
 		want := `{"id":7,"error":{"code":-32601,"message":"harness does not handle network/policyRequest"}}`
@@ -291,10 +277,8 @@ func TestClient_ProtocolViolationEndsConnection(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				cp, sp := newPipe()
-				c := harness.Open(cp, nil)
+				c, srv := openFake(t, nil)
 				defer c.Close()
-				srv := &fakeServer{t, sp}
 				done := goCall(c, context.Background(), "m", nil)
 				srv.recv()
 				srv.send(tc.msg)

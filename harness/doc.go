@@ -5,9 +5,10 @@
 //
 // Below: a MessageConn, one bidirectional stream of whole JSON-RPC messages. DialLocal
 // provides one over a local WebSocket (github.com/coder/websocket); Dial provides one over the
-// relay: registry connect bundle (registry/api), rendezvous websocket (relay/wsconn), relay
-// frames of one stream (relay/frame, harness per-frame rules of spec/relay-noise.md §13) and
-// the Noise channel as initiator pinning the bundle's executor key (noise/channel). Above:
+// relay: registry connect bundle (registry/api), rendezvous websocket (relay/wsconn), one
+// relay stream on it (relay/initiator: the initiator's per-frame rules of spec/relay-noise.md
+// §13 and ARQ v1; this package links no relay driver of its own) and the Noise channel as
+// initiator pinning the bundle's executor key (noise/channel). Above:
 // harness programs and `executor exec`/`executor bench`.
 //
 // The package owns request/response correlation (integer ids from 1, never reused), the
@@ -53,11 +54,11 @@
 //
 // A Client is safe for concurrent use. It owns readLoop and, without OnNotification,
 // routineForward (it sends the acks), both started by Open (and so by DialLocal and Dial)
-// and waited for by Close; a Dial connection also owns its relay
-// socket's keepalive goroutine (relayRecordConn) and, on a stream that negotiated relay
-// ARQ v1 (relay_arq.go, docs/reliability.md §8: offered by default, RemoteOptions.DisableARQ),
-// its frame reader and ARQ timer goroutines; all are stopped and waited for when the
-// physical connection closes. Session recoveries run on readLoop.
+// and waited for by Close; a Dial connection also owns its relay stream (an
+// initiator.Stream: the socket's keepalive goroutine and, on a stream that negotiated relay
+// ARQ v1 — docs/reliability.md §8: offered by default, RemoteOptions.DisableARQ — its frame
+// reader and ARQ timer goroutines); all are stopped and waited for when the physical
+// connection closes. Session recoveries run on readLoop.
 // Writes are serialised by a one-slot semaphore that honours the caller's ctx while
 // waiting. Once a request has been handed to the MessageConn, cancelling the call's ctx
 // abandons the wait for its response but not the write; a late response is dropped.

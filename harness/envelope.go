@@ -1,39 +1,31 @@
 package harness
 
-// Inbound envelope decoding (spec/jsonrpc.md §1.2).
+// Inbound envelope decoding (spec/jsonrpc.md §1.2), with jsonwire's scanner and
+// classification, the ones executor/jsonrpc uses.
 //
-// Protocol flow: every inbound message is one JSON object. parseMessage finds its top-level
-// members without decoding their values: "id", "method", "params", "result" and "error"
-// are kept as raw spans into the message buffer, every other member is skipped. Member
-// values are validated only when they are decoded (a response's result by encoding/json in
-// Call, a notification's params by its decoder), so a 256 MiB stream of process/output
-// costs one scan for the closing quote of each chunk, not a full JSON validation pass.
+// Protocol flow: every inbound message is one JSON object. parseMessage validates it in one
+// pass (jsonwire.ScanRootUnbudgeted: syntax, duplicate keys, nesting; the executor's value
+// budget is not the client's) and keeps the top-level members "id", "method", "params",
+// "result" and "error" as raw spans into the message buffer; every other member is
+// skipped. The spans are then walked without another check (jsonwire.ObjectMembers,
+// String): a 256 MiB stream of process/output costs one validating pass (a SIMD search for
+// the closing quote of each chunk) and one walk up to the members a reader needs.
 //
 //	{"method":"process/output","params":{"processId":"p","seq":1,"stream":"stdout","chunk":"AAAA"}}
 //	 └ method span ┘          └ params span ──────────────────────────────────────────────────┘
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/execlab/executor/jsonwire"
 )
 
-// messageKind classifies an inbound message; first match wins (spec/jsonrpc.md §1.2).
-type messageKind uint8
-
-const (
-	kindRequest      messageKind = iota + 1 // method and id
-	kindNotification                        // method only
-	kindResponse                            // result
-	kindError                               // id and error
-)
-
-// message is one inbound message. Raw spans alias the buffer given to parseMessage.
+// message is one inbound message. Raw spans alias the buffer given to parseMessage, which
+// passed jsonwire's scanner: they may be walked with jsonwire.ObjectMembers.
 type message struct {
-	kind   messageKind
-	id     []byte // raw JSON of the id, nil when absent
+	kind   jsonwire.Kind
+	id     []byte // raw JSON of the id, nil when absent or null
 	method string
 	params []byte // raw JSON, nil when absent
 	result []byte // raw JSON, nil when absent
@@ -41,243 +33,100 @@ type message struct {
 }
 
 var (
-	errNotObject   = errors.New("message is not a JSON object")
-	errBadSyntax   = errors.New("malformed JSON")
-	errNoClass     = errors.New("message is neither request, notification nor response")
-	errBadMethod   = errors.New("method is not a string")
-	errTrailing    = errors.New("data after the JSON object")
-	errUnexpectEOF = errors.New("unexpected end of message")
+	errNotObject = errors.New("message is not a JSON object")
+	errNoClass   = errors.New("message is neither request, notification nor response")
+	errBadMethod = errors.New("method is not a string")
 )
 
-// parseMessage classifies b and returns its top-level members.
+// Envelope members parseMessage keeps, indexed by the env* constants.
+const (
+	envID = iota
+	envMethod
+	envParams
+	envResult
+	envError
+	numEnv
+)
+
+var envelopeNames = []string{envID: "id", envMethod: "method", envParams: "params", envResult: "result", envError: "error"}
+
+// parseMessage validates b, classifies it and returns its top-level members. An "id" of
+// null counts as absent (the executor's error reply to a message it could not read
+// carries one).
 func parseMessage(b []byte) (message, error) {
 	var m message
-	var method []byte
-	var hasMethod, hasID, hasResult, hasError bool
-	i := skipSpace(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return m, errNotObject
-	}
-	err := forEachMember(b, i, func(key, val []byte) error {
-		switch string(key) {
-		case "id":
-			if !isNull(val) {
-				m.id, hasID = val, true
-			}
-		case "method":
-			method, hasMethod = val, true
-		case "params":
-			m.params = val
-		case "result":
-			m.result, hasResult = val, true
-		case "error":
-			m.errRaw, hasError = val, true
-		}
-		return nil
-	})
+	var buf [numEnv]jsonwire.Member
+	root, err := jsonwire.ScanRootUnbudgeted(b, envelopeNames, buf[:0])
 	if err != nil {
 		return m, err
 	}
-	switch {
-	case hasMethod && hasID:
-		m.kind = kindRequest
-	case hasMethod:
-		m.kind = kindNotification
-	case hasResult:
-		m.kind = kindResponse
-	case hasError && hasID:
-		m.kind = kindError
-	default:
+	if !root.Object {
+		return m, errNotObject
+	}
+	if err := jsonwire.CheckTrailing(b, root.End); err != nil {
+		return m, err
+	}
+	var method []byte
+	for _, mem := range root.Members {
+		v := b[mem.Start:mem.End]
+		switch mem.Name {
+		case envID:
+			if string(v) != "null" {
+				m.id = v
+			}
+		case envMethod:
+			method = v
+		case envParams:
+			m.params = v
+		case envResult:
+			m.result = v
+		case envError:
+			m.errRaw = v
+		}
+	}
+	m.kind = jsonwire.Classify(method != nil, m.id != nil, m.result != nil)
+	if m.kind == jsonwire.KindError && (m.errRaw == nil || m.id == nil) {
 		return m, errNoClass
 	}
-	if hasMethod {
-		s, ok := decodeString(method)
-		if !ok {
+	if method != nil {
+		if m.method, err = jsonwire.String(method); err != nil {
 			return m, errBadMethod
 		}
-		m.method = s
 	}
 	return m, nil
 }
 
-// forEachMember calls fn for each member of the object starting at b[start] == '{' with
-// the member's unescaped key and raw value span, then checks that only whitespace follows.
-func forEachMember(b []byte, start int, fn func(key, val []byte) error) error {
-	end, err := walkObject(b, start, fn)
-	if err != nil {
-		return err
-	}
-	if skipSpace(b, end) != len(b) {
-		return errTrailing
-	}
-	return nil
+// rawMember returns the raw JSON of the member key of obj, a JSON object from a scanned
+// message; the walk stops there.
+func rawMember(obj []byte, key string) ([]byte, bool) {
+	var out []byte
+	jsonwire.ObjectMembers(obj, func(k, v []byte) bool {
+		if string(k) == key {
+			out = v
+		}
+		return out == nil
+	})
+	return out, out != nil
 }
 
-// walkObject walks the object at b[start] == '{' and returns the index after its '}'.
-func walkObject(b []byte, start int, fn func(key, val []byte) error) (int, error) {
-	i := skipSpace(b, start+1)
-	if i < len(b) && b[i] == '}' {
-		return i + 1, nil
-	}
-	for {
-		if i >= len(b) {
-			return 0, errUnexpectEOF
-		}
-		if b[i] != '"' {
-			return 0, errBadSyntax
-		}
-		kend, err := skipString(b, i)
-		if err != nil {
-			return 0, err
-		}
-		key := b[i+1 : kend-1]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			s, ok := decodeString(b[i:kend])
-			if !ok {
-				return 0, errBadSyntax
-			}
-			key = []byte(s)
-		}
-		i = skipSpace(b, kend)
-		if i >= len(b) || b[i] != ':' {
-			return 0, errBadSyntax
-		}
-		i = skipSpace(b, i+1)
-		vend, err := skipValue(b, i)
-		if err != nil {
-			return 0, err
-		}
-		if err := fn(key, b[i:vend]); err != nil {
-			return 0, err
-		}
-		i = skipSpace(b, vend)
-		if i >= len(b) {
-			return 0, errUnexpectEOF
-		}
-		switch b[i] {
-		case ',':
-			i = skipSpace(b, i+1)
-		case '}':
-			return i + 1, nil
-		default:
-			return 0, errBadSyntax
-		}
-	}
-}
-
-// skipValue returns the index after the JSON value starting at b[i]. Strings, objects and
-// arrays are delimited exactly; scalars are taken up to the next delimiter and checked
-// when decoded.
-func skipValue(b []byte, i int) (int, error) {
-	if i >= len(b) {
-		return 0, errUnexpectEOF
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		return skipNested(b, i)
-	case '}', ']', ',', ':':
-		return 0, errBadSyntax
-	}
-	j := i
-	for j < len(b) && !isDelim(b[j]) {
-		j++
-	}
-	return j, nil
-}
-
-// skipString returns the index after the string starting at b[i] == '"'.
-func skipString(b []byte, i int) (int, error) {
-	j := i + 1
-	for {
-		k := bytes.IndexByte(b[j:], '"')
-		if k < 0 {
-			return 0, errUnexpectEOF
-		}
-		q := j + k
-		// The quote is escaped iff an odd number of backslashes precede it.
-		n := 0
-		for p := q - 1; p > i && b[p] == '\\'; p-- {
-			n++
-		}
-		if n%2 == 0 {
-			return q + 1, nil
-		}
-		j = q + 1
-	}
-}
-
-// skipNested returns the index after the object or array starting at b[i].
-func skipNested(b []byte, i int) (int, error) {
-	depth := 0
-	for j := i; j < len(b); j++ {
-		switch b[j] {
-		case '"':
-			end, err := skipString(b, j)
-			if err != nil {
-				return 0, err
-			}
-			j = end - 1
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-			if depth == 0 {
-				return j + 1, nil
-			}
-		}
-	}
-	return 0, errUnexpectEOF
-}
-
-func isDelim(c byte) bool {
-	switch c {
-	case ',', '}', ']', ' ', '\t', '\n', '\r', ':', '"', '{', '[':
-		return true
-	}
-	return false
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) {
-		switch b[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
-}
-
-func isNull(v []byte) bool { return string(v) == "null" }
-
-// decodeString decodes a raw JSON string; the fast path copies bytes without escapes.
-func decodeString(raw []byte) (string, bool) {
-	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+// memberString returns the string member key of obj, a JSON object from a scanned message.
+func memberString(obj []byte, key string) (string, bool) {
+	v, ok := rawMember(obj, key)
+	if !ok {
 		return "", false
 	}
-	body := raw[1 : len(raw)-1]
-	if bytes.IndexByte(body, '\\') < 0 && validPlain(body) && utf8.Valid(body) {
-		return string(body), true
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", false
-	}
-	return s, true
+	s, err := jsonwire.String(v)
+	return s, err == nil
 }
 
-// validPlain reports whether an unescaped string body has no control characters or
-// quotes, which JSON forbids raw.
-func validPlain(body []byte) bool {
-	for _, c := range body {
-		if c < 0x20 || c == '"' {
-			return false
-		}
+// memberUint returns the unsigned integer member key of obj, a JSON object from a scanned
+// message.
+func memberUint(obj []byte, key string) (uint64, bool) {
+	v, ok := rawMember(obj, key)
+	if !ok {
+		return 0, false
 	}
-	return true
+	return parseJSONUint(v)
 }
 
 // parseIntID parses a raw id as an integer request id.

@@ -5,28 +5,31 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/jsonwire"
 )
 
 func TestParseMessage_Classifies(t *testing.T) {
 	tests := []struct {
 		name, in   string
-		wantKind   messageKind
+		wantKind   jsonwire.Kind
 		wantMethod string
 		wantID     string
 		wantParams string
 	}{
-		{"response", `{"id":1,"result":{"a":[1,"}"]}}`, kindResponse, "", "1", ""},
-		{"error", `{"id":2,"error":{"code":-32601,"message":"x"}}`, kindError, "", "2", ""},
-		{"malformed reply", `{"id":-1,"error":{"code":-32600,"message":"x"}}`, kindError, "", "-1", ""},
-		{"notification", `{"method":"process/closed","params":{"processId":"p","seq":3}}`, kindNotification, "process/closed", "", `{"processId":"p","seq":3}`},
-		{"notification null id", `{"id":null,"method":"m"}`, kindNotification, "m", "", ""},
-		{"request", `{"id":"s","method":"network/policyRequest","params":[]}`, kindRequest, "network/policyRequest", `"s"`, `[]`},
-		{"ignored members and space", " {\"jsonrpc\":\"2.0\", \"trace\":{\"x\":[{}]}, \"id\" : 3 , \"result\" : {} }\n", kindResponse, "", "3", ""},
-		{"escaped key and method", `{"meth\u006fd":"a\/b"}`, kindNotification, "a/b", "", ""},
-		{"escaped quotes in values", `{"id":4,"result":{"s":"a\"}\\"}}`, kindResponse, "", "4", ""},
+		{"response", `{"id":1,"result":{"a":[1,"}"]}}`, jsonwire.KindResponse, "", "1", ""},
+		{"error", `{"id":2,"error":{"code":-32601,"message":"x"}}`, jsonwire.KindError, "", "2", ""},
+		{"malformed reply", `{"id":-1,"error":{"code":-32600,"message":"x"}}`, jsonwire.KindError, "", "-1", ""},
+		{"notification", `{"method":"process/closed","params":{"processId":"p","seq":3}}`, jsonwire.KindNotification, "process/closed", "", `{"processId":"p","seq":3}`},
+		{"notification null id", `{"id":null,"method":"m"}`, jsonwire.KindNotification, "m", "", ""},
+		{"request", `{"id":"s","method":"network/policyRequest","params":[]}`, jsonwire.KindRequest, "network/policyRequest", `"s"`, `[]`},
+		{"ignored members and space", " {\"jsonrpc\":\"2.0\", \"trace\":{\"x\":[{}]}, \"id\" : 3 , \"result\" : {} }\n", jsonwire.KindResponse, "", "3", ""},
+		{"escaped key and method", `{"meth\u006fd":"a\/b"}`, jsonwire.KindNotification, "a/b", "", ""},
+		{"escaped quotes in values", `{"id":4,"result":{"s":"a\"}\\"}}`, jsonwire.KindResponse, "", "4", ""},
+		{"large reply past the executor's value budget", `{"id":5,"result":[` + strings.Repeat("0,", jsonwire.MaxValues) + `0]}`, jsonwire.KindResponse, "", "5", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -47,6 +50,7 @@ func TestParseMessage_Rejects(t *testing.T) {
 		``, `not-json`, `[]`, `"x"`, `{`, `{"id":1`, `{"id":1,"result":{}`, `{"id":1}`, `{}`,
 		`{"method":1}`, `{"id":1,"result":"unterminated}`, `{"id":1,"result":{}}}`, `{"a" 1}`,
 		`{"id":1,,"result":{}}`, `{id:1}`, `{"method":"a` + "\x01" + `"}`,
+		`{"id":1,"id":2,"result":{}}`, `{"id":1,"result":01}`, `{"id":null,"error":{}}`,
 	} {
 		if m, err := parseMessage([]byte(in)); err == nil {
 			t.Errorf("parseMessage(%q): got %+v, want an error", in, m)
@@ -89,14 +93,16 @@ func TestProcessOutput_FastPathAllocations(t *testing.T) {
 	chunk := bytes.Repeat([]byte{0}, 8192)
 	params, _ := json.Marshal(protocol.ProcessOutputNotification{ProcessID: "p", Seq: 7, Stream: protocol.StreamStdout, Chunk: chunk})
 	n := Notification{Method: protocol.MethodProcessOutput, Params: params}
-	// One for the chunk, one for the processId string.
-	if got := testing.AllocsPerRun(100, func() { n.ProcessOutput() }); got > 2 {
+	// One for the chunk, one for the processId string; under the race detector, a refill of
+	// jsonwire's scanner pool (a Notification made by hand is validated first).
+	if got := testing.AllocsPerRun(100, func() { n.ProcessOutput() }); got > 2+scannerRefill {
 		t.Errorf("got %v allocations per process/output decode, want at most 2", got)
 	}
 }
 
-// FuzzParseMessage checks that parseMessage never panics and, on valid JSON, agrees
-// with encoding/json about every member it keeps and about the classification.
+// FuzzParseMessage checks that parseMessage never panics, rejects what jsonwire's scanner
+// rejects and, on valid JSON, agrees with encoding/json about every member it keeps and
+// about the classification.
 func FuzzParseMessage(f *testing.F) {
 	for _, s := range []string{
 		`{"id":1,"result":{}}`,
@@ -110,9 +116,18 @@ func FuzzParseMessage(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := parseMessage(b)
+		if jsonwire.Validate(b) != nil {
+			if err == nil {
+				t.Fatalf("got kind %d for %q, which jsonwire rejects", m.kind, b)
+			}
+			return
+		}
 		var obj map[string]json.RawMessage
 		if json.Unmarshal(b, &obj) != nil {
-			return // parseMessage may be lenient with invalid JSON; no panic is the property
+			if err == nil {
+				t.Fatalf("got kind %d for %q, which is not an object", m.kind, b)
+			}
+			return
 		}
 		_, hasMethod := obj["method"]
 		id, hasID := obj["id"]

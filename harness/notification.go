@@ -26,7 +26,14 @@ type Notification struct {
 	// storage is the pooled message buffer Params lies in, when the transport pools them
 	// (storage.go); nil otherwise.
 	storage *msgStorage
+	// scanned: Params passed jsonwire's scanner when the Client read the message
+	// (parseMessage), so it is walked without another check (walkable).
+	scanned bool
 }
+
+// walkable reports whether Params may be walked with jsonwire.ObjectMembers: it passed the
+// scanner when the Client read it, or passes it now (a Notification made by hand).
+func (n Notification) walkable() bool { return n.scanned || jsonwire.Validate(n.Params) == nil }
 
 // Release hands the notification's storage back to the transport it came from, for a
 // later message: Params, and anything decoded from it that aliases it, must not be used
@@ -54,7 +61,7 @@ func (n Notification) ProcessOutput() (protocol.ProcessOutputNotification, error
 	if n.Method != protocol.MethodProcessOutput {
 		return out, fmt.Errorf("decoding process/output: notification is %s", n.Method)
 	}
-	if decodeOutputFast(n.Params, &out) {
+	if n.walkable() && decodeOutputFastInto(n.Params, &out, nil) {
 		return out, nil
 	}
 	out = protocol.ProcessOutputNotification{}
@@ -105,25 +112,12 @@ func (n Notification) ProcessID() (string, bool) {
 	default:
 		return "", false
 	}
-	var id string
-	found := false
-	if len(n.Params) == 0 || n.Params[0] != '{' {
+	if !n.walkable() {
 		return "", false
 	}
 	// The walk stops at processId (executors send it first), so a large chunk after it is
 	// not scanned again just to find the id (issue 16).
-	err := forEachMember(n.Params, 0, func(key, val []byte) error {
-		if string(key) == "processId" {
-			s, ok := decodeString(val)
-			if !ok {
-				return errBadSyntax
-			}
-			id, found = s, true
-			return errFound
-		}
-		return nil
-	})
-	return id, (err == nil || err == errFound) && found
+	return memberString(n.Params, "processId")
 }
 
 // processOutputPooled is ProcessOutput with the chunk decoded into a pooled buffer when it
@@ -131,7 +125,7 @@ func (n Notification) ProcessID() (string, bool) {
 // The result never aliases n.Params.
 func (n Notification) processOutputPooled() (protocol.ProcessOutputNotification, *msgStorage, error) {
 	var out protocol.ProcessOutputNotification
-	if n.Method == protocol.MethodProcessOutput {
+	if n.Method == protocol.MethodProcessOutput && n.walkable() {
 		var st *msgStorage
 		if decodeOutputFastInto(n.Params, &out, &st) {
 			return out, st, nil
@@ -143,15 +137,15 @@ func (n Notification) processOutputPooled() (protocol.ProcessOutputNotification,
 
 // decodeOutputFast decodes the params of process/output when they have the expected
 // shape: exactly processId, seq, stream and chunk (any order), plain strings, an unsigned
-// integer seq and strict padded base64. It reports false otherwise, leaving out partly set.
-// The chunk is freshly allocated.
+// integer seq and strict padded base64. It reports false otherwise (params included, when
+// it is not valid JSON), leaving out partly set. The chunk is freshly allocated.
 func decodeOutputFast(params []byte, out *protocol.ProcessOutputNotification) bool {
-	return decodeOutputFastInto(params, out, nil)
+	return jsonwire.Validate(params) == nil && decodeOutputFastInto(params, out, nil)
 }
 
-// decodeOutputFastInto is decodeOutputFast that, when pooled is not nil, decodes a chunk
-// large enough to be pooled into a pooled buffer and sets *pooled to its storage. On
-// false, nothing is left pooled.
+// decodeOutputFastInto is decodeOutputFast on walkable params (they passed jsonwire's
+// scanner) that, when pooled is not nil, decodes a chunk large enough to be pooled into a
+// pooled buffer and sets *pooled to its storage. On false, nothing is left pooled.
 func decodeOutputFastInto(params []byte, out *protocol.ProcessOutputNotification, pooled **msgStorage) (ok bool) {
 	if pooled != nil {
 		defer func() {
@@ -161,62 +155,67 @@ func decodeOutputFastInto(params []byte, out *protocol.ProcessOutputNotification
 			}
 		}()
 	}
-	if len(params) == 0 || params[0] != '{' {
-		return false
-	}
 	var seen int
-	err := forEachMember(params, 0, func(key, val []byte) error {
-		switch string(key) {
-		case "processId":
-			s, ok := decodeString(val)
-			if !ok {
-				return errBadSyntax
-			}
-			out.ProcessID = s
-			seen |= 1
-		case "seq":
-			n, ok := parseJSONUint(val)
-			if !ok {
-				return errBadSyntax
-			}
-			out.Seq = n
-			seen |= 2
-		case "stream":
-			// The three known labels are interned: no allocation per chunk.
-			switch string(val) {
-			case `"stdout"`:
-				out.Stream = protocol.StreamStdout
-			case `"stderr"`:
-				out.Stream = protocol.StreamStderr
-			case `"pty"`:
-				out.Stream = protocol.StreamPty
-			default:
-				s, ok := decodeString(val)
-				if !ok {
-					return errBadSyntax
-				}
-				out.Stream = protocol.ExecOutputStream(s)
-			}
-			seen |= 4
-		case "chunk":
-			if seen&8 != 0 {
-				return errBadSyntax // a repeated member: let encoding/json decide
-			}
-			b, st, ok := decodeBase64Fast(val, pooled != nil)
-			if !ok {
-				return errBadSyntax
-			}
-			out.Chunk = b
-			if pooled != nil {
-				*pooled = st
-			}
-			seen |= 8
-		default:
-			return errBadSyntax // unknown member: let encoding/json decide
-		}
-		return nil
+	failed := false
+	ok = jsonwire.ObjectMembers(params, func(key, val []byte) bool {
+		bit := outputMember(key, val, out, pooled, seen)
+		seen |= bit
+		failed = bit == 0
+		return !failed
 	})
-	return err == nil && seen == 15
+	return ok && !failed && seen == 15
+}
+
+// outputMember decodes one member of process/output params into out and returns its bit in
+// decodeOutputFastInto's seen set, or 0 when the fast path does not take it (a repeated
+// chunk, an unknown member, an escape or a value of another shape).
+func outputMember(key, val []byte, out *protocol.ProcessOutputNotification, pooled **msgStorage, seen int) int {
+	var err error
+	switch string(key) {
+	case "processId":
+		out.ProcessID, err = jsonwire.String(val)
+		return okBit(err == nil, 1)
+	case "seq":
+		var ok bool
+		out.Seq, ok = parseJSONUint(val)
+		return okBit(ok, 2)
+	case "stream":
+		// The three known labels are interned: no allocation per chunk.
+		switch string(val) {
+		case `"stdout"`:
+			out.Stream = protocol.StreamStdout
+		case `"stderr"`:
+			out.Stream = protocol.StreamStderr
+		case `"pty"`:
+			out.Stream = protocol.StreamPty
+		default:
+			var s string
+			s, err = jsonwire.String(val)
+			out.Stream = protocol.ExecOutputStream(s)
+		}
+		return okBit(err == nil, 4)
+	case "chunk":
+		if seen&8 != 0 {
+			return 0 // a repeated member: let encoding/json decide
+		}
+		b, st, ok := decodeBase64Fast(val, pooled != nil)
+		if !ok {
+			return 0
+		}
+		out.Chunk = b
+		if pooled != nil {
+			*pooled = st
+		}
+		return 8
+	}
+	return 0 // unknown member: let encoding/json decide
+}
+
+func okBit(ok bool, bit int) int {
+	if ok {
+		return bit
+	}
+	return 0
 }
 
 // decodeBase64Fast decodes a raw JSON string of strict standard base64 with padding, into

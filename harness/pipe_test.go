@@ -6,6 +6,8 @@ import (
 	"errors"
 	"sync"
 	"testing"
+
+	"github.com/execlab/executor/harness"
 )
 
 // errPipeClosed is what a closed pipe end returns.
@@ -56,6 +58,13 @@ func (p *pipeEnd) Close() error {
 }
 
 // fakeServer drives the server end of a pipe from a test.
+// openFake opens a Client with opts on an in-memory pipe and returns it with the fake
+// server on the other end. The caller closes the Client.
+func openFake(t *testing.T, opts *harness.Options) (*harness.Client, *fakeServer) {
+	cp, sp := newPipe()
+	return harness.Open(cp, opts), &fakeServer{t, sp}
+}
+
 type fakeServer struct {
 	t *testing.T
 	p *pipeEnd

@@ -13,9 +13,13 @@ import (
 	"github.com/execlab/executor/noise"
 	"github.com/execlab/executor/noise/channel"
 	"github.com/execlab/executor/registry/api"
-	"github.com/execlab/executor/relay/frame"
+	"github.com/execlab/executor/relay/initiator"
 	"github.com/execlab/executor/relay/wsconn"
 )
+
+// ErrStreamReset: the executor (or the rendezvous for it) reset the relay stream
+// (relay/initiator); the session then recovers. The peer's reason is discarded.
+var ErrStreamReset = initiator.ErrStreamReset
 
 // RemoteOptions configure Dial. Registry, EnvironmentID and Token are required; the struct
 // is never mutated.
@@ -168,13 +172,11 @@ func (d *remoteDialer) dialAttempt(ctx context.Context, traceparent string) (Mes
 			return nil, err
 		}
 		streamID := newStreamID()
-		rc := newRelayRecordConn(ws, streamID)
-		rc.traceparent = traceparent
-		rc.offerARQ = !d.opts.DisableARQ
-		if err := rc.writeFrame(ctx, &frame.Resume{}); err != nil {
-			rc.Close()
+		st, err := initiator.Open(ctx, ws, initiator.Options{StreamID: streamID, Traceparent: traceparent, OfferARQ: !d.opts.DisableARQ})
+		if err != nil {
 			return nil, err
 		}
+		rc := relayRecords{st}
 		hctx, cancel := context.WithTimeout(ctx, handshakeTimeout)
 		conn, err := channel.Initiator(hctx, rc, &channel.InitiatorConfig{
 			Static:          d.opts.Identity,
@@ -188,12 +190,30 @@ func (d *remoteDialer) dialAttempt(ctx context.Context, traceparent string) (Mes
 			return nil, fmt.Errorf("Noise harness handshake failed before connection became ready: %w", err)
 		}
 		d.log.Debug("relay stream established", "stream_id", streamID)
-		if rc.arq.Load() != nil {
+		if st.ARQ() {
 			return arqChannelConn{conn}, nil
 		}
 		return conn, nil
 	}
 }
+
+// relayRecords is a relay stream as the Noise channel's RecordConn (with PacketReleaser):
+// the relay may not import noise, so the two Packet types are twins and convert directly.
+type relayRecords struct{ *initiator.Stream }
+
+func (r relayRecords) ReadPacket(ctx context.Context) (channel.Packet, error) {
+	p, err := r.Stream.ReadPacket(ctx)
+	return channel.Packet(p), err
+}
+
+func (r relayRecords) WritePacket(ctx context.Context, p channel.Packet) error {
+	return r.Stream.WritePacket(ctx, initiator.Packet(p))
+}
+
+var (
+	_ channel.RecordConn     = relayRecords{}
+	_ channel.PacketReleaser = relayRecords{}
+)
 
 // arqChannelConn is the Noise channel of a relay stream that runs ARQ v1: its send window
 // bounds the bytes in flight through the rendezvous, so our executor pushes lossless output

@@ -46,19 +46,25 @@ type tunnelTable struct {
 	listeners map[uint64]*TunnelListener // tunnel_listen.go
 }
 
-func (t *tunnelTable) add(tc *TunnelConn) {
-	t.mu.Lock()
-	if t.conns == nil {
-		t.conns = make(map[uint64]*TunnelConn)
-	}
-	t.conns[tc.id] = tc
-	t.mu.Unlock()
-}
+func (t *tunnelTable) add(tc *TunnelConn) { tablePut(t, &t.conns, tc.id, tc) }
 
-func (t *tunnelTable) get(id uint64) *TunnelConn {
+func (t *tunnelTable) get(id uint64) *TunnelConn { return tableGet(t, &t.conns, id) }
+
+// tablePut stores v under id in *m (made on first use), one of t's maps, under t.mu.
+func tablePut[V any](t *tunnelTable, m *map[uint64]V, id uint64, v V) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.conns[id]
+	if *m == nil {
+		*m = make(map[uint64]V)
+	}
+	(*m)[id] = v
+}
+
+// tableGet returns the value under id in *m, one of t's maps, under t.mu.
+func tableGet[V any](t *tunnelTable, m *map[uint64]V, id uint64) V {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return (*m)[id]
 }
 
 func (t *tunnelTable) remove(id uint64) {
@@ -81,8 +87,8 @@ func (t *tunnelTable) resetAll(err error) {
 	}
 }
 
-// handle takes a tunnel/* notification on the read loop and reports whether it was one.
-// It never blocks. Unknown ids are ignored (a close crossing ours).
+// handle takes a tunnel/* notification on the read loop and reports whether it was one;
+// params passed jsonwire's scanner with the message (parseMessage). It never blocks. Unknown ids are ignored (a close crossing ours).
 func (t *tunnelTable) handle(c *Client, method string, params []byte) bool {
 	switch method {
 	case protocol.MethodTunnelAccepted:
@@ -136,20 +142,6 @@ func (t *tunnelTable) handle(c *Client, method string, params []byte) bool {
 		return false
 	}
 	return true
-}
-
-// rawMember returns the raw JSON of obj's member key (top level).
-func rawMember(obj []byte, key string) ([]byte, bool) {
-	var out []byte
-	found := false
-	err := forEachMember(obj, 0, func(k, v []byte) error {
-		if string(k) == key {
-			out, found = v, true
-			return errFound
-		}
-		return nil
-	})
-	return out, (err == nil || err == errFound) && found
 }
 
 // DialTCP opens a TCP connection to host:port from the executor's host, through this

@@ -4,10 +4,11 @@ import (
 	"testing"
 
 	"github.com/execlab/executor/executor/protocol"
+	"github.com/execlab/executor/jsonwire"
 )
 
-// FuzzTunnelHandle feeds the read loop's tunnel decoder arbitrary params for an open
-// connection: it must never panic or block, and must take every tunnel method.
+// FuzzTunnelHandle feeds the read loop's tunnel decoder arbitrary valid JSON params (what
+// the Client's scanner passes) for an open connection: it must never panic or block, and must take every tunnel method.
 func FuzzTunnelHandle(f *testing.F) {
 	for _, s := range []string{`{"connId":1,"data":"aGk="}`, `{"connId":1,"bytes":5}`, `{"connId":1}`, `{"connId":1,"reason":"x"}`,
 		`{"data":"aGk=","connId":1}`, `{"connId":1,"data":"a\u0047k="}`, `{}`, `null`, `[1]`,
@@ -17,6 +18,9 @@ func FuzzTunnelHandle(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, method, params string) {
+		if jsonwire.Validate([]byte(params)) != nil {
+			return // handle takes params of a message the Client's scanner passed
+		}
 		var tt tunnelTable
 		tc := newTunnelConn(nil, 1, "x:1")
 		tt.add(tc)

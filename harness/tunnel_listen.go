@@ -6,6 +6,7 @@ package harness
 // TunnelListener.Accept as a TunnelConn, the same as DialTCP's.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -108,9 +109,7 @@ func (l *TunnelListener) closeRefused() {
 
 func (l *TunnelListener) fail(err error) {
 	l.mu.Lock()
-	if l.err == nil {
-		l.err = err
-	}
+	l.err = cmp.Or(l.err, err) // the first failure sticks
 	l.mu.Unlock()
 	signal(l.ready)
 }
@@ -225,19 +224,10 @@ func (t *tunnelTable) handleAccepted(c *Client, params []byte) {
 	l.accepted(tc)
 }
 
-func (t *tunnelTable) addListener(l *TunnelListener) {
-	t.mu.Lock()
-	if t.listeners == nil {
-		t.listeners = make(map[uint64]*TunnelListener)
-	}
-	t.listeners[l.id] = l
-	t.mu.Unlock()
-}
+func (t *tunnelTable) addListener(l *TunnelListener) { tablePut(t, &t.listeners, l.id, l) }
 
 func (t *tunnelTable) getListener(id uint64) *TunnelListener {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.listeners[id]
+	return tableGet(t, &t.listeners, id)
 }
 
 func (t *tunnelTable) removeListener(l *TunnelListener) {

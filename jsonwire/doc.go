@@ -17,9 +17,11 @@
 // # Layers
 //
 // Above: executor/jsonrpc (envelope, lanes, dispatch: it walks the envelope with
-// ScanRoot, RequestID, String and Decode), executor/protocol (params types built from
-// Bytes, Unit, Enum, RustNamed), the method packages (UnmarshalParams, the error
-// constructors), harness (codes, base64 of output chunks) and sandbox/policy (codes).
+// ScanRoot, Classify, RequestID, String and Decode), executor/protocol (params types built
+// from Bytes, Unit, Enum, RustNamed), the method packages (UnmarshalParams, the error
+// constructors), harness (the same scanner and classification for what it reads:
+// ScanRootUnbudgeted, Classify, ObjectMembers, String; codes; base64 of output chunks) and
+// sandbox/policy (codes). One scanner and one classification serve both ends (message.go).
 // Below: the standard library, and segmentio/asm's base64 encoder (AppendBase64). It
 // knows no JSON-RPC envelope, no method and no transport; encoding outbound messages is
 // executor/jsonrpc's.

@@ -148,6 +148,7 @@ type scanner struct {
 
 	// Root capture (ScanRoot only).
 	names      []string // keys of the root object's members to capture; nil captures none
+	unbudgeted bool     // ScanRootUnbudgeted: values are not counted against MaxValues
 	rootObject bool
 	members    []Member // captured members in document order; starts on memberBuf
 	pending    int      // index into members of the root value being scanned, or -1
@@ -162,6 +163,7 @@ func (s *scanner) reset(data []byte, names []string) {
 	s.keys = s.keys[:0]
 	s.scratch = s.scratch[:0]
 	s.names = names
+	s.unbudgeted = false
 	s.rootObject = false
 	s.members = s.memberBuf[:0] // no allocation for up to len(memberBuf) names
 	s.pending = -1
@@ -202,7 +204,7 @@ func (s *scanner) skipWS() {
 // way. (Observed from codex 0.169.0.)
 func (s *scanner) count() error {
 	s.values++
-	if s.values <= MaxValues {
+	if s.values <= MaxValues || s.unbudgeted {
 		return nil
 	}
 	s.endCheck()

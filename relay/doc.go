@@ -7,16 +7,21 @@
 // message is binary and holds exactly one protobuf RelayMessageFrame (schema
 // proto/codex/exec_server/relay/v1/relay.proto).
 //
-// Layers, bottom up (these five packages are the whole relay):
+// Layers, bottom up (these six packages are the whole relay):
 //
 //	relay/frame     RelayMessageFrame codec: sealed Frame type, Encode/Decode/Validate in the
 //	                reference's check order, 256 KiB message cap, ErrNonBinary. No I/O, no
 //	                goroutines.
-//	relay/arq       pure per-stream ack/retransmit state machine of ARQ v1 (our negotiated
-//	                extension, docs/reliability.md §8): sender window and resends, receiver
-//	                order and ack/ack_bits. No I/O, no goroutines.
-//	relay/mux       owns one frame connection: stream table, read loop and single writer,
-//	                per-frame rules, bounded queues, resets, the handshake failure budget.
+//	relay/arq       per-stream ack/retransmit state machine of ARQ v1 (our negotiated
+//	                extension, docs/reliability.md §8): pure sender window and resends,
+//	                receiver order and ack/ack_bits; Timers, the one timer driver both
+//	                sides use. No I/O.
+//	relay/mux       the executor's (responder's) side: owns one frame connection: stream
+//	                table, read loop and single writer, per-frame rules, bounded queues,
+//	                resets, the handshake failure budget.
+//	relay/initiator the harness's (initiator's) side: one stream on its own socket, opened
+//	                with a resume frame; the initiator's per-frame rules; ARQ v1 when offered
+//	                and accepted. The harness SDK links the relay only through it.
 //	relay/wsconn    coder/websocket adapter (binary only, read limit, ping/pong liveness,
 //	                dial with backoff); the only relay package that imports a websocket
 //	                library.

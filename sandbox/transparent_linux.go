@@ -45,7 +45,7 @@ func runTransparentSetup(a *stageArgs) int {
 	next := *a
 	next.transparentSetup = false
 	next.transparentFDs = []int{tunFD, dnsFD}
-	argv := append([]string{os.Args[0], StageFlag}, next.encode()...)
+	argv := append([]string{StageArgv0, StageFlag}, next.encode()...)
 	err = unix.Exec("/proc/self/exe", argv, os.Environ())
 	return stageFail(exitPanic, msgTransparentPrefix+"re-executing the inner stage: "+err.Error())
 }

@@ -91,7 +91,7 @@ func classify(data []byte, members []jsonwire.Member) (*Message, error) {
 	for _, mem := range members {
 		has[mem.Name] = true
 	}
-	m := &Message{Kind: kindOf(&has)}
+	m := &Message{Kind: jsonwire.Classify(has[memMethod], has[memID], has[memResult])}
 	for _, mem := range members {
 		if err := m.decodeMember(mem.Name, data[mem.Start:mem.End]); err != nil {
 			return nil, err
@@ -101,19 +101,6 @@ func classify(data []byte, members []jsonwire.Member) (*Message, error) {
 		return nil, err
 	}
 	return m, nil
-}
-
-// kindOf is the first-match classification of spec/jsonrpc.md §1.2.
-func kindOf(has *[numMembers]bool) Kind {
-	switch {
-	case has[memMethod] && has[memID]:
-		return KindRequest
-	case has[memMethod]:
-		return KindNotification
-	case has[memResult]:
-		return KindResponse
-	}
-	return KindError
 }
 
 // decodeMember decodes one member that matters for m's kind; the others are ignored.

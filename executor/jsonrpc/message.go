@@ -32,29 +32,16 @@ func (id ID) MarshalJSON() ([]byte, error) {
 	return id.raw, nil
 }
 
-// Kind classifies an inbound message (spec/jsonrpc.md §1.2: first match wins).
-type Kind uint8
+// Kind classifies an inbound message (spec/jsonrpc.md §1.2: first match wins); the classes
+// and the classification are jsonwire's, shared with the harness.
+type Kind = jsonwire.Kind
 
 const (
-	KindRequest      Kind = iota + 1 // method and id
-	KindNotification                 // method only
-	KindResponse                     // result
-	KindError                        // id and error
+	KindRequest      = jsonwire.KindRequest      // method and id
+	KindNotification = jsonwire.KindNotification // method only
+	KindResponse     = jsonwire.KindResponse     // result
+	KindError        = jsonwire.KindError        // id and error
 )
-
-func (k Kind) String() string {
-	switch k {
-	case KindRequest:
-		return "request"
-	case KindNotification:
-		return "notification"
-	case KindResponse:
-		return "response"
-	case KindError:
-		return "error"
-	}
-	return "unknown"
-}
 
 // Message is one decoded inbound JSON-RPC message.
 type Message struct {

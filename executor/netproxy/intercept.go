@@ -33,6 +33,12 @@ import (
 	"github.com/execlab/executor/executor/netproxy/credmask"
 )
 
+// mitmUpstreamError is the body of the 502 an intercepted request gets when its
+// upstream cannot be reached or verified (probed on 0.171.0, which sends no
+// "connection: close" with it; a plain request's 502 says "upstream failure"). The
+// tunnel is closed after it all the same.
+const mitmUpstreamError = "mitm upstream error"
+
 // rewriteCredentials swaps the dummies of h's credential headers for real values when
 // b authorizes the destination (scheme, host, port, the request path). It reports
 // nothing; names of rewritten headers go to the debug log, values never.
@@ -47,12 +53,13 @@ func (p *Proxy) rewriteCredentials(b *credmask.Broker, h *requestHead, scheme, h
 	for i, l := range h.headers {
 		lines[i] = credmask.HeaderLine{Name: l.name, Value: l.value}
 	}
-	res := b.RewriteLines(credmask.Request{Scheme: scheme, Host: NormalizeHost(host), Port: int(port), Path: path}, lines)
+	lines, res := b.RewriteLines(credmask.Request{Scheme: scheme, Host: NormalizeHost(host), Port: int(port), Path: path}, lines)
 	if len(res.Rewritten) == 0 && len(res.Ambiguous) == 0 {
 		return
 	}
-	for i := range lines {
-		h.headers[i].value = lines[i].Value
+	h.headers = h.headers[:len(lines)]
+	for i, l := range lines {
+		h.headers[i] = headerLine{name: l.Name, value: l.Value}
 	}
 	p.log.Debug("credential headers translated", "host", host, "port", port, "rewritten", res.Rewritten, "ambiguous", res.Ambiguous)
 }
@@ -98,7 +105,7 @@ func (p *Proxy) serveIntercepted(c net.Conn, br *bufio.Reader, b *credmask.Broke
 	raw, err := p.dialUpstream(context.Background(), r.Host, r.Port)
 	if err != nil {
 		p.log.Debug("upstream connect failed", "host", r.Host, "port", r.Port, "error", err)
-		writeReply(tc, 502, "text/plain", "", "upstream failure", true)
+		writeReply(tc, 502, "text/plain", "", mitmUpstreamError, false)
 		return
 	}
 	up := tls.Client(raw, credmask.UpstreamTLSConfig(r.Host, p.opts.UpstreamRoots))
@@ -108,14 +115,14 @@ func (p *Proxy) serveIntercepted(c net.Conn, br *bufio.Reader, b *credmask.Broke
 	if err != nil {
 		raw.Close()
 		p.log.Debug("intercepted tunnel: upstream handshake failed", "host", r.Host, "error", err)
-		writeReply(tc, 502, "text/plain", "", "upstream failure", true)
+		writeReply(tc, 502, "text/plain", "", mitmUpstreamError, false)
 		return
 	}
 	var head bytes.Buffer
 	writeForwardHead(&head, h)
 	if _, err := up.Write(head.Bytes()); err != nil {
 		up.Close()
-		writeReply(tc, 502, "text/plain", "", "upstream failure", true)
+		writeReply(tc, 502, "text/plain", "", mitmUpstreamError, false)
 		return
 	}
 	body, stop, err := p.requestBody(h, tbr)

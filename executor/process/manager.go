@@ -148,6 +148,10 @@ type Manager struct {
 
 	// wg counts every goroutine the Manager started; Close waits for it.
 	wg sync.WaitGroup
+
+	// creds is the session's credential registry: masked launches reuse the dummies
+	// of earlier ones (credmask/registry.go).
+	creds credmask.Registry
 }
 
 // attachment is the notifier currently attached and the ctx its Notify calls get; ctx is

@@ -113,7 +113,8 @@ func (m *Manager) startProxy(l *proxyLaunch, argv []string, id string, env map[s
 	}
 	if o.CA != nil {
 		prep, err := credmask.Prepare(argv, env, &credmask.Config{
-			Masking: true, Providers: l.cfg.Proxy.CredentialProviders,
+			Masking: true, Providers: l.cfg.Proxy.CredentialProviders, AllowLocalBinding: l.cfg.Proxy.AllowLocalBinding,
+			Registry:     &m.creds,
 			CABundlePath: o.CA.TrustBundlePath(), Logger: m.log,
 		})
 		if err != nil {

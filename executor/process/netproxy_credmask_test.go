@@ -3,11 +3,13 @@ package process_test
 import (
 	"bytes"
 	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -86,10 +88,17 @@ func TestStart_CredentialMaskingHTTPS(t *testing.T) {
 		UpstreamRoots: roots,
 	})
 	portA := a.srv.Listener.Addr().String()[len("127.0.0.1:"):]
+	// B's own certificate: trusting only it reaches B (its tunnel is opaque) and fails
+	// on A, whose certificate the interception CA minted (trusted through the bundle).
+	bCert := filepath.Join(t.TempDir(), "b.pem")
+	if err := os.WriteFile(bCert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: b.srv.Certificate().Raw}), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	script := `echo "child=$CT"
 echo "bundle=$([ "$CURL_CA_BUNDLE" = "$SSL_CERT_FILE" ] && [ -s "$CURL_CA_BUNDLE" ] && echo ok)"
 curl -sS --max-time 20 -H "Authorization: Bearer $CT" ` + a.srv.URL + `/a; echo
-curl -sS --max-time 20 -k -H "Authorization: Bearer $CT" ` + b.srv.URL + `/b; echo`
+curl -sS --max-time 20 --cacert ` + bCert + ` -H "Authorization: Bearer $CT" ` + b.srv.URL + `/b; echo
+echo "a-without-bundle=$(curl -s -o /dev/null -w '%{http_code}' --max-time 20 --cacert ` + bCert + ` ` + a.srv.URL + `/c)"`
 	p := startParams("masked", tmpURI(t), "bash", "-c", script)
 	p.Env["CT"] = real
 	p.NetworkProxy = proxyConfig(`,"domains":{"127.0.0.1":"allow"},"credentialMasking":true,"credentialProviders":{"c":{` +
@@ -104,7 +113,7 @@ curl -sS --max-time 20 -k -H "Authorization: Bearer $CT" ` + b.srv.URL + `/b; ec
 	if dummy == nil {
 		t.Fatalf("child output %q (stderr %q), want child=<tok_ dummy>", stdout, stderr)
 	}
-	for _, want := range []string{"bundle=ok\n", "A /a\n", "B /b\n"} {
+	for _, want := range []string{"bundle=ok\n", "A /a\n", "B /b\n", "a-without-bundle=000\n"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("child stdout %q lacks %q (stderr %q)", stdout, want, stderr)
 		}

@@ -87,7 +87,14 @@ func (m *Manager) start(ctx context.Context, params *protocol.ProcessStartParams
 		return nil, err
 	}
 	proxy, snapReq, cwd, pol, env := plan.proxy, plan.snapReq, plan.cwd, plan.pol, plan.env
-	argv := params.Argv // credential masking looks at the request's launch, not the snapshot's wrapper
+	// Credential masking looks at the request's launch, not the snapshot's wrapper; a
+	// launch that asks for a shell snapshot keeps it and runs unmasked, as 0.171.0 does
+	// ("…preserving shell profiles and snapshots…", also for bash -c), and so does one
+	// with an arg0 (any, even "bash" or "").
+	argv := params.Argv
+	if snapReq != nil || params.Arg0 != nil {
+		argv = nil
+	}
 	snap, err := m.applyShellSnapshot(ctx, snapReq, params, pol, cwd, env)
 	if err != nil {
 		return nil, err

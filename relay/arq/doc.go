@@ -1,13 +1,14 @@
-// Package arq is the pure per-stream acknowledgement and retransmission state machine of
-// relay ARQ v1 (docs/reliability.md §8): a Sender that retains sealed records until they are
-// acknowledged and says when to resend them, and a Receiver that restores record order and
-// produces the cumulative ack and the 32-bit selective ack_bits.
+// Package arq is the per-stream acknowledgement and retransmission state machine of relay
+// ARQ v1 (docs/reliability.md §8): a pure Sender that retains sealed records until they are
+// acknowledged and says when to resend them, a pure Receiver that restores record order and
+// produces the cumulative ack and the 32-bit selective ack_bits, the Endpoint that bundles
+// both for a stream, and Timers, the one driver of an Endpoint's timers.
 //
 // Layer: beside relay/frame (it only uses the ack and ack_bits semantics of fields 3 and 4),
-// below its drivers relay/mux (executor side) and harness (initiator side), which own the
-// sockets, timers and goroutines. It knows nothing of Noise, frames or websockets: payloads
-// are opaque ciphertext records, resent byte for byte (a record re-encrypted would burn a
-// different Noise nonce), in the seq order the channel above assigned (per direction, from
+// below its users relay/mux (executor side) and relay/initiator (harness side), which own
+// the sockets and goroutines; the timer driver both use is Timers. It knows nothing of
+// Noise, frames or websockets: payloads are opaque ciphertext records, resent byte for byte
+// (a record re-encrypted would burn a different Noise nonce), in the seq order the channel above assigned (per direction, from
 // 0, consecutive; unchanged from the released protocol, spec/relay-noise.md §8).
 //
 // # Wire semantics (ARQ v1, negotiated by relay feature bit frame.FeatureARQ)
@@ -56,13 +57,17 @@
 // Buffer release: Sender.Ack (Endpoint.OnAckRelease) and Sender.Drain (Endpoint.Drain)
 // hand back each retained payload exactly once, when it is no longer retained, so a driver
 // can reuse its buffer; Endpoint.SetHold lets the driver take a reference, under the
-// Endpoint's lock, on each record RunTimers or Poll is about to resend, before an ack can
-// release it.
+// Endpoint's lock, on each record Poll is about to hand out for a resend, before an ack can
+// release it. OnAck and the Sender's OnAck drop that information (the buffers go to the GC).
 //
-// Timers: RunTimers is a loop for a driver with a goroutine per Endpoint; Poll (one step)
-// with SetWake (called when a deadline moved earlier) lets a driver run timers only while
-// something is pending (relay/mux does). OnAck and the Sender's OnAck drop that information (the buffers go to the GC).
+// Timers (timers.go) is the one timer driver, used by both sides of the relay: relay/mux
+// (executor) and relay/initiator (harness). Built on Poll (one step) and SetWake (called
+// when a deadline moved earlier), it runs a drive goroutine only while something is due and
+// arms a time.AfterFunc timer only while a deadline is pending; its goroutines are counted
+// in the owner's WaitGroup.
 //
-// Concurrency: none. Sender and Receiver are plain values used under their driver's lock;
-// time is an input (now), so every timer is testable without sleeping.
+// Concurrency: Sender and Receiver are plain values used under the Endpoint's lock; time is
+// an input (now), so every timer is testable without sleeping. Endpoint and Timers are safe
+// for concurrent use; lock order: the owner's locks, then the Timers lock, then the
+// Endpoint's (the Endpoint calls wake without its lock held).
 package arq

@@ -8,9 +8,9 @@ import (
 
 // Endpoint is one stream's ARQ state for a driver: a Sender and a Receiver under one lock,
 // with the two wake-ups a driver needs (the window opened; a deadline moved). It starts no
-// goroutines: the driver runs RunTimers on a goroutine it owns, calls Send before writing
-// each record, TakeAck while encoding each outgoing frame, and OnAck/Receive for each
-// incoming one. All methods are safe for concurrent use. After a protocol error every
+// goroutines: its timers are driven by Timers (timers.go, the one driver of both relay
+// sides), and the stream's owner calls Send before writing each record, TakeAck while
+// encoding each outgoing frame, and OnAck/Receive for each incoming one. All methods are safe for concurrent use. After a protocol error every
 // method returns it (the driver resets the stream).
 type Endpoint struct {
 	// mu guards the fields below; it is never held while calling the driver or blocking.
@@ -18,22 +18,21 @@ type Endpoint struct {
 	snd   Sender
 	rcv   Receiver
 	err   error     // sticky protocol error
-	armed time.Time // when RunTimers will wake by itself (zero: not before a kick)
+	armed time.Time // the deadline Poll last reported (zero: none, not before a wake)
 
 	room chan struct{} // cap 1: the send window may have opened
-	kick chan struct{} // cap 1: a deadline may have moved before armed
 
-	// hold is called under mu for each record RunTimers or Poll hands out (SetHold).
+	// hold is called under mu for each record Poll hands out (SetHold).
 	hold func(payload []byte)
-	// wake, when set (SetWake), replaces the kick channel: called without mu held.
+	// wake (SetWake) is called without mu held when a deadline may have moved before armed.
 	wake    func()
 	drained bool // Drain was called: nothing is retained or resent any more
 }
 
-// SetHold installs hold, called with the Endpoint's lock held for each record RunTimers is
-// about to hand to send, before an ack can release it: a driver that reuses released
+// SetHold installs hold, called with the Endpoint's lock held for each record Poll is
+// about to hand to the driver, before an ack can release it: a driver that reuses released
 // buffers (OnAckRelease) takes a reference there, so a resend still queued keeps its bytes.
-// hold must not block or call the Endpoint. Call SetHold before RunTimers starts.
+// hold must not block or call the Endpoint. Call SetHold before the driver starts.
 func (e *Endpoint) SetHold(hold func(payload []byte)) {
 	e.mu.Lock()
 	e.hold = hold
@@ -42,8 +41,8 @@ func (e *Endpoint) SetHold(hold func(payload []byte)) {
 
 // SetWake installs wake, called (without the Endpoint's lock held, possibly with the
 // caller of Send, OnAckRelease or Receive holding its own locks) whenever a deadline may
-// have moved before the one Poll last reported: a driver without a timer goroutine (Poll)
-// then calls Poll again. wake must not block or call the Endpoint. Call it before use.
+// have moved before the one Poll last reported: the driver (Timers) then calls Poll again.
+// wake must not block or call the Endpoint. Call it before use; without it nothing wakes.
 func (e *Endpoint) SetWake(wake func()) {
 	e.mu.Lock()
 	e.wake = wake
@@ -56,14 +55,12 @@ func (e *Endpoint) kicked() {
 	e.mu.Unlock()
 	if wake != nil {
 		wake()
-		return
 	}
-	signal(e.kick)
 }
 
 // NewEndpoint returns an Endpoint with nothing sent or received.
 func NewEndpoint() *Endpoint {
-	return &Endpoint{room: make(chan struct{}, 1), kick: make(chan struct{}, 1)}
+	return &Endpoint{room: make(chan struct{}, 1)}
 }
 
 func signal(c chan struct{}) {
@@ -115,7 +112,7 @@ func (e *Endpoint) OnAck(ack, bits uint32) error {
 
 // OnAckRelease is OnAck that also appends to released the payloads the Endpoint no longer
 // retains (Sender.Ack): each is handed back exactly once, here or by Drain, and is never
-// passed to RunTimers' send again.
+// returned by Poll again.
 func (e *Endpoint) OnAckRelease(released [][]byte, ack, bits uint32) ([][]byte, error) {
 	e.mu.Lock()
 	if e.err != nil {
@@ -136,7 +133,8 @@ func (e *Endpoint) OnAckRelease(released [][]byte, ack, bits uint32) ([][]byte, 
 
 // Drain ends the Endpoint (every later call fails with ErrClosed unless a protocol error
 // came first) and appends to dst the payloads still retained, for a driver that reuses
-// them. RunTimers must have returned, or must be about to: it resends nothing after Drain.
+// them. The driver must not be polling, or must be about to stop: Poll resends nothing
+// after Drain.
 func (e *Endpoint) Drain(dst [][]byte) [][]byte {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -193,7 +191,7 @@ func (e *Endpoint) Err() error {
 	return e.err
 }
 
-// Poll is one step of the timers for a driver without a goroutine per Endpoint: it appends
+// Poll is one step of the timers (Timers calls it): it appends
 // to resends the records due for a resend (hold called for each), reports whether a
 // standalone ack_frame is due (only when there is nothing to resend; it counts as sent),
 // and returns the next deadline (ok false: none; the driver then waits for wake, SetWake).
@@ -223,41 +221,4 @@ func (e *Endpoint) Poll(resends []Resend, now time.Time) (_ []Resend, ack bool, 
 		e.armed = next
 	}
 	return resends, ack, next, ok
-}
-
-// RunTimers resends due records and sends due standalone acks until ctx ends or send fails,
-// sleeping until the next deadline in between (Poll in a loop, on the caller's goroutine;
-// not with SetWake). send gets the records to resend (each to be transmitted byte for
-// byte, with TakeAck's values) and whether a standalone ack_frame is due. It returns ctx's
-// error or send's.
-func (e *Endpoint) RunTimers(ctx context.Context, send func(resends []Resend, ack bool) error) error {
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	var buf []Resend
-	for {
-		var (
-			ack  bool
-			next time.Time
-			ok   bool
-		)
-		buf, ack, next, ok = e.Poll(buf[:0], time.Now())
-		if len(buf) > 0 || ack {
-			if err := send(buf, ack); err != nil {
-				return err
-			}
-			clear(buf)
-			continue // re-evaluate: sending took time
-		}
-		var wake <-chan time.Time
-		if ok {
-			timer.Reset(max(time.Until(next), 0))
-			wake = timer.C
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-e.kick:
-		case <-wake:
-		}
-	}
 }

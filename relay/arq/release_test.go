@@ -45,7 +45,7 @@ func TestSenderAck_ReleasesEachOnce(t *testing.T) {
 	}
 }
 
-// TestEndpoint_HoldAndDrain: RunTimers calls the hold function for every record it hands
+// TestEndpoint_HoldAndDrain: the driver (Timers) calls the hold function for every record it hands
 // to send, under the lock (before an ack can release it); after Drain nothing is resent,
 // Send fails and the retained payloads come back once.
 func TestEndpoint_HoldAndDrain(t *testing.T) {
@@ -56,29 +56,33 @@ func TestEndpoint_HoldAndDrain(t *testing.T) {
 		resnt []byte
 	)
 	e.SetHold(func(p []byte) { mu.Lock(); held = append(held, p[0]); mu.Unlock() })
+	done := make(chan struct{})
+	var (
+		wg   sync.WaitGroup
+		once sync.Once
+	)
+	tm := arq.NewTimers(e, arq.TimersConfig{Group: &wg, Send: func(rs []arq.Resend, _ bool) error {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, r := range rs {
+			resnt = append(resnt, r.Payload[0])
+		}
+		if len(resnt) > 0 {
+			once.Do(func() { close(done) })
+		}
+		return nil
+	}})
+	defer func() { tm.Stop(); wg.Wait() }()
 	for i := range 3 {
 		if err := e.Send(context.Background(), nil, uint32(i), []byte{byte(i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = e.RunTimers(ctx, func(rs []arq.Resend, _ bool) error {
-			mu.Lock()
-			defer mu.Unlock()
-			for _, r := range rs {
-				resnt = append(resnt, r.Payload[0])
-			}
-			if len(resnt) > 0 {
-				cancel()
-			}
-			return nil
-		})
-	}()
-	<-done // the first timeout resends record 0 (after InitialRTO)
+	select { // the first timeout resends record 0 (after InitialRTO)
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no resend within 10 s")
+	}
 	mu.Lock()
 	if !slices.Equal(held, resnt) || len(held) == 0 || held[0] != 0 {
 		t.Fatalf("held %v, resent %v: want the same, starting with record 0", held, resnt)

@@ -2,7 +2,6 @@ package mux
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/execlab/executor/relay/arq"
@@ -20,143 +19,34 @@ import (
 //	                the inbox is dropped unacknowledged (the harness resends it) instead of
 //	                resetting the stream
 //	inbound ack     its ack/ack_bits are applied (ignored on non-ARQ streams, as released)
-//	timers          no goroutine while idle (arqTimers): a drive goroutine, owned by the Mux
-//	                like the Handlers, runs only while a resend or an ack_frame is due, and
-//	                a time.AfterFunc timer is armed only while a deadline is pending
+//	timers          arq.Timers, the driver both relay sides share: no goroutine while
+//	                idle; a drive goroutine, owned by the Mux like the Handlers, runs only
+//	                while a resend or an ack_frame is due, and a time.AfterFunc timer is
+//	                armed only while a deadline is pending
 //	protocol error  an ack of an unsent seq or a record beyond the window ends the stream
 //	                with a reset
 //
 // A stream whose harness did not offer the bit (every released harness) never sees any of
 // this: its frames are byte for byte the released executor's.
 
-// arqTimers drives one ARQ stream's timers without a goroutine of its own while idle: a
-// drive goroutine (owned by the Mux, counted in m.handlers) runs only while something is
-// due, and a time.AfterFunc timer is armed only while a deadline is pending (a record is
-// unacknowledged or an ack is delayed). An idle stream holds neither.
-type arqTimers struct {
-	s *Stream
-	e *arq.Endpoint
-
-	// mu guards the fields below; taken after m.mu and s.mu, never held while calling the
-	// Endpoint's driver-side methods that block or while enqueueing.
-	mu      sync.Mutex
-	running bool        // a drive goroutine runs
-	again   bool        // woken while running: poll once more before exiting
-	stopped bool        // the stream ended: no new drive goroutine, no timer
-	timer   *time.Timer // AfterFunc(wake), allocated on the first deadline
-}
-
 // startARQLocked enables ARQ on s (message 2 is being enqueued). Called with m.mu and s.mu
-// held, m not closed. It starts no goroutine.
+// held, m not closed. It starts no goroutine: the stream's timers are arq.Timers, whose
+// drive goroutines the Mux owns (counted in m.handlers, like the Handlers).
 func (m *Mux) startARQLocked(s *Stream) *arq.Endpoint {
 	e := arq.NewEndpoint()
 	e.SetHold(func(payload []byte) { m.refs.add(payload, 1) }) // a queued resend
-	t := &arqTimers{s: s, e: e}
-	e.SetWake(t.wake)
-	s.arqT = t
+	s.arqT = arq.NewTimers(e, arq.TimersConfig{
+		Send:    func(resends []arq.Resend, ack bool) error { return s.sendDue(e, resends, ack) },
+		Release: func(payload []byte) { m.refs.release(payload, 1) },
+		Group:   &m.handlers,
+	})
 	s.arq.Store(e)
 	return e
 }
 
-// wake starts a drive goroutine unless one runs (it then polls again) or the stream ended.
-// Called from the Endpoint (maybe with m.mu and s.mu held) and from the timer.
-func (t *arqTimers) wake() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.stopped {
-		return
-	}
-	if t.running {
-		t.again = true
-		return
-	}
-	t.running = true
-	// Run waits for m.handlers only after removeLocked stopped every stream (stop, under
-	// t.mu), so this Add never races its Wait.
-	t.s.m.handlers.Add(1)
-	go t.drive()
-}
-
-// stop ends the timers when the stream ends (removeLocked, m.mu held): the retained
-// records' buffers go back now, or when the running drive goroutine exits.
-func (t *arqTimers) stop() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.stopped {
-		return
-	}
-	t.stopped = true
-	if t.timer != nil {
-		t.timer.Stop()
-	}
-	if !t.running {
-		t.drainLocked()
-	}
-}
-
-// drainLocked: nothing will be resent; the retained records' buffers go back once their
-// queued frames (if any) are written.
-func (t *arqTimers) drainLocked() {
-	for _, p := range t.e.Drain(nil) {
-		t.s.m.refs.release(p, 1)
-	}
-}
-
-// drive sends what is due until nothing is, then arms the timer for the next deadline and
-// exits. Owner: the Mux (Run waits for it through m.handlers).
-func (t *arqTimers) drive() {
-	defer t.s.m.handlers.Done()
-	var buf []arq.Resend
-	for {
-		var (
-			ack  bool
-			next time.Time
-			ok   bool
-		)
-		buf, ack, next, ok = t.e.Poll(buf[:0], time.Now())
-		if len(buf) > 0 || ack {
-			if err := t.send(buf, ack); err != nil {
-				t.exit(false, time.Time{})
-				return
-			}
-			clear(buf)
-			continue // re-evaluate: sending took time
-		}
-		if t.exit(ok, next) {
-			return
-		}
-	}
-}
-
-// exit ends the drive goroutine unless it was woken meanwhile (it reports false then),
-// arming the timer for next when ok.
-func (t *arqTimers) exit(ok bool, next time.Time) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.stopped {
-		t.running = false
-		t.drainLocked()
-		return true
-	}
-	if t.again {
-		t.again = false
-		return false
-	}
-	t.running = false
-	if ok {
-		d := max(time.Until(next), 0)
-		if t.timer == nil {
-			t.timer = time.AfterFunc(d, t.wake)
-		} else {
-			t.timer.Reset(d)
-		}
-	}
-	return true
-}
-
-// send enqueues the resends, then the standalone ack_frame if due.
-func (t *arqTimers) send(resends []arq.Resend, ack bool) error {
-	s, m, e := t.s, t.s.m, t.e
+// sendDue enqueues the resends, then the standalone ack_frame if due (arq.Timers' Send).
+func (s *Stream) sendDue(e *arq.Endpoint, resends []arq.Resend, ack bool) error {
+	m := s.m
 	for i, r := range resends {
 		if err := s.enqueue(s.ctx, outFrame{streamID: s.id, kind: frame.KindData, seq: r.Seq, payload: r.Payload, arq: e}); err != nil {
 			for _, r := range resends[i:] {

@@ -70,21 +70,18 @@ func benchStreamRecords(b *testing.B, useARQ, pooled bool) {
 	var e *arq.Endpoint
 	if useARQ {
 		e = arq.NewEndpoint()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var ackMu sync.Mutex // peer writes: one at a time
-			_ = e.RunTimers(ctx, func(_ []arq.Resend, ack bool) error {
-				if !ack {
-					return nil
-				}
-				ackMu.Lock()
-				defer ackMu.Unlock()
-				f := frame.Frame{Body: &frame.Ack{}}
-				f.Ack, f.AckBits = e.TakeAck()
-				return write(f)
-			})
-		}()
+		var ackMu sync.Mutex // peer writes: one at a time
+		tm := arq.NewTimers(e, arq.TimersConfig{Group: &wg, Send: func(_ []arq.Resend, ack bool) error {
+			if !ack {
+				return nil
+			}
+			ackMu.Lock()
+			defer ackMu.Unlock()
+			f := frame.Frame{Body: &frame.Ack{}}
+			f.Ack, f.AckBits = e.TakeAck()
+			return write(f)
+		}})
+		defer tm.Stop()
 	}
 	b.SetBytes(recLen)
 	b.ReportAllocs()

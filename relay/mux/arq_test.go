@@ -218,23 +218,20 @@ func lossyPipe(t *testing.T, pooled, split bool) {
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
-		defer func() { cancel(); wg.Wait() }()
-		wg.Add(2)
+		tm := arq.NewTimers(p.e, arq.TimersConfig{Group: &wg, Send: func(rs []arq.Resend, ack bool) error {
+			for _, r := range rs {
+				if err := p.write(ctx, &frame.Data{Seq: r.Seq, SegmentCount: 1, Payload: r.Payload}); err != nil {
+					return err
+				}
+			}
+			if ack {
+				return p.write(ctx, &frame.Ack{})
+			}
+			return nil
+		}})
+		defer func() { cancel(); tm.Stop(); wg.Wait() }()
+		wg.Add(1)
 		go func() { defer wg.Done(); _ = p.read(ctx) }()
-		go func() {
-			defer wg.Done()
-			_ = p.e.RunTimers(ctx, func(rs []arq.Resend, ack bool) error {
-				for _, r := range rs {
-					if err := p.write(ctx, &frame.Data{Seq: r.Seq, SegmentCount: 1, Payload: r.Payload}); err != nil {
-						return err
-					}
-				}
-				if ack {
-					return p.write(ctx, &frame.Ack{})
-				}
-				return nil
-			})
-		}()
 		payload := func(i int) []byte {
 			return fmt.Appendf(make([]byte, 0, 64), "record %d %0*d", i, i*97%(40<<10), 0)
 		}

@@ -74,10 +74,10 @@
 // record reference counts' lock (a leaf: SetHold's callback takes it). Mux.mu
 // guards the stream table, counters, the failure budget and the closed flag; Stream.mu
 // guards one stream's state and inbound queue. None is held while calling the FrameConn or
-// the Handler. Run also owns the ARQ drive goroutines (arq.go, arqTimers), counted with the
+// the Handler. Run also owns the ARQ drive goroutines (arq.go, arq.Timers), counted with the
 // Handlers: one runs for a stream only while a resend or an ack_frame is due, and a
 // time.AfterFunc timer is armed only while a deadline is pending, so an idle ARQ stream
-// holds no goroutine and no timer of its own (arqTimers.mu is a leaf after Stream.mu).
+// holds no goroutine and no timer of its own (the arq.Timers lock is a leaf after Stream.mu).
 //
 // Tracing: the cleartext traceparent (relay frame field 11) of the frame that opened a
 // stream is kept, unparsed and untrusted, as Stream.Traceparent for the Handler's tracer.

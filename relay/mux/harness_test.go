@@ -103,9 +103,14 @@ func newEnvConn(t *testing.T, h *testHandler, opts *mux.Options, split bool) *en
 	if split {
 		fc = splitConn{a}
 	}
+	return runEnv(t, fc, b, h, opts)
+}
+
+// runEnv runs a Mux on fc whose peer is peer, stopped and waited for at cleanup.
+func runEnv(t *testing.T, fc mux.FrameConn, peer *relaytest.Conn, h *testHandler, opts *mux.Options) *env {
 	m := mux.New(fc, h.serve, opts)
 	ctx, cancel := context.WithCancel(context.Background())
-	e := &env{t: t, peer: b, mux: m, h: h, cancel: cancel, runErr: make(chan error, 1)}
+	e := &env{t: t, peer: peer, mux: m, h: h, cancel: cancel, runErr: make(chan error, 1)}
 	go func() { e.runErr <- m.Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
@@ -221,15 +226,7 @@ func (e *env) stats() mux.Stats {
 
 func newEnvCap(t *testing.T, h *testHandler, opts *mux.Options, capacity int) *env {
 	a, b := relaytest.Pipe(capacity)
-	m := mux.New(a, h.serve, opts)
-	ctx, cancel := context.WithCancel(context.Background())
-	e := &env{t: t, peer: b, mux: m, h: h, cancel: cancel, runErr: make(chan error, 1)}
-	go func() { e.runErr <- m.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		<-e.runErr
-	})
-	return e
+	return runEnv(t, a, b, h, opts)
 }
 
 // splitConn is a FrameConn that takes frames as head and tail (mux.SplitFrameWriter), as

@@ -97,7 +97,7 @@ type Mux struct {
 	failures      int // charged failures since the last cooldown
 	cooldownUntil time.Time
 	closed        bool
-	handlers      sync.WaitGroup // Handler and ARQ drive goroutines; Add only under mu while !closed, or under a live stream's arqTimers.mu
+	handlers      sync.WaitGroup // Handler and ARQ drive goroutines; Add only under mu while !closed, or under a live stream's arq.Timers lock
 }
 
 // New returns a Mux over fc that runs h for every stream. It starts nothing.
@@ -223,7 +223,7 @@ func (m *Mux) removeLocked(s *Stream, cause error) bool {
 	s.cancel()
 	s.wake()
 	if t != nil {
-		t.stop()
+		t.Stop()
 	}
 	if m.streams[s.id] == s {
 		delete(m.streams, s.id)

@@ -45,7 +45,7 @@ type Stream struct {
 	// arq is the stream's ARQ state once message 2 accepted ARQ (arq.go); nil otherwise.
 	arq atomic.Pointer[arq.Endpoint]
 	// arqT drives arq's timers (arq.go); set with arq, under m.mu and s.mu.
-	arqT *arqTimers
+	arqT *arq.Timers
 
 	// mu guards the fields below (taken after Mux.mu when both are needed).
 	mu         sync.Mutex

@@ -189,6 +189,10 @@ func readMessage(r io.Reader, buf []byte) ([]byte, error) {
 	}
 }
 
+// ReleaseFrame is the package's ReleaseFrame, as a method for consumers that take the
+// socket as an interface (relay/initiator.Conn).
+func (c *Conn) ReleaseFrame(b []byte) { ReleaseFrame(b) }
+
 // ReleaseFrame hands back a message ReadFrame returned, once the caller and everyone it
 // passed the message to are done with it: a later ReadFrame (of any Conn) may reuse its
 // storage. Releasing is optional (an unreleased message is simply collected); only

@@ -1,10 +1,15 @@
 package e2e_test
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -24,12 +29,36 @@ import (
 // marker, must come back to the model. The exchange is recorded by a logging WebSocket
 // proxy (wsTap). The same run against the release's own exec-server is the control.
 func TestCodexCLI_ManagedNetworkThroughExecutor(t *testing.T) {
-	startCodexCLITest(t)
-	ours := startOurExecServer(t)
+	oursAndReference(t, nil, func(t *testing.T, rel refbin.Release, srv *execServer) {
+		runManagedNetworkExec(t, rel, srv, proxiedCurl)
+	})
+}
+
+// oursAndReference runs run, for each release in refbin.Versions, as the subtests "ours"
+// (against one `executor serve` shared by the releases) and "reference" (against the
+// release's own exec-server); serverEnv is added to both servers' environment.
+func oursAndReference(t *testing.T, serverEnv []string, run func(t *testing.T, rel refbin.Release, srv *execServer)) {
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+	refbin.Releases(t)
+	ensureCodexDaemonDir(t)
+
+	serverTmp := t.TempDir()
+	path := "PATH=/usr/local/bin:/usr/bin:/bin"
+	ours := startExecServer(t, "executor serve", remoteExecutorBin(t), append([]string{path, "HOME=" + serverTmp, "TMPDIR=" + serverTmp}, serverEnv...),
+		"serve", "--listen", "ws://127.0.0.1:0", "--log-level", "debug")
+
 	refbin.ForEachRelease(t, func(t *testing.T, rel refbin.Release) {
-		reference := startReferenceExecServer(t, rel)
-		t.Run("ours", func(t *testing.T) { runManagedNetworkExec(t, rel, ours, proxiedCurl) })
-		t.Run("reference", func(t *testing.T) { runManagedNetworkExec(t, rel, reference, proxiedCurl) })
+		refHome := refbin.CodexHome(t)
+		refTmp := filepath.Join(refHome, "tmp")
+		if err := os.Mkdir(refTmp, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		reference := startExecServer(t, "codex "+rel.Version+" exec-server", rel.Path,
+			append([]string{path, "HOME=" + refHome, "TMPDIR=" + refTmp, "CODEX_HOME=" + refHome}, serverEnv...),
+			"exec-server", "--listen", "ws://127.0.0.1:0")
+		t.Run("ours", func(t *testing.T) { run(t, rel, ours) })
+		t.Run("reference", func(t *testing.T) { run(t, rel, reference) })
 	})
 }
 
@@ -51,19 +80,18 @@ func TestCodexCLI_TransparentTCPThroughExecutor(t *testing.T) {
 
 // netVariant is one managed-network session of runManagedNetworkExec.
 type netVariant struct {
-	config   string // the config.toml addition
-	curl     string // the command's curl options and URL, %s = the server's port
-	protocol string // the network/policyDecision protocol that allows localhost
-	param    string // what process/start's networkProxy must carry besides "proxy"
+	extras   managedExtras // what the session adds to managedNetworkConfig
+	curl     string        // the command's curl options and URL, %s = the server's port
+	protocol string        // the network/policyDecision protocol that allows localhost
+	param    string        // what process/start's networkProxy must carry besides "proxy"
 }
 
 var (
 	// proxiedCurl goes through the proxy variables (HTTP proxy).
-	proxiedCurl = netVariant{config: managedNetworkConfig, curl: "http://localhost:%s/", protocol: "http"}
+	proxiedCurl = netVariant{curl: "http://localhost:%s/", protocol: "http"}
 	// transparentCurl ignores them and is captured (transparent TCP, SOCKS5 policy).
-	transparentCurl = netVariant{
-		config: strings.Replace(managedNetworkConfig, `mode = "full"`, "mode = \"full\"\nenable_socks5 = true\ntransparent_tcp = true", 1),
-		curl:   "--noproxy '*' http://localhost.:%s/", protocol: "socks5_tcp", param: `"transparentTcp":true`}
+	transparentCurl = netVariant{extras: managedExtras{network: "enable_socks5 = true\ntransparent_tcp = true\n"},
+		curl: "--noproxy '*' http://localhost.:%s/", protocol: "socks5_tcp", param: `"transparentTcp":true`}
 )
 
 // managedNetworkConfig is the CLI's config.toml addition: a permission profile whose
@@ -83,9 +111,119 @@ mode = "full"
 "localhost" = "allow"
 `
 
+// managedRun is one `codex exec` with the managed-network profile against an exec-server,
+// its model scripted to run one shell command: what the CLI printed, what it sent the
+// model and what crossed the exec-server WebSocket.
+type managedRun struct {
+	stdout, stderr bytes.Buffer
+	runErr         error
+	reqs           []modelRequest
+	problems       string
+	msgs           []tappedMessage
+}
+
+// managedExtras are what a runManagedCodexExec caller adds: lines for the [features]
+// table, lines for the profile's network table, and `codex exec` arguments (before the
+// prompt).
+type managedExtras struct {
+	features string
+	network  string
+	args     []string
+}
+
+// runManagedCodexExec runs `codex exec` of rel against srv through a wsTap, with
+// managedNetworkConfig (plus x) in its config.toml; the scripted model asks for
+// shellCmd.
+func runManagedCodexExec(t *testing.T, rel refbin.Release, srv *execServer, shellCmd string, x managedExtras) *managedRun {
+	base := refbin.CodexHome(t)
+	codexHome, userHome, work, tmp := filepath.Join(base, "codex"), filepath.Join(base, "home"),
+		filepath.Join(base, "work"), filepath.Join(base, "tmp")
+	for _, d := range []string{codexHome, userHome, work, tmp} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	finalText := fmt.Sprintf("e2e-final-%d", randomFactor(t))
+	model := newScriptedModel(t, shellCmd, finalText)
+	tap := startWSTap(t, srv.url)
+
+	config := fmt.Sprintf(`model = "e2e-scripted"
+model_provider = "e2e"
+check_for_update_on_startup = false
+
+[model_providers.e2e]
+name = "e2e scripted model"
+base_url = %q
+wire_api = "responses"
+env_key = "E2E_MODEL_API_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+`, model.BaseURL()) + strings.NewReplacer("[features]\n", "[features]\n"+x.features,
+		"mode = \"full\"\n", "mode = \"full\"\n"+x.network).Replace(managedNetworkConfig)
+	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{
+		"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + userHome, "TMPDIR=" + tmp,
+		"CODEX_HOME=" + codexHome, "E2E_MODEL_API_KEY=e2e-not-a-secret",
+		"CODEX_EXEC_SERVER_URL=" + tap.URL(),
+	}
+	if v := os.Getenv("RUST_LOG"); v != "" {
+		env = append(env, "RUST_LOG="+v)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	args := append([]string{"exec", "--skip-git-repo-check", "--ephemeral", "--color", "never",
+		"-c", `default_permissions="dev"`, "-c", `approval_policy="never"`, "-C", work}, x.args...)
+	cmd := exec.CommandContext(ctx, rel.Path, append(args, "Run the command the script asks for.")...)
+	cmd.Dir = work
+	cmd.Env = env
+	r := &managedRun{}
+	cmd.Stdout, cmd.Stderr = &r.stdout, &r.stderr
+	r.runErr = cmd.Run()
+	r.reqs, r.problems = model.snapshot()
+	r.msgs = tap.exchange()
+	return r
+}
+
+// checker returns fail, which reports a failure of the run, and report, to defer: when
+// the run failed (or CODEX_E2E_VERBOSE is set) it logs the CLI's output, the exchange and
+// srv's stderr. A CLI exit error and the scripted model's problems are failures already.
+func (r *managedRun) checker(t *testing.T, srv *execServer) (fail func(format string, args ...any), report func()) {
+	failed := false
+	fail = func(format string, args ...any) {
+		failed = true
+		t.Errorf(format, args...)
+	}
+	report = func() {
+		if failed || os.Getenv("CODEX_E2E_VERBOSE") != "" {
+			t.Logf("codex exec stdout:\n%s\ncodex exec stderr:\n%s", r.stdout.String(), tail(r.stderr.String()))
+			t.Logf("exec-server exchange (%d messages):\n%s", len(r.msgs), transcript(r.msgs, 1500))
+			t.Logf("%s stderr:\n%s", srv.name, tail(srv.stderr.String()))
+		}
+	}
+	if r.runErr != nil {
+		fail("codex exec: %v", r.runErr)
+	}
+	if r.problems != "" {
+		fail("scripted model: %s", r.problems)
+	}
+	return fail, report
+}
+
+// answer is the exec_command output the CLI sent back to the model; without one it
+// calls fail and reports false.
+func (r *managedRun) answer(fail func(format string, args ...any)) (string, bool) {
+	for _, q := range r.reqs {
+		if out, ok := toolOutput(q); ok {
+			return out, true
+		}
+	}
+	fail("the CLI never sent the exec_command output back to the model (%d model requests)", len(r.reqs))
+	return "", false
+}
+
 func runManagedNetworkExec(t *testing.T, rel refbin.Release, srv *execServer, v netVariant) {
-	h := newCLIHome(t)
-	codexHome, work := h.codexHome, h.work
 	marker := fmt.Sprintf("e2e-netproxy-%d", randomFactor(t)*randomFactor(t))
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, marker)
@@ -95,30 +233,17 @@ func runManagedNetworkExec(t *testing.T, rel refbin.Release, srv *execServer, v 
 	port = port[strings.LastIndexByte(port, ':')+1:]
 	// The marker exists only on the server: it reaches the model only through the proxy.
 	shellCmd := "curl -sS --max-time 20 " + fmt.Sprintf(v.curl, port) + `; echo; echo "proxy=${HTTP_PROXY:+set}"`
-	finalText := fmt.Sprintf("e2e-final-%d", randomFactor(t))
-	model := newScriptedModel(t, shellCmd, finalText)
-	tap := startWSTap(t, srv.url)
-
-	writeScriptedModelConfig(t, codexHome, model, v.config)
-	env := h.env("CODEX_EXEC_SERVER_URL=" + tap.URL())
-	stdout, stderr, runErr := runCodexCLI(rel, work, env, 60*time.Second, "--skip-git-repo-check", "--ephemeral", "--color", "never",
-		"-c", `default_permissions="dev"`, "-c", `approval_policy="never"`, "-C", work,
-		"Run the command the script asks for.")
-
-	reqs, problems := model.snapshot()
-	msgs := tap.exchange()
-	run := &cliRun{t: t, srv: srv, stdout: stdout, stderr: stderr, msgs: msgs, maxMsg: 1500}
-	fail := run.fail
-	defer run.logIfFailed()
-	run.checkRan(runErr, problems)
+	run := runManagedCodexExec(t, rel, srv, shellCmd, v.extras)
+	stdout, stderr, msgs := &run.stdout, &run.stderr, run.msgs
+	fail, report := run.checker(t, srv)
+	defer report()
 	const rejected = "does not support executor-local network proxy launches"
-	if strings.Contains(stdout+stderr, rejected) {
+	if strings.Contains(stdout.String()+stderr.String(), rejected) {
 		fail("the CLI rejected the command: %q", rejected)
 	}
-	output, answered := firstToolOutput(reqs)
+	output, answered := run.answer(fail)
 	switch {
 	case !answered:
-		fail("the CLI never sent the exec_command output back to the model (%d model requests)", len(reqs))
 	case strings.Contains(output, rejected):
 		fail("the command was rejected: %q", output)
 	case !strings.Contains(output, marker) || !strings.Contains(output, "proxy=set"):

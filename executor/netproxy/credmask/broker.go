@@ -16,10 +16,14 @@ package credmask
 //   - header (custom providers): the provider's header, exactly prefix + dummy.
 //   - Built-in providers accept bearer, token and basic (git sends basic with the token
 //     as password).
-//   - A header that appears more than once is never rewritten (a known difference:
-//     0.171.0 rewrote a repeated Authorization and forwarded a single line). When two credentials
-//     would rewrite one header differently (and it is not a basic user/password merge),
-//     the header is ambiguous and left untranslated.
+//   - A repeated header is judged by its first line only; when that line is
+//     translated, every line of the header is replaced by the one translated line
+//     (probed on 0.171.0: "Bearer <dummy>" twice, or followed by "Bearer other",
+//     arrives as one "Bearer <real>"; "Bearer other" then "Bearer <dummy>" arrives
+//     unchanged). "Bearer\t<dummy>" and "Bearer <dummy>, Bearer <dummy>" are not
+//     translated. When two credentials would rewrite one header differently (and it
+//     is not a basic user/password merge), the header is ambiguous and left
+//     untranslated.
 //   - A request outside a credential's destinations (other host, port, scheme or path
 //     prefix) keeps the dummy: it is forwarded unchanged, as the reference does.
 //   - Custom providers also refuse a path that is unsafe for authorization.
@@ -67,7 +71,7 @@ func (b *Broker) Len() int {
 
 func (b *Broker) find(p *provider, real string) *credential {
 	for _, c := range b.creds {
-		if c.provider == p && c.real.Reveal() == real {
+		if c.provider.key == p.key && c.real.Reveal() == real {
 			return c
 		}
 	}
@@ -93,7 +97,7 @@ func (b *Broker) Intercepts(host string, port int) bool {
 	host = normalizeHost(host)
 	for _, c := range b.creds {
 		for _, d := range c.provider.dests {
-			if d.scheme == "https" && d.port == port && d.matchesHost(host) {
+			if d.scheme == "https" && d.portMatches(port) && d.matchesHost(host) {
 				return true
 			}
 		}
@@ -110,7 +114,7 @@ func (b *Broker) HandlesPlainHTTP(host string, port int) bool {
 	host = normalizeHost(host)
 	for _, c := range b.creds {
 		for _, d := range c.provider.dests {
-			if d.scheme == "http" && d.port == port && d.matchesHost(host) {
+			if d.scheme == "http" && d.portMatches(port) && d.matchesHost(host) {
 				return true
 			}
 		}
@@ -143,33 +147,50 @@ type HeaderLine struct{ Name, Value string }
 
 // headerAccess abstracts the two header representations.
 type headerAccess interface {
-	values(name string) []string
-	set(name, value string) // name has exactly one value
+	// first returns the first value of name (case-insensitive).
+	first(name string) (string, bool)
+	// set replaces every line of name by one line holding v, where the first was.
+	set(name, v string)
 }
 
 type stdHeader http.Header
 
-func (h stdHeader) values(name string) []string { return http.Header(h).Values(name) }
-func (h stdHeader) set(name, v string)          { http.Header(h).Set(name, v) }
-
-type lineHeader []HeaderLine
-
-func (l lineHeader) values(name string) []string {
-	var out []string
-	for _, x := range l {
-		if strings.EqualFold(x.Name, name) {
-			out = append(out, x.Value)
-		}
+func (h stdHeader) first(name string) (string, bool) {
+	vs := http.Header(h).Values(name)
+	if len(vs) == 0 {
+		return "", false
 	}
-	return out
+	return vs[0], true
 }
 
-func (l lineHeader) set(name, v string) {
-	for i := range l {
-		if strings.EqualFold(l[i].Name, name) {
-			l[i].Value = v
+func (h stdHeader) set(name, v string) { http.Header(h).Set(name, v) }
+
+type lineHeader struct{ lines []HeaderLine }
+
+func (l *lineHeader) first(name string) (string, bool) {
+	for _, x := range l.lines {
+		if strings.EqualFold(x.Name, name) {
+			return x.Value, true
 		}
 	}
+	return "", false
+}
+
+func (l *lineHeader) set(name, v string) {
+	out := l.lines[:0]
+	seen := false
+	for _, x := range l.lines {
+		if strings.EqualFold(x.Name, name) {
+			if seen {
+				continue
+			}
+			seen = true
+			x.Value = v
+		}
+		out = append(out, x)
+	}
+	clear(l.lines[len(out):])
+	l.lines = out
 }
 
 // RewriteHeaders swaps dummies for real values in h, in place, for the credentials
@@ -180,9 +201,13 @@ func (b *Broker) RewriteHeaders(req Request, h http.Header) RewriteResult {
 }
 
 // RewriteLines is RewriteHeaders over ordered header lines (the netproxy forwarder's
-// representation); values are replaced in place, names and order are kept.
-func (b *Broker) RewriteLines(req Request, lines []HeaderLine) RewriteResult {
-	return b.rewrite(req, lineHeader(lines))
+// representation). It returns the lines to forward: lines is reused, names and order
+// are kept, and a rewritten header's repeats are dropped (only its first line, now
+// translated, remains).
+func (b *Broker) RewriteLines(req Request, lines []HeaderLine) ([]HeaderLine, RewriteResult) {
+	l := &lineHeader{lines: lines}
+	res := b.rewrite(req, l)
+	return l.lines, res
 }
 
 func (b *Broker) rewrite(req Request, h headerAccess) RewriteResult {
@@ -201,20 +226,11 @@ func (b *Broker) rewrite(req Request, h headerAccess) RewriteResult {
 			if a == AuthHeader {
 				name = c.provider.header
 			}
-			vals := h.values(name)
-			if len(vals) == 0 {
+			v, ok := h.first(name)
+			if !ok || len(v) > MaxHeaderValueLen {
 				continue
 			}
-			if len(vals) > 1 {
-				if !containsStr(res.Ambiguous, name) {
-					res.Ambiguous = append(res.Ambiguous, name)
-				}
-				continue
-			}
-			if len(vals[0]) > MaxHeaderValueLen {
-				continue
-			}
-			if t, ok := c.translate(a, vals[0]); ok {
+			if t, ok := c.translate(a, v); ok {
 				found[name] = append(found[name], t)
 			}
 		}
@@ -246,7 +262,7 @@ func (c *credential) authorizedFor(req Request) bool {
 		if c.provider.builtin {
 			// Built-in bindings are host bindings: any path.
 			scheme, host, port, _ := req.normalized()
-			if scheme == d.scheme && port == d.port && d.matchesHost(host) {
+			if scheme == d.scheme && d.portMatches(port) && d.matchesHost(host) {
 				return true
 			}
 			continue

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/execlab/executor/executor/netproxy/credmask"
@@ -88,7 +89,7 @@ func TestRewriteHeaders(t *testing.T) {
 			}
 			// The line form gives the same answer and keeps the name's bytes.
 			lines := []credmask.HeaderLine{{Name: "other", Value: "keep"}, {Name: tt.header, Value: tt.in}}
-			f.b.RewriteLines(tt.req, lines)
+			lines, _ = f.b.RewriteLines(tt.req, lines)
 			if lines[1].Value != tt.want || lines[1].Name != tt.header || lines[0].Value != "keep" {
 				t.Errorf("RewriteLines: %q, want %q", lines, tt.want)
 			}
@@ -99,10 +100,37 @@ func TestRewriteHeaders(t *testing.T) {
 func TestRewriteHeaders_AmbiguousAndRepeated(t *testing.T) {
 	f := newFixture(t)
 	req := credmask.Request{Scheme: "https", Host: "api.github.com"}
-	h := http.Header{"Authorization": {"Bearer " + f.gh, "Bearer " + f.gh}}
-	res := f.b.RewriteHeaders(req, h)
-	if !slices.Equal(h["Authorization"], []string{"Bearer " + f.gh, "Bearer " + f.gh}) || !slices.Contains(res.Ambiguous, "Authorization") {
-		t.Errorf("repeated header: %q, result %+v; want untouched and ambiguous", h["Authorization"], res)
+	// Repeated Authorization, as probed on 0.171.0: the first line decides; a
+	// translated header is forwarded once.
+	for _, tt := range []struct {
+		in   []string
+		want []string
+	}{
+		{[]string{"Bearer " + f.gh, "Bearer " + f.gh}, []string{"Bearer " + realPAT}},
+		{[]string{"Bearer " + f.gh, "Bearer other"}, []string{"Bearer " + realPAT}},
+		{[]string{"Bearer other", "Bearer " + f.gh}, []string{"Bearer other", "Bearer " + f.gh}},
+		{[]string{"Bearer\t" + f.gh}, []string{"Bearer\t" + f.gh}},
+		{[]string{"Bearer " + f.gh + ", Bearer " + f.gh}, []string{"Bearer " + f.gh + ", Bearer " + f.gh}},
+	} {
+		h := http.Header{"Authorization": slices.Clone(tt.in)}
+		f.b.RewriteHeaders(req, h)
+		if !slices.Equal(h["Authorization"], tt.want) {
+			t.Errorf("RewriteHeaders(%q) = %q, want %q", tt.in, h["Authorization"], tt.want)
+		}
+		var lines []credmask.HeaderLine
+		for _, v := range tt.in {
+			lines = append(lines, credmask.HeaderLine{Name: "authorization", Value: v}, credmask.HeaderLine{Name: "X", Value: "x"})
+		}
+		lines, _ = f.b.RewriteLines(req, lines)
+		var got []string
+		for _, l := range lines {
+			if l.Name == "authorization" {
+				got = append(got, l.Value)
+			}
+		}
+		if !slices.Equal(got, tt.want) || len(lines) != len(tt.want)+len(tt.in) {
+			t.Errorf("RewriteLines(%q) = %q, want %q and every other line kept", tt.in, lines, tt.want)
+		}
 	}
 	// Two credentials of one host that disagree on the same header: both the GitHub
 	// and the OpenAI dummies are bound to their own hosts, so build the conflict with
@@ -110,7 +138,7 @@ func TestRewriteHeaders_AmbiguousAndRepeated(t *testing.T) {
 	f2 := newFixture(t)
 	breq := credmask.Request{Scheme: "https", Host: "basic.example"}
 	in := basic(f2.u1, f2.u1)
-	h = http.Header{"Authorization": {in}}
+	h := http.Header{"Authorization": {in}}
 	f2.b.RewriteHeaders(breq, h)
 	if got := h.Get("Authorization"); got != basic(f2.realU1, f2.realU1) {
 		t.Errorf("one credential in both fields: %q", got)
@@ -176,16 +204,28 @@ func FuzzRewriteHeaders(f *testing.F) {
 		if host == "127.0.0.1" {
 			req = credmask.Request{Scheme: "http", Host: host, Port: 8080, Path: path}
 		}
-		lines := []credmask.HeaderLine{{Name: "Authorization", Value: v}, {Name: "X-Api-Key", Value: v}}
-		fx.b.RewriteLines(req, lines)
+		// A repeated Authorization: the first line decides and, when translated, is
+		// the only one forwarded.
+		in := []credmask.HeaderLine{{Name: "Authorization", Value: v}, {Name: "X-Api-Key", Value: v}, {Name: "authorization", Value: v}}
+		lines, res := fx.b.RewriteLines(req, slices.Clone(in))
+		bound := fx.b.Intercepts(host, 443) || fx.b.HandlesPlainHTTP(host, 8080)
+		if len(res.Rewritten) == 0 && !slices.Equal(lines, in) {
+			t.Fatalf("lines changed without a rewrite: %q", lines)
+		}
+		if len(res.Rewritten) > 0 && !bound {
+			t.Fatalf("header rewritten for unbound host %q", host)
+		}
+		auth := 0
 		for _, l := range lines {
-			if l.Value == v {
-				continue
+			if strings.EqualFold(l.Name, "Authorization") {
+				auth++
 			}
-			bound := fx.b.Intercepts(host, 443) || fx.b.HandlesPlainHTTP(host, 8080)
-			if !bound {
-				t.Fatalf("header rewritten for unbound host %q", host)
-			}
+		}
+		if slices.Contains(res.Rewritten, "Authorization") && auth != 1 {
+			t.Fatalf("translated Authorization forwarded %d times, want once: %q", auth, lines)
+		}
+		if len(lines) < 2 || len(lines) > len(in) {
+			t.Fatalf("%d lines out of %d", len(lines), len(in))
 		}
 	})
 }

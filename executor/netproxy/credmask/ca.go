@@ -302,7 +302,10 @@ func (c *CA) mint(host string, now time.Time) (*tls.Certificate, error) {
 		return nil, fmt.Errorf("parsing leaf certificate: %w", err)
 	}
 	c.log.Debug("minted leaf certificate", "component", "credmask", "host", host)
-	return &tls.Certificate{Certificate: [][]byte{der, c.cert.Raw}, PrivateKey: key, Leaf: leaf}, nil
+	// The leaf alone, as 0.171.0 presents it (a client trusting only the upstream's
+	// certificate reports "unable to get local issuer certificate", not a self-signed
+	// certificate in the chain); clients trust the CA through the trust bundle.
+	return &tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, nil
 }
 
 // ServerTLSConfig is the child-facing TLS config of an intercepted tunnel to host: the

@@ -181,3 +181,40 @@ func TestCA_LeafCacheBounded(t *testing.T) {
 		t.Error("Leaf(\"\") succeeded")
 	}
 }
+
+// TestCAPossible: the check behind the credentialMasking* flags creates nothing and
+// refuses an empty CODEX_HOME and one below a regular file.
+func TestCAPossible(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for home, ok := range map[string]bool{
+		"": false, dir: true, filepath.Join(dir, "new", "deeper"): true,
+		file: false, filepath.Join(file, "home"): false,
+	} {
+		if err := credmask.CAPossible(home); (err == nil) != ok {
+			t.Errorf("CAPossible(%q) = %v, want ok=%v", home, err, ok)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "new")); err == nil {
+		t.Error("CAPossible created a directory")
+	}
+}
+
+// TestCA_LeafChainIsLeafOnly: an intercepted host presents its leaf alone, as 0.171.0
+// does (the CA reaches clients through the trust bundle).
+func TestCA_LeafChainIsLeafOnly(t *testing.T) {
+	ca, err := credmask.NewCA(&credmask.CAOptions{CodexHome: t.TempDir(), SystemRootsPEM: []byte{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := ca.Leaf("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(leaf.Certificate) != 1 || leaf.Leaf.CheckSignatureFrom(ca.Certificate()) != nil {
+		t.Errorf("leaf chain of %d certificates (signed by the CA: %v), want the leaf alone", len(leaf.Certificate), leaf.Leaf.CheckSignatureFrom(ca.Certificate()))
+	}
+}

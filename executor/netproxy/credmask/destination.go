@@ -66,8 +66,12 @@ type destination struct {
 	host     string // normalized; for a wildcard, the suffix without "*."
 	wildcard bool
 	port     int
+	anyPort  bool   // built-in host bindings ignore the port
 	path     string // prefix, starting with "/"
 }
+
+// portMatches reports whether port is d's.
+func (d destination) portMatches(port int) bool { return d.anyPort || d.port == port }
 
 var errDestination = errors.New("invalid destination")
 

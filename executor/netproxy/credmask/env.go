@@ -8,17 +8,20 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	mrand "math/rand/v2"
+	"path"
 	"slices"
-	"sort"
 	"strings"
 )
 
 // ShellStartupMaskable reports whether argv is a launch whose environment may be
-// masked: exactly [bash, -c, SCRIPT] with bash named "bash" or "/usr/bin/bash" (§9.1).
-// sh -c, bash -lc, bash -i -c, extra arguments after SCRIPT and direct programs are not.
+// masked: exactly [bash, -c, SCRIPT] where bash is any path whose last element is
+// "bash" (§9.1; probed on 0.171.0: bash, /bin/bash, /usr/bin/bash, a symlink named bash;
+// not a symlink to bash under another name, rbash, sh, dash or zsh). sh -c, bash -lc,
+// bash -i -c, extra arguments after SCRIPT and direct programs are not.
 func ShellStartupMaskable(argv []string) bool {
-	return len(argv) == 3 && (argv[0] == "bash" || argv[0] == "/usr/bin/bash") && argv[1] == "-c"
+	return len(argv) == 3 && path.Base(argv[0]) == "bash" && argv[1] == "-c"
 }
 
 // Config is what Prepare needs besides the launch. It is never mutated.
@@ -33,6 +36,14 @@ type Config struct {
 	// Logger receives the provider warnings and the unavailable-startup line; nil
 	// discards. Secrets are never logged.
 	Logger *slog.Logger
+	// AllowLocalBinding is proxy.allowLocalBinding: the child may reach loopback
+	// directly, so a custom provider's loopback destinations cannot be brokered and a
+	// provider left without destinations keeps its credential real (probed 0.171.0,
+	// logged as unprotectedLogText).
+	AllowLocalBinding bool
+	// Registry is the session's credential registry (registry.go); nil starts an
+	// empty one for this launch only.
+	Registry *Registry
 	// Rand seeds dummy generation; nil uses crypto/rand. Tests set it for determinism.
 	Rand *mrand.Rand
 }
@@ -73,78 +84,100 @@ func Prepare(argv []string, env map[string]string, cfg *Config) (*Prepared, erro
 		log.Info(UnavailableLogText)
 		return &Prepared{Env: out}, nil
 	}
-	r := cfg.Rand
-	if r == nil {
-		var seed [32]byte
-		_, _ = rand.Read(seed[:]) // never fails (crypto/rand contract)
-		r = mrand.New(mrand.NewChaCha8(seed))
-	}
-	providers := builtinProviders(env)
+	return maskLaunch(env, out, cfg, log)
+}
+
+// maskLaunch masks a maskable launch's environment out (a copy of env) against the
+// session's registry and sets the two marker variables.
+func maskLaunch(env, out map[string]string, cfg *Config, log *slog.Logger) (*Prepared, error) {
+	builtins := builtinProviders(env)
+	providers := slices.Clone(builtins)
 	unprotected := false
+	var customs []*provider
 	for _, p := range compileProviders(cfg.Providers, log) {
-		if b := p.bind(env, log, &unprotected); b != nil {
+		if b := p.bind(env, cfg.AllowLocalBinding, log, &unprotected); b != nil {
 			providers = append(providers, b)
+			customs = append(customs, b)
 		}
 	}
-	b := &Broker{}
-	marker := map[string]string{}
+	reg := cfg.Registry
+	if reg == nil {
+		reg = &Registry{}
+	}
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	sc := &scanner{b: reg.snapshotLocked(), r: launchRand(cfg), marker: &reg.pairs, customs: customs,
+		reserved: reservedValues(builtins, env), active: map[string]bool{},
+		failedGen: func(p *provider) {
+			log.Warn("leaving a credential unmasked: no dummy could be generated", "provider", p.id)
+		},
+		// A stray GitHub token belongs to the enterprise source when GH_HOST activates
+		// it (probed: listed as GH_ENTERPRISE_TOKEN), else to the cloud one (GH_TOKEN).
+		builtins: []*provider{builtins[len(builtins)-2], builtins[len(builtins)-1]}, shapes: []tokenShape{githubShape, openAIShape}}
 	for _, p := range providers {
-		for _, k := range p.env {
-			real := strings.TrimSpace(env[k])
-			if !p.accepts(real) {
-				continue
-			}
-			c := b.find(p, real)
-			if c == nil {
-				if b.isDummy(real) {
-					continue
-				}
-				d, err := p.dummyFor(real, r)
-				if err != nil {
-					log.Warn("leaving a credential unmasked: no dummy could be generated", "provider", p.id, "variable", k)
-					continue
-				}
-				c = &credential{provider: p, real: NewSecret(real), dummy: d}
-				b.creds = append(b.creds, c)
-			}
-			out[k] = c.dummy
-			marker[k] = c.dummy
-			marker[aliasPrefix+k] = c.dummy
-		}
+		sc.active[p.key] = true
 	}
-	if unprotected {
+	canonical := sc.registerCanonical(providers, env, out)
+	sc.scanAll(slices.DeleteFunc(slices.Sorted(maps.Keys(out)), func(k string) bool { return canonical[k] }), out)
+	if unprotected || sc.unprotected || len(sc.reserved) > 0 {
 		log.Warn(unprotectedLogText)
 	}
-	if len(b.creds) == 0 {
-		out[EnvBrokerActive] = "1"
-		out[EnvBrokeredCredentials] = "[]"
-		return &Prepared{Env: out}, nil
-	}
-	if b.maskAliases(env, out, marker) && !unprotected {
-		log.Warn(unprotectedLogText)
-	}
-	enc, err := encodeMarker(marker)
+	reg.creds = sc.b.creds
+	out[EnvBrokerActive] = "1"
+	enc, err := encodeMarker(usedPairs(reg.pairs.pairs, out))
 	if err != nil {
 		return nil, err
 	}
-	out[EnvBrokerActive] = "1"
 	out[EnvBrokeredCredentials] = enc
+	// The launch's proxy swaps back the session's credentials of the providers active
+	// in this launch (probed: a custom dummy of an earlier launch is swapped by a later
+	// launch with the same provider, not by one without it).
+	b := &Broker{creds: slices.DeleteFunc(slices.Clone(reg.creds), func(c *credential) bool { return !sc.active[c.provider.key] })}
+	if len(b.creds) == 0 {
+		return &Prepared{Env: out}, nil
+	}
 	return &Prepared{Env: out, Broker: b}, nil
 }
 
-// encodeMarker renders the [name, dummy] pairs sorted by name (probed order: every
-// "@alias:" entry first, then the canonical ones, each by byte order).
-func encodeMarker(m map[string]string) (string, error) {
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
+// launchRand is cfg.Rand, or a generator seeded from crypto/rand.
+func launchRand(cfg *Config) *mrand.Rand {
+	if cfg.Rand != nil {
+		return cfg.Rand
 	}
-	slices.Sort(names)
-	pairs := make([][2]string, len(names))
-	for i, k := range names {
-		pairs[i] = [2]string{k, m[k]}
+	var seed [32]byte
+	_, _ = rand.Read(seed[:]) // never fails (crypto/rand contract)
+	return mrand.New(mrand.NewChaCha8(seed))
+}
+
+// reservedValues are the values of the inactive enterprise source (no enterprise
+// GH_HOST among builtins): never registered as strays.
+func reservedValues(builtins []*provider, env map[string]string) map[string]bool {
+	reserved := map[string]bool{}
+	if len(builtins) < 3 {
+		for _, k := range githubEnterpriseEnv {
+			if v := strings.TrimSpace(env[k]); v != "" {
+				reserved[v] = true
+			}
+		}
 	}
-	b, err := json.Marshal(pairs)
+	return reserved
+}
+
+// encodeMarker renders the [name, dummy] pairs sorted by name, then dummy (probed
+// order: every "@alias:" entry first, then the canonical ones, each by byte order; a
+// name appears once per dummy).
+func encodeMarker(pairs [][2]string) (string, error) {
+	if len(pairs) == 0 {
+		return "[]", nil
+	}
+	sorted := slices.Clone(pairs)
+	slices.SortFunc(sorted, func(a, b [2]string) int {
+		if c := strings.Compare(a[0], b[0]); c != 0 {
+			return c
+		}
+		return strings.Compare(a[1], b[1])
+	})
+	b, err := json.Marshal(sorted)
 	if err != nil {
 		return "", fmt.Errorf("encoding %s: %w", EnvBrokeredCredentials, err)
 	}
@@ -156,35 +189,4 @@ func randFromSeed(seed uint64) *mrand.Rand {
 	var s [32]byte
 	binary.LittleEndian.PutUint64(s[:], seed)
 	return mrand.New(mrand.NewChaCha8(s))
-}
-
-// maskAliases masks every other variable whose value is exactly a brokered real value
-// (0.171.0: "v" is an alias of GITHUB_TOKEN=" v ", " v " is not). It reports whether
-// some other value merely contains a real value (a URL with the token inside, the
-// value with spaces): those stay real, as in the reference, which then logs
-// unprotectedLogText.
-func (b *Broker) maskAliases(env, out, marker map[string]string) (unprotected bool) {
-	keys := make([]string, 0, len(env))
-	for k := range env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if _, done := marker[aliasPrefix+k]; done {
-			continue
-		}
-		v := env[k]
-		for _, c := range b.creds {
-			real := c.real.Reveal()
-			if v == real {
-				out[k] = c.dummy
-				marker[aliasPrefix+k] = c.dummy
-				break
-			}
-			if len(real) >= minEmbeddedLen && strings.Contains(v, real) {
-				unprotected = true
-			}
-		}
-	}
-	return unprotected
 }

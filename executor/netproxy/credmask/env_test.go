@@ -55,7 +55,10 @@ func TestShellStartupMaskable(t *testing.T) {
 		{[]string{"bash", "--noprofile", "--norc", "-c", "x"}, false},
 		{[]string{"bash", "-c", "x", "arg0"}, false},
 		{[]string{"/usr/bin/env"}, false},
-		{[]string{"/bin/bash", "-c", "x"}, false},
+		{[]string{"/bin/bash", "-c", "x"}, true},
+		{[]string{"/var/tmp/x/bash", "-c", "x"}, true},
+		{[]string{"/bin/rbash", "-c", "x"}, false},
+		{[]string{"/bin/zsh", "-c", "x"}, false},
 		{nil, false},
 	}
 	for _, tt := range tests {
@@ -152,8 +155,13 @@ func TestPrepare_AnyGitHubValueAndEnterpriseHost(t *testing.T) {
 	if !p.Broker.Intercepts("ghe.corp.example", 443) || !p.Broker.Intercepts("API.GitHub.com", 443) || !p.Broker.Intercepts("x.ghe.com", 443) {
 		t.Error("broker does not intercept the GitHub destinations")
 	}
-	if p.Broker.Intercepts("github.com", 8443) || p.Broker.Intercepts("example.com", 443) || p.Broker.Intercepts("ghe.com", 443) {
+	if p.Broker.Intercepts("example.com", 443) || p.Broker.Intercepts("ghe.com", 443) {
 		t.Error("broker intercepts a destination no credential is bound to")
+	}
+	// Built-in bindings are host bindings: any port (probed: GH_HOST=127.0.0.1
+	// intercepts https://127.0.0.1:<fixture port>), https only.
+	if !p.Broker.Intercepts("github.com", 8443) || !p.Broker.Intercepts("ghe.corp.example", 1) || p.Broker.HandlesPlainHTTP("github.com", 80) {
+		t.Error("built-in bindings: want https on any port, never plain http")
 	}
 	p, err = credmask.Prepare(bashC(), map[string]string{"GH_HOST": "https://GHE.Corp.example/", "GITHUB_ENTERPRISE_TOKEN": "e-secret-2"}, &credmask.Config{Masking: true})
 	if err != nil || !p.Broker.Intercepts("ghe.corp.example", 443) {
@@ -250,7 +258,7 @@ func TestPrepare_URLPrefixFromEnv(t *testing.T) {
 	}
 	for path, want := range map[string]string{"/v2/repos": "token " + realCustom, "/v3": "token " + d} {
 		lines := []credmask.HeaderLine{{Name: "authorization", Value: "token " + d}}
-		p.Broker.RewriteLines(credmask.Request{Scheme: "https", Host: "api.corp.example", Path: path}, lines)
+		lines, _ = p.Broker.RewriteLines(credmask.Request{Scheme: "https", Host: "api.corp.example", Path: path}, lines)
 		if lines[0].Value != want {
 			t.Errorf("path %s: %q, want %q", path, lines[0].Value, want)
 		}

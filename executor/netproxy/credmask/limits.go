@@ -32,6 +32,7 @@ const (
 	openAIMinLen       = 51 // OpenAI dummies are at least this long (reference providers.rs)
 	maskedMarker       = "masked"
 	defaultGitHubPrefx = "ghp_"
+	openAIKeyPrefix    = "sk-" // an OpenAI key's shape starts here (scan.go)
 )
 
 // CAEnvVars are the 13 variables that point at the trust bundle when masking is on
@@ -54,11 +55,15 @@ const (
 	MaxProviders = 64
 	// MaxPatternLen bounds one custom pattern's source (bytes).
 	MaxPatternLen = 1024
-	// minEmbeddedLen: a real value at least this long found inside another variable's
-	// value counts as an unprotected copy (logged; the value stays real).
+	// minEmbeddedLen: a real value at least this long is masked wherever it occurs
+	// inside another variable's value; a shorter one only as the whole value (probed
+	// 0.171.0: "pre padded-value-123 post" masked, GITHUB_TOKEN=x's "x" left alone).
 	minEmbeddedLen = 8
-	// maxRepeatExtra bounds how far beyond its minimum a generated repetition goes.
-	maxRepeatExtra = 8
+	// maxStraysPerValue bounds the custom-pattern matches taken from one value.
+	maxStraysPerValue = 64
+	// maxRepeatExtra bounds how far beyond its minimum a generated repetition goes
+	// (probed on 0.171.0: "key-[a-z0-9]+" and "x[0-9]*" gave 10 to 63 repetitions).
+	maxRepeatExtra = 64
 	// maxGeneratedLen bounds a generated dummy (bytes).
 	maxGeneratedLen = MaxCredentialLen
 	// generateAttempts bounds the retries of the regex generator per dummy.

@@ -22,7 +22,10 @@ import (
 
 // provider is a compiled provider; immutable.
 type provider struct {
-	id      string
+	id string
+	// key identifies the provider across the launches of a session (Registry): the
+	// id, the configuration and the resolved destinations.
+	key     string
 	builtin bool
 	env     []string
 	dests   []destination // bound at Prepare time for url_prefix_from_env
@@ -43,8 +46,10 @@ var (
 	builtinCredentialEnv = slices.Concat([]string{envGHHost}, githubCloudEnv, githubEnterpriseEnv, openAIEnv)
 )
 
+// httpsDest is a built-in binding: the host over https on any port (probed on 0.171.0:
+// GH_HOST=127.0.0.1 intercepts https://127.0.0.1:<any port>).
 func httpsDest(host string, wildcard bool) destination {
-	return destination{scheme: "https", host: host, wildcard: wildcard, port: 443, path: "/"}
+	return destination{scheme: "https", host: host, wildcard: wildcard, port: 443, anyPort: true, path: "/"}
 }
 
 func isGitHubCloudHost(h string) bool {
@@ -55,7 +60,7 @@ func isGitHubCloudHost(h string) bool {
 // order.
 func builtinProviders(env map[string]string) []*provider {
 	out := []*provider{{
-		id: "github", builtin: true, env: githubCloudEnv, auth: builtinAuth,
+		id: "github", key: "github", builtin: true, env: githubCloudEnv, auth: builtinAuth,
 		dests: []destination{httpsDest("github.com", false), httpsDest("api.github.com", false), httpsDest("ghe.com", true)},
 		dummyFn: func(real string, r *rand.Rand) (string, error) {
 			return shapedDummy(real, githubPrefix(real), githubMinLen, r), nil
@@ -63,7 +68,7 @@ func builtinProviders(env map[string]string) []*provider {
 	}}
 	if host := ghHost(env); host != "" && !isGitHubCloudHost(host) {
 		out = append(out, &provider{
-			id: "github-enterprise", builtin: true, env: githubEnterpriseEnv, auth: builtinAuth,
+			id: "github-enterprise", key: "github-enterprise\x00" + host, builtin: true, env: githubEnterpriseEnv, auth: builtinAuth,
 			dests: []destination{httpsDest(host, false)},
 			dummyFn: func(real string, r *rand.Rand) (string, error) {
 				return shapedDummy(real, githubPrefix(real), githubMinLen, r), nil
@@ -71,7 +76,7 @@ func builtinProviders(env map[string]string) []*provider {
 		})
 	}
 	out = append(out, &provider{
-		id: "openai", builtin: true, env: openAIEnv, auth: builtinAuth,
+		id: "openai", key: "openai", builtin: true, env: openAIEnv, auth: builtinAuth,
 		dests: []destination{httpsDest("api.openai.com", false)},
 		dummyFn: func(real string, r *rand.Rand) (string, error) {
 			return shapedDummy(real, openAIPrefix(real), openAIMinLen, r), nil
@@ -102,14 +107,14 @@ func githubPrefix(v string) string {
 }
 
 func openAIPrefix(v string) string {
-	rest, ok := strings.CutPrefix(v, "sk-")
+	rest, ok := strings.CutPrefix(v, openAIKeyPrefix)
 	if !ok {
-		return "sk-"
+		return openAIKeyPrefix
 	}
 	if i := strings.IndexByte(rest, '-'); i >= 0 && isAlnum(rest[:i]) {
-		return v[:3+i+1]
+		return v[:len(openAIKeyPrefix)+i+1]
 	}
-	return "sk-"
+	return openAIKeyPrefix
 }
 
 func isAlnum(s string) bool {
@@ -235,7 +240,7 @@ func compileProvider(e ProviderEntry) (*provider, error) {
 	if len(c.Patterns) == 0 {
 		return nil, fmt.Errorf("credential provider `%s` has no credential patterns", id)
 	}
-	p := &provider{id: id, env: env}
+	p := &provider{id: id, env: env, key: fmt.Sprintf("%s\x00%q", id, []any{env, c.Patterns, c.Auth, deref(c.Header), deref(c.Prefix)})}
 	for _, pat := range c.Patterns {
 		g, err := newGenerator(pat)
 		if err != nil || len(pat) > MaxPatternLen || g.full.MatchString("") || g.full.MatchString(strings.Repeat("\x01", 3)) {
@@ -299,32 +304,45 @@ func (p *provider) compileAuth(c ProviderConfig) error {
 }
 
 // bind returns p with its url_prefix_from_env destination resolved against env, or
-// nil when the provider has no destination in this environment. unprotected is set
-// when the provider's credential must stay real for lack of a destination (0.171.0
-// then logs unprotectedLogText once).
-func (p *provider) bind(env map[string]string, log *slog.Logger, unprotected *bool) *provider {
-	if p.fromEnv == "" {
-		return p
+// nil when the provider has no destination in this environment. With allowLocal
+// (proxy.allowLocalBinding) a provider with a loopback destination is dropped: the
+// child could reach it without the proxy. unprotected is set when the provider's credential must stay
+// real for lack of a destination (0.171.0 then logs unprotectedLogText once).
+func (p *provider) bind(env map[string]string, allowLocal bool, log *slog.Logger, unprotected *bool) *provider {
+	q := *p
+	if allowLocal {
+		q.dests = slices.DeleteFunc(slices.Clone(p.dests), func(d destination) bool { return !d.wildcard && isLoopbackHost(d.host) })
 	}
-	v, ok := env[p.fromEnv]
-	if !ok || strings.TrimSpace(v) == "" {
-		if len(p.dests) == 0 {
-			for _, k := range p.env {
-				if p.accepts(strings.TrimSpace(env[k])) {
-					*unprotected = true
-				}
+	if q.fromEnv != "" {
+		if v, ok := env[q.fromEnv]; ok && strings.TrimSpace(v) != "" {
+			d, err := parseDestination(v)
+			if err != nil {
+				log.Warn("ignoring invalid credential provider", "provider", p.id,
+					"error", fmt.Sprintf("invalid destination for credential provider `%s`", p.id))
+				return nil
 			}
-			return nil
+			if !allowLocal || d.wildcard || !isLoopbackHost(d.host) {
+				q.dests = append(q.dests, d)
+			}
 		}
-		return p
 	}
-	d, err := parseDestination(v)
-	if err != nil {
-		log.Warn("ignoring invalid credential provider", "provider", p.id,
-			"error", fmt.Sprintf("invalid destination for credential provider `%s`", p.id))
+	if len(q.dests) == 0 || len(q.dests) < len(p.dests) {
+		// A loopback destination the child may reach directly disables the provider
+		// (probed: "http://127.0.0.1:9/" next to "https://dok.example/" keeps DT real).
+		for _, k := range p.env {
+			if p.accepts(strings.TrimSpace(env[k])) {
+				*unprotected = true
+			}
+		}
 		return nil
 	}
-	q := *p
-	q.dests = append(slices.Clone(p.dests), d)
+	q.key = fmt.Sprintf("%s\x00%v", p.key, q.dests)
 	return &q
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "\x00"
+	}
+	return *s
 }

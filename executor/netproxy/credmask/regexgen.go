@@ -25,10 +25,12 @@ import (
 // errGenerate is returned when no matching string was produced within the bounds.
 var errGenerate = errors.New("credmask: cannot generate a string matching the pattern")
 
-// generator holds one parsed pattern and its compiled, fully anchored matcher.
+// generator holds one parsed pattern, its compiled, fully anchored matcher and its
+// unanchored finder (scan.go).
 type generator struct {
 	tree *syntax.Regexp
 	full *regexp.Regexp
+	find *regexp.Regexp
 }
 
 func newGenerator(pattern string) (*generator, error) {
@@ -40,7 +42,11 @@ func newGenerator(pattern string) (*generator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &generator{tree: tree.Simplify(), full: full}, nil
+	find, err := regexp.Compile(pattern)
+	if err != nil {
+		return nil, err
+	}
+	return &generator{tree: tree.Simplify(), full: full, find: find}, nil
 }
 
 // Generate returns a string that fully matches the pattern, or errGenerate.

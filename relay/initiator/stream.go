@@ -1,4 +1,4 @@
-package harness
+package initiator
 
 import (
 	"context"
@@ -8,57 +8,52 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/execlab/executor/noise/channel"
 	"github.com/execlab/executor/relay/arq"
 	"github.com/execlab/executor/relay/frame"
-	"github.com/execlab/executor/relay/wsconn"
 )
 
-// Harness-side relay errors (spec/relay-noise.md §13, the reference's texts).
-var (
-	// ErrStreamReset: the executor (or the rendezvous for it) reset this stream. The peer's
-	// reason is unauthenticated and discarded.
-	ErrStreamReset = errors.New("Noise relay stream reset")
-	// errTextFrame: a text websocket message arrived on the relay socket.
-	errTextFrame = errors.New("Noise relay transport expects binary protobuf frames")
-	// errHandshakeInTransport: a handshake frame after the handshake completed.
-	errHandshakeInTransport = errors.New("Noise relay received a handshake frame after the handshake")
-	// errReorderStall: on a stream without ARQ (a released executor) a record has been
-	// missing for reorderStallTimeout while later ones wait: a faulty rendezvous lost it and
-	// nothing will resend it, so the stream is given up and session recovery takes over.
-	errReorderStall = errors.New("Noise relay record missing: giving up the stream")
-)
+// ErrStreamReset: the executor (or the rendezvous for it) reset the stream (the reference's
+// text, spec/relay-noise.md §13). The peer's reason is unauthenticated and discarded.
+var ErrStreamReset = errors.New("Noise relay stream reset") //lint:ignore ST1005 the reference's text
 
-// reorderStallTimeout bounds how long a non-ARQ stream waits for a missing record while
-// later ones are buffered (docs/reliability.md §8). A websocket delivers in order, so a gap
-// only comes from a faulty rendezvous; 2 s is 200 times the chaos proxy's reorder hold.
-const reorderStallTimeout = 2 * time.Second
+// Options configure one stream. The struct is never mutated.
+type Options struct {
+	// StreamID names the stream on the socket (the harness makes a fresh UUIDv4 per
+	// attempt). Required.
+	StreamID string
+	// Traceparent goes in cleartext field 11 of the handshake frame; "" (the default)
+	// sends none, byte-identical to the reference.
+	Traceparent string
+	// OfferARQ sets frame.FeatureARQ on the handshake frame (arq.go). Default false: the
+	// released stream.
+	OfferARQ bool
+}
 
-// reorderStallGrace is the least time a read gets after the stall bound passed while
-// nobody was reading: the missing record may be waiting in the socket.
-const reorderStallGrace = 250 * time.Millisecond
-
-// relayRecordConn is one harness stream over its own rendezvous socket: it implements
-// channel.RecordConn with the harness's per-frame rules (spec/relay-noise.md §13): frames of
-// other streams and resume/ack_frame/heartbeat are ignored; text messages, undecodable or
-// invalid frames, a reset, or a handshake after the first one fail the stream. It owns the
-// socket's keepalive goroutine (RemoteOptions.Conn: by default Ping 10 s / Pong 20 s), waited for by Close.
-type relayRecordConn struct {
-	ws       *wsconn.Conn
+// Stream is one harness stream over its own rendezvous socket, with the initiator's
+// per-frame rules (spec/relay-noise.md §13): frames of other streams and
+// resume/ack_frame/heartbeat are ignored; text messages, undecodable or invalid frames, a
+// reset, or a handshake after the first one fail the stream. It owns the socket's keepalive
+// goroutine (the socket's wsconn.Options decide Ping and Pong) and, with ARQ, the ARQ
+// routines; Close waits for all of them.
+//
+// ReadPacket is called by one goroutine at a time, and so is WritePacket (possibly
+// concurrently with ReadPacket); ReleasePacket on ReadPacket's goroutine; Close and ARQ
+// from any goroutine. After a read error the stream is done: session recovery above
+// replaces it.
+type Stream struct {
+	ws       Conn
 	streamID string
 
-	// wmu serialises socket writes (WritePacket, and with ARQ the timer routine) and
-	// guards wbuf, the encode buffer.
+	// wmu serialises socket writes (WritePacket, and with ARQ the timers' drive
+	// goroutine) and guards wbuf, the encode buffer. A leaf.
 	wmu  sync.Mutex
 	wbuf []byte
-	// traceparent goes in cleartext field 11 of the handshake frame ("" = none: the
-	// default, byte-identical to the reference). Set before the handshake starts.
+	// traceparent goes in cleartext field 11 of the handshake frame (Options).
 	traceparent string
-	// offerARQ sets frame.FeatureARQ on the handshake frame (RemoteOptions.DisableARQ
-	// false). Set before the handshake starts.
+	// offerARQ sets frame.FeatureARQ on the handshake frame (Options).
 	offerARQ   bool
 	handshakes int // handshake frames read; ReadPacket runs on one goroutine at a time
-	// arq is set when message 2 accepted ARQ (relay_arq.go); then ReadPacket and
+	// arq is set when message 2 accepted ARQ (arq.go); then ReadPacket and
 	// WritePacket go through it.
 	arq atomic.Pointer[arqConn]
 	// order tracks record seqs on a stream without ARQ (payloads are not kept), to notice
@@ -80,33 +75,45 @@ type relayRecordConn struct {
 	closed bool // guarded by arqMu
 }
 
-var (
-	_ channel.RecordConn     = (*relayRecordConn)(nil)
-	_ channel.PacketReleaser = (*relayRecordConn)(nil)
-)
+// Open takes ownership of ws, starts its keepalive and opens the stream: it sends the
+// resume frame that names the stream to the rendezvous (spec/relay-noise.md §4.1). The
+// caller then runs the Noise handshake over the Stream. On error ws is closed.
+func Open(ctx context.Context, ws Conn, opts Options) (*Stream, error) {
+	c := newStream(ws, opts)
+	if err := c.writeFrame(ctx, &frame.Resume{}); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
 
-// newRelayRecordConn takes ownership of ws and starts its keepalive.
-func newRelayRecordConn(ws *wsconn.Conn, streamID string) *relayRecordConn {
+// newStream takes ownership of ws and starts its keepalive.
+func newStream(ws Conn, opts Options) *Stream {
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &relayRecordConn{ws: ws, streamID: streamID, cancelKeepalive: cancel, keepaliveDone: make(chan struct{})}
+	c := &Stream{ws: ws, streamID: opts.StreamID, traceparent: opts.Traceparent, offerARQ: opts.OfferARQ,
+		cancelKeepalive: cancel, keepaliveDone: make(chan struct{})}
 	go c.keepalive(ctx)
 	return c
 }
 
-// keepalive pings the rendezvous until the socket ends. Owner: the relayRecordConn.
-func (c *relayRecordConn) keepalive(ctx context.Context) {
+// ARQ reports whether the executor accepted ARQ v1 on this stream (its message 2 carried
+// frame.FeatureARQ): the send window then bounds the bytes in flight.
+func (c *Stream) ARQ() bool { return c.arq.Load() != nil }
+
+// keepalive pings the rendezvous until the socket ends. Owner: the Stream.
+func (c *Stream) keepalive(ctx context.Context) {
 	defer close(c.keepaliveDone)
 	_ = c.ws.Keepalive(ctx) // a missing Pong drops the socket; ReadPacket then fails
 }
 
 // writeFrame encodes and sends one frame of this stream.
-func (c *relayRecordConn) writeFrame(ctx context.Context, body frame.Body) error {
+func (c *Stream) writeFrame(ctx context.Context, body frame.Body) error {
 	return c.writeFrameWith(ctx, body, nil)
 }
 
 // writeFrameWith is writeFrame with the ack and ack_bits that acks returns (nil: 0, as
 // released), taken under the write lock so they are the freshest.
-func (c *relayRecordConn) writeFrameWith(ctx context.Context, body frame.Body, acks func() (uint32, uint32)) error {
+func (c *Stream) writeFrameWith(ctx context.Context, body frame.Body, acks func() (uint32, uint32)) error {
 	f := frame.Frame{Version: frame.Version, StreamID: c.streamID, Body: body}
 	if _, ok := body.(*frame.Handshake); ok {
 		f.Traceparent = c.traceparent
@@ -131,7 +138,7 @@ func (c *relayRecordConn) writeFrameWith(ctx context.Context, body frame.Body, a
 }
 
 // WritePacket sends a handshake or data frame.
-func (c *relayRecordConn) WritePacket(ctx context.Context, p channel.Packet) error {
+func (c *Stream) WritePacket(ctx context.Context, p Packet) error {
 	if p.Handshake {
 		return c.writeFrame(ctx, &frame.Handshake{Payload: p.Payload})
 	}
@@ -142,7 +149,7 @@ func (c *relayRecordConn) WritePacket(ctx context.Context, p channel.Packet) err
 }
 
 // ReadPacket returns the next handshake or data packet of this stream.
-func (c *relayRecordConn) ReadPacket(ctx context.Context) (channel.Packet, error) {
+func (c *Stream) ReadPacket(ctx context.Context) (Packet, error) {
 	c.rframe, c.rpayload = nil, nil
 	if a := c.arq.Load(); a != nil {
 		r, err := a.readPacket(ctx)
@@ -152,17 +159,17 @@ func (c *relayRecordConn) ReadPacket(ctx context.Context) (channel.Packet, error
 	for {
 		b, err := c.readFrame(ctx)
 		if errors.Is(err, frame.ErrNonBinary) {
-			return channel.Packet{}, errTextFrame
+			return Packet{}, errTextFrame
 		}
 		if err != nil {
-			return channel.Packet{}, err
+			return Packet{}, err
 		}
 		var f frame.Frame // fresh: the returned payload aliases b, which the channel keeps
 		if err := frame.Decode(&f, b); err != nil {
-			return channel.Packet{}, fmt.Errorf("decoding relay frame: %w", err)
+			return Packet{}, fmt.Errorf("decoding relay frame: %w", err)
 		}
 		if err := f.Validate(); err != nil {
-			return channel.Packet{}, fmt.Errorf("validating relay frame: %w", err)
+			return Packet{}, fmt.Errorf("validating relay frame: %w", err)
 		}
 		if f.StreamID != c.streamID {
 			continue
@@ -171,32 +178,32 @@ func (c *relayRecordConn) ReadPacket(ctx context.Context) (channel.Packet, error
 		case *frame.Handshake:
 			c.handshakes++
 			if c.handshakes > 1 {
-				return channel.Packet{}, errHandshakeInTransport
+				return Packet{}, errHandshakeInTransport
 			}
 			if c.offerARQ && f.Features&frame.FeatureARQ != 0 {
 				c.startARQ() // the executor accepted: every later read and write is ARQ's
 			}
-			return channel.Packet{Handshake: true, Payload: body.Payload}, nil
+			return Packet{Handshake: true, Payload: body.Payload}, nil
 		case *frame.Data:
 			c.trackOrder(body.Seq)
 			c.rframe, c.rpayload = b, body.Payload
-			return channel.Packet{Seq: body.Seq, Payload: body.Payload}, nil
+			return Packet{Seq: body.Seq, Payload: body.Payload}, nil
 		case *frame.Reset:
-			return channel.Packet{}, ErrStreamReset
+			return Packet{}, ErrStreamReset
 		case *frame.Resume, *frame.Ack, *frame.Heartbeat:
 			continue
 		default:
-			return channel.Packet{}, fmt.Errorf("unexpected relay frame body %s", frame.KindOf(body))
+			return Packet{}, fmt.Errorf("unexpected relay frame body %s", frame.KindOf(body))
 		}
 	}
 }
 
-// ReleasePacket implements channel.PacketReleaser: the record the latest ReadPacket
-// returned was copied out, so the socket message it arrived in goes back to wsconn's read
-// buffers (issue 16: a receiving harness no longer allocates a 64 KiB buffer per record).
-func (c *relayRecordConn) ReleasePacket(payload []byte) {
+// ReleasePacket implements PacketReleaser: the record the latest ReadPacket
+// returned was copied out, so the socket message it arrived in goes back to the socket's
+// read buffers (issue 16: a receiving harness no longer allocates a 64 KiB buffer per record).
+func (c *Stream) ReleasePacket(payload []byte) {
 	if c.rframe != nil && len(payload) > 0 && len(c.rpayload) > 0 && &payload[0] == &c.rpayload[0] {
-		wsconn.ReleaseFrame(c.rframe)
+		c.ws.ReleaseFrame(c.rframe)
 	}
 	c.rframe, c.rpayload = nil, nil
 }
@@ -204,7 +211,7 @@ func (c *relayRecordConn) ReleasePacket(payload []byte) {
 // readFrame reads the next message; on a stream without ARQ with a record missing, it gives
 // up with errReorderStall once the gap is reorderStallTimeout old (at least
 // reorderStallGrace from now).
-func (c *relayRecordConn) readFrame(ctx context.Context) ([]byte, error) {
+func (c *Stream) readFrame(ctx context.Context) ([]byte, error) {
 	rctx := ctx
 	if !c.gapSince.IsZero() {
 		deadline := c.gapSince.Add(reorderStallTimeout)
@@ -227,7 +234,7 @@ func (c *relayRecordConn) readFrame(ctx context.Context) ([]byte, error) {
 
 // trackOrder notes a record seq on a stream without ARQ and starts or ends the gap clock.
 // Seqs beyond the tracker's window are left to the channel, which fails on them itself.
-func (c *relayRecordConn) trackOrder(seq uint32) {
+func (c *Stream) trackOrder(seq uint32) {
 	_, _ = c.order.Receive(nil, seq, nil, time.Time{})
 	switch {
 	case c.order.Buffered() == 0:
@@ -239,7 +246,7 @@ func (c *relayRecordConn) trackOrder(seq uint32) {
 
 // Close drops the socket (no close frame, like the reference harness) and waits for the
 // keepalive goroutine and, with ARQ, its routines.
-func (c *relayRecordConn) Close() error {
+func (c *Stream) Close() error {
 	c.closeOnce.Do(func() {
 		c.cancelKeepalive()
 		_ = c.ws.Close()
@@ -253,3 +260,14 @@ func (c *relayRecordConn) Close() error {
 	})
 	return nil
 }
+
+// The stream also fails on a text websocket message (errTextFrame) and on a handshake frame
+// after the handshake (errHandshakeInTransport), with the reference's texts. On a stream
+// without ARQ (a released executor) a record missing for reorderStallTimeout while later
+// ones wait was lost by a faulty rendezvous and nothing will resend it: the stream gives up
+// (errReorderStall) and session recovery takes over.
+var (
+	errTextFrame            = errors.New("Noise relay transport expects binary protobuf frames")
+	errHandshakeInTransport = errors.New("Noise relay received a handshake frame after the handshake")
+	errReorderStall         = errors.New("Noise relay record missing: giving up the stream")
+)

@@ -1,10 +1,8 @@
-package harness
+package initiator
 
 import (
 	"context"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -12,47 +10,24 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/execlab/executor/relay/frame"
-	"github.com/execlab/executor/relay/wsconn"
 )
 
 // relayPeer serves one websocket that sends the given messages, then waits.
-func relayPeer(t *testing.T, msgs []func(*websocket.Conn) error) *relayRecordConn {
+func relayPeer(t *testing.T, msgs []func(*websocket.Conn) error) *Stream {
 	t.Helper()
-	done := make(chan struct{})
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := websocket.Accept(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer c.CloseNow()
+	rc, _ := scriptedPeer(t, false, func(_ context.Context, c *websocket.Conn) error {
 		for _, m := range msgs {
 			if err := m(c); err != nil {
-				return
+				return err
 			}
 		}
-		<-done
-	}))
-	ws, err := wsconn.Dial(context.Background(), "ws"+strings.TrimPrefix(ts.URL, "http"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc := newRelayRecordConn(ws, "s-1")
-	t.Cleanup(func() { rc.Close(); close(done); ts.Close() })
+		return nil
+	})
 	return rc
 }
 
-func binFrame(stream string, body frame.Body) func(*websocket.Conn) error {
-	return func(c *websocket.Conn) error {
-		b, err := frame.EncodeUnvalidated(nil, &frame.Frame{Version: frame.Version, StreamID: stream, Body: body})
-		if err != nil {
-			return err
-		}
-		return c.Write(context.Background(), websocket.MessageBinary, b)
-	}
-}
-
-// TestRelayRecordConn_HarnessRules checks spec/relay-noise.md §13 on the harness side.
-func TestRelayRecordConn_HarnessRules(t *testing.T) {
+// TestStream_HarnessRules checks spec/relay-noise.md §13 on the harness side.
+func TestStream_HarnessRules(t *testing.T) {
 	hs := binFrame("s-1", &frame.Handshake{Payload: []byte("msg2")})
 	tests := []struct {
 		name    string

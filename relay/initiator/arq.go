@@ -1,37 +1,35 @@
-package harness
+package initiator
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"sync"
 
-	"github.com/execlab/executor/noise/channel"
 	"github.com/execlab/executor/relay/arq"
 	"github.com/execlab/executor/relay/frame"
 )
 
-// ARQ v1 on the harness side (docs/reliability.md §8). The harness offers it by setting
-// frame.FeatureARQ on its handshake frame (message 1) unless RemoteOptions.DisableARQ; a
-// released executor skips the field and answers with an unmarked message 2, and the stream
-// stays exactly the released one. When message 2's frame carries the bit too, the
-// relayRecordConn switches to arqConn before returning message 2:
+// ARQ v1 on the initiator side (docs/reliability.md §8). The harness offers it by setting
+// frame.FeatureARQ on its handshake frame (message 1) when Options.OfferARQ; a released
+// executor skips the field and answers with an unmarked message 2, and the stream stays
+// exactly the released one. When message 2's frame carries the bit too, the Stream
+// switches to arqConn before returning message 2:
 //
 //	readRoutine   reads every frame of the socket (so acks are seen even while nobody
 //	              reads records), applies §13's rules, applies ack/ack_bits, passes data
 //	              through the ARQ receiver and queues the records released in order
 //	              (bounded by arqQueueBytes; when full the routine waits: TCP back-pressure,
 //	              as a released harness that stops reading)
-//	timerRoutine  resends due records and sends due ack_frames (arq.Endpoint.RunTimers)
+//	timers        arq.Timers, the driver relay/mux uses too: a drive goroutine runs only
+//	              while a resend or an ack_frame is due, and an AfterFunc timer is armed
+//	              only while a deadline is pending
 //	WritePacket   waits for room in the send window, then writes the record with the
 //	              freshest ack/ack_bits
 //
-// Both routines are owned by the relayRecordConn and waited for by its Close.
-
-// arqQueueBytes bounds the records released in order that the channel has not read yet,
-// in bytes: 8 MiB, the SDK's notification queue bound (Options.NotificationBytes), so the
-// ARQ reader holds no more than the read loop above it would.
-const arqQueueBytes = 8 << 20
+// The read routine and the drive goroutines are owned by the Stream and waited for by its
+// Close.
 
 // errARQProtocol wraps an ARQ protocol error from the executor (an ack of an unsent seq, a
 // record beyond the window): the stream fails and recovery takes over.
@@ -39,12 +37,13 @@ var errARQProtocol = errors.New("Noise relay ARQ protocol error")
 
 // arqConn is the ARQ state of one harness stream.
 type arqConn struct {
-	rc *relayRecordConn
+	rc *Stream
 	e  *arq.Endpoint
+	t  *arq.Timers
 
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
-	wg     sync.WaitGroup // readRoutine, timerRoutine
+	wg     sync.WaitGroup // readRoutine and the timers' drive goroutines
 
 	// mu guards the fields below (a leaf lock).
 	mu     sync.Mutex
@@ -59,13 +58,13 @@ type arqConn struct {
 // payload arrived in a message of its own and went straight through (nil otherwise: it
 // waited in the ARQ receiver, or shares its message), for ReleasePacket.
 type queuedRecord struct {
-	channel.Packet
+	Packet
 	frame []byte
 }
 
 // startARQ switches c to ARQ and starts its routines. Called by ReadPacket (one goroutine)
 // right after message 2, before anything else is read or written on the stream.
-func (c *relayRecordConn) startARQ() {
+func (c *Stream) startARQ() {
 	c.arqMu.Lock()
 	defer c.arqMu.Unlock()
 	if c.closed {
@@ -74,10 +73,10 @@ func (c *relayRecordConn) startARQ() {
 	ctx, cancel := context.WithCancel(context.Background())
 	a := &arqConn{rc: c, e: arq.NewEndpoint(), ctx: ctx, cancel: cancel,
 		avail: make(chan struct{}, 1), space: make(chan struct{}, 1)}
+	a.t = arq.NewTimers(a.e, arq.TimersConfig{Send: a.sendDue, Group: &a.wg})
 	c.arq.Store(a)
-	a.wg.Add(2)
+	a.wg.Add(1)
 	go func() { defer a.wg.Done(); a.readRoutine() }()
-	go func() { defer a.wg.Done(); a.timerRoutine() }()
 }
 
 func wakeup(ch chan struct{}) {
@@ -90,9 +89,7 @@ func wakeup(ch chan struct{}) {
 // fail records the stream's first failure and wakes ReadPacket.
 func (a *arqConn) fail(err error) {
 	a.mu.Lock()
-	if a.err == nil {
-		a.err = err
-	}
+	a.err = cmp.Or(a.err, err) // the first failure sticks
 	a.mu.Unlock()
 	wakeup(a.avail)
 }
@@ -189,7 +186,7 @@ func (a *arqConn) push(ready [][]byte, first uint32, msg, payload []byte) {
 		if len(r) > 0 && len(payload) > 0 && &r[0] == &payload[0] {
 			held = msg
 		}
-		a.queue = append(a.queue, queuedRecord{Packet: channel.Packet{Seq: first + uint32(i), Payload: r}, frame: held})
+		a.queue = append(a.queue, queuedRecord{Packet: Packet{Seq: first + uint32(i), Payload: r}, frame: held})
 		a.qBytes += len(r)
 		ready[i] = nil
 	}
@@ -200,23 +197,9 @@ func (a *arqConn) push(ready [][]byte, first uint32, msg, payload []byte) {
 // readPacket returns the next record in order.
 func (a *arqConn) readPacket(ctx context.Context) (queuedRecord, error) {
 	for {
-		a.mu.Lock()
-		if len(a.queue) > 0 {
-			p := a.queue[0]
-			a.queue[0] = queuedRecord{}
-			a.queue = a.queue[1:]
-			a.qBytes -= len(p.Payload)
-			if len(a.queue) == 0 {
-				a.queue = nil
-			}
-			a.mu.Unlock()
-			wakeup(a.space)
-			return p, nil
-		}
-		err := a.err
-		a.mu.Unlock()
-		if err != nil {
-			return queuedRecord{}, err
+		p, ok, err := a.pop()
+		if ok || err != nil {
+			return p, err
 		}
 		select {
 		case <-a.avail:
@@ -226,9 +209,26 @@ func (a *arqConn) readPacket(ctx context.Context) (queuedRecord, error) {
 	}
 }
 
+// pop takes the oldest queued record (ok) and makes room for the read routine, or returns
+// the stream's error once the queue is empty.
+func (a *arqConn) pop() (p queuedRecord, ok bool, err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.queue) == 0 {
+		return p, false, a.err
+	}
+	p, a.queue[0] = a.queue[0], queuedRecord{}
+	if a.queue = a.queue[1:]; len(a.queue) == 0 {
+		a.queue = nil // drop the backing array while idle
+	}
+	a.qBytes -= len(p.Payload)
+	wakeup(a.space)
+	return p, true, nil
+}
+
 // writePacket sends a record once the window has room; it stays retained until
 // acknowledged.
-func (a *arqConn) writePacket(ctx context.Context, p channel.Packet) error {
+func (a *arqConn) writePacket(ctx context.Context, p Packet) error {
 	if err := a.e.Send(ctx, a.ctx.Done(), p.Seq, p.Payload); err != nil {
 		return fmt.Errorf("waiting for the ARQ window: %w", err)
 	}
@@ -240,27 +240,32 @@ func (a *arqConn) writeData(ctx context.Context, seq uint32, payload []byte) err
 	return a.rc.writeFrameWith(ctx, &frame.Data{Seq: seq, SegmentCount: frame.DataSegmentCount, Payload: payload}, a.e.TakeAck)
 }
 
-// timerRoutine resends and acknowledges until Close or a write failure. Owner: the
-// arqConn.
-func (a *arqConn) timerRoutine() {
-	err := a.e.RunTimers(a.ctx, func(resends []arq.Resend, ack bool) error {
-		for _, r := range resends {
-			if err := a.writeData(a.ctx, r.Seq, r.Payload); err != nil {
-				return err
-			}
-		}
-		if ack {
-			return a.rc.writeFrameWith(a.ctx, &frame.Ack{}, a.e.TakeAck)
-		}
-		return nil
-	})
-	if a.ctx.Err() == nil {
+// sendDue writes what the timers found due (arq.Timers' Send): resends byte for byte, then
+// a standalone ack_frame. A write failure fails the stream.
+func (a *arqConn) sendDue(resends []arq.Resend, ack bool) error {
+	err := a.writeDue(resends, ack)
+	if err != nil && a.ctx.Err() == nil {
 		a.fail(err)
 	}
+	return err
 }
 
-// close stops both routines (the socket is already closed or being closed) and waits.
+func (a *arqConn) writeDue(resends []arq.Resend, ack bool) error {
+	for _, r := range resends {
+		if err := a.writeData(a.ctx, r.Seq, r.Payload); err != nil {
+			return err
+		}
+	}
+	if ack {
+		return a.rc.writeFrameWith(a.ctx, &frame.Ack{}, a.e.TakeAck)
+	}
+	return nil
+}
+
+// close stops the read routine and the timers (the socket is already closed or being
+// closed) and waits for them.
 func (a *arqConn) close() {
 	a.cancel()
+	a.t.Stop()
 	a.wg.Wait()
 }

@@ -1,73 +1,23 @@
-package harness
+package initiator
 
 import (
 	"bytes"
 	"context"
 	"errors"
-	"net/http"
-	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
 
-	"github.com/execlab/executor/noise/channel"
 	"github.com/execlab/executor/relay/frame"
-	"github.com/execlab/executor/relay/wsconn"
 )
 
-// scriptedPeer serves one websocket with script and returns the harness's relayRecordConn
-// on it (offering ARQ when offer).
-func scriptedPeer(t *testing.T, offer bool, script func(ctx context.Context, c *websocket.Conn) error) (*relayRecordConn, chan error) {
-	t.Helper()
-	done := make(chan error, 1)
-	stop := make(chan struct{})
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := websocket.Accept(w, r, nil)
-		if err != nil {
-			done <- err
-			return
-		}
-		defer c.CloseNow()
-		done <- script(r.Context(), c)
-		<-stop
-	}))
-	ws, err := wsconn.Dial(context.Background(), "ws"+strings.TrimPrefix(ts.URL, "http"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc := newRelayRecordConn(ws, "s-1")
-	rc.offerARQ = offer
-	t.Cleanup(func() { rc.Close(); close(stop); ts.Close() })
-	return rc, done
-}
-
-func readFrameFrom(ctx context.Context, c *websocket.Conn) (frame.Frame, error) {
-	_, b, err := c.Read(ctx)
-	if err != nil {
-		return frame.Frame{}, err
-	}
-	var f frame.Frame
-	err = frame.Decode(&f, b)
-	return f, err
-}
-
-func writeFrameTo(ctx context.Context, c *websocket.Conn, f frame.Frame) error {
-	f.Version, f.StreamID = frame.Version, "s-1"
-	b, err := frame.Encode(nil, &f)
-	if err != nil {
-		return err
-	}
-	return c.Write(ctx, websocket.MessageBinary, b)
-}
-
-// TestRelayARQ_Negotiated: the harness's handshake frame offers FeatureARQ; a marked
+// TestARQ_Negotiated: the harness's handshake frame offers FeatureARQ; a marked
 // message 2 switches the stream to ARQ: records sent out of order (1 before 0) reach the
 // channel in order, the executor gets an ack_frame at once for the gap, the harness's own record
 // carries the ack and is resent after the RTO until acknowledged.
-func TestRelayARQ_Negotiated(t *testing.T) {
+func TestARQ_Negotiated(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var resent bool
@@ -114,7 +64,7 @@ func TestRelayARQ_Negotiated(t *testing.T) {
 			}
 		}
 	})
-	if err := rc.WritePacket(ctx, channel.Packet{Handshake: true, Payload: []byte("m1")}); err != nil {
+	if err := rc.WritePacket(ctx, Packet{Handshake: true, Payload: []byte("m1")}); err != nil {
 		t.Fatal(err)
 	}
 	if p, err := rc.ReadPacket(ctx); err != nil || !p.Handshake {
@@ -131,7 +81,7 @@ func TestRelayARQ_Negotiated(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no ack_frame with ack 2 within 10 s")
 	}
-	if err := rc.WritePacket(ctx, channel.Packet{Seq: 0, Payload: []byte("up")}); err != nil {
+	if err := rc.WritePacket(ctx, Packet{Seq: 0, Payload: []byte("up")}); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {
@@ -142,11 +92,11 @@ func TestRelayARQ_Negotiated(t *testing.T) {
 	}
 }
 
-// TestRelayARQ_NotAcceptedStaysReleased: with an unmarked message 2 (a released executor)
+// TestARQ_NotAcceptedStaysReleased: with an unmarked message 2 (a released executor)
 // the harness sends data with ack 0 and no ack_frame; and a record missing for
 // reorderStallTimeout while a later one waits fails the stream (errReorderStall), so
 // recovery replaces it instead of waiting forever.
-func TestRelayARQ_NotAcceptedStaysReleased(t *testing.T) {
+func TestARQ_NotAcceptedStaysReleased(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	rc, done := scriptedPeer(t, true, func(ctx context.Context, c *websocket.Conn) error {
@@ -169,19 +119,19 @@ func TestRelayARQ_NotAcceptedStaysReleased(t *testing.T) {
 		// seq 1 lost: only 2 arrives.
 		return writeFrameTo(ctx, c, frame.Frame{Body: &frame.Data{Seq: 2, SegmentCount: 1, Payload: []byte("c")}})
 	})
-	if err := rc.WritePacket(ctx, channel.Packet{Handshake: true, Payload: []byte("m1")}); err != nil {
+	if err := rc.WritePacket(ctx, Packet{Handshake: true, Payload: []byte("m1")}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := rc.ReadPacket(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if rc.arq.Load() != nil {
+	if rc.ARQ() {
 		t.Fatal("ARQ started without the executor's mark")
 	}
 	if p, err := rc.ReadPacket(ctx); err != nil || p.Seq != 0 {
 		t.Fatalf("record 0: %+v, %v", p, err)
 	}
-	if err := rc.WritePacket(ctx, channel.Packet{Seq: 0, Payload: []byte("up")}); err != nil {
+	if err := rc.WritePacket(ctx, Packet{Seq: 0, Payload: []byte("up")}); err != nil {
 		t.Fatal(err)
 	}
 	if p, err := rc.ReadPacket(ctx); err != nil || p.Seq != 2 {
@@ -199,14 +149,14 @@ func TestRelayARQ_NotAcceptedStaysReleased(t *testing.T) {
 	}
 }
 
-// TestRelayRecordConn_ReleasePacket: with and without ARQ, full-record payloads that the
+// TestStream_ReleasePacket: with and without ARQ, full-record payloads that the
 // channel releases go back to the socket's read buffers, and payloads still held are never
 // overwritten by the reads that follow (records 3 and 2 arrive swapped, so with ARQ one of
 // them waits in the receiver and is not released).
-func TestRelayRecordConn_ReleasePacket(t *testing.T) {
+func TestStream_ReleasePacket(t *testing.T) {
 	const records = 12
 	payload := func(seq uint32) []byte {
-		b := make([]byte, channel.MaxRecordLen)
+		b := make([]byte, maxRecordLen)
 		for i := range b {
 			b[i] = byte(seq*31 + uint32(i)*7)
 		}
@@ -234,7 +184,7 @@ func TestRelayRecordConn_ReleasePacket(t *testing.T) {
 				}
 				return nil
 			})
-			if err := rc.WritePacket(ctx, channel.Packet{Handshake: true, Payload: []byte("m1")}); err != nil {
+			if err := rc.WritePacket(ctx, Packet{Handshake: true, Payload: []byte("m1")}); err != nil {
 				t.Fatal(err)
 			}
 			if p, err := rc.ReadPacket(ctx); err != nil || !p.Handshake {
