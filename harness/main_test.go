@@ -1,14 +1,12 @@
 package harness_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
+	"regexp"
 	"testing"
 	"time"
 
@@ -89,46 +87,11 @@ func startServer(t testing.TB, s server) string {
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), "CODEX_HOME="+home, "TMPDIR="+tmp)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	urlCh := make(chan string, 1)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		sc := bufio.NewScanner(stdout)
-		sent := false
-		for sc.Scan() {
-			if line := strings.TrimSpace(sc.Text()); !sent && strings.HasPrefix(line, "ws://") {
-				urlCh <- line
-				sent = true
-			}
-		}
-		if !sent {
-			close(urlCh)
-		}
-	}()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		wg.Wait()
-		cmd.Wait()
-	})
-	select {
-	case u, ok := <-urlCh:
-		if !ok {
-			t.Fatalf("%s exited before printing its URL", s.name)
-		}
-		return u
-	case <-time.After(20 * time.Second):
-		t.Fatalf("%s did not print its URL within 20s", s.name)
-	}
-	return ""
+	return refbin.Launch(t, cmd, &refbin.LaunchOptions{Line: wsURL, LineTimeout: 20 * time.Second, Kill: true, Name: s.name}).URL()
 }
+
+// wsURL is the line both servers print when listening.
+var wsURL = regexp.MustCompile(`^ws://\S+$`)
 
 func testCtx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

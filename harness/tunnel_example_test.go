@@ -1,7 +1,6 @@
 package harness_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -9,9 +8,9 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"strings"
 
 	"github.com/execlab/executor/harness"
+	"github.com/execlab/executor/internal/refbin"
 )
 
 // exampleServe starts `executor serve` (the binary TestMain built) and returns its URL.
@@ -19,18 +18,14 @@ func exampleServe() (string, func()) {
 	home, _ := os.MkdirTemp("/var/tmp", "harness-example-")
 	cmd := exec.Command(oursBin, "serve", "--listen", "ws://127.0.0.1:0")
 	cmd.Env = append(os.Environ(), "CODEX_HOME="+home)
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
+	p, err := refbin.StartProc(cmd, &refbin.LaunchOptions{Line: wsURL, Kill: true})
+	if err != nil {
 		panic(err)
 	}
-	sc := bufio.NewScanner(out)
-	url := ""
-	for url == "" && sc.Scan() {
-		if l := strings.TrimSpace(sc.Text()); strings.HasPrefix(l, "ws://") {
-			url = l
-		}
+	if _, err := p.AwaitLine(); err != nil {
+		panic(err)
 	}
-	return url, func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); os.RemoveAll(home) }
+	return p.URL(), func() { _ = p.Stop(); os.RemoveAll(home) }
 }
 
 // A service listening on the executor's loopback (a dev server's preview, a database) is

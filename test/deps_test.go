@@ -69,7 +69,7 @@ func TestDependencyDirection(t *testing.T) {
 		// dials the socket (relay/wsconn) and hands it over.
 		{from: "harness", forbidden: []string{mod + "relay/arq", mod + "relay/frame", mod + "relay/mux"}, direct: true},
 		{from: "", forbidden: []string{mod + "cmd", mod + "test"}, except: []string{"cmd", "test"}},
-		{from: "", forbidden: []string{mod + "relay/relaytest", mod + "executor/executortest"}, except: []string{"relay/relaytest", "executor/executortest"}},
+		{from: "", forbidden: []string{mod + "relay/relaytest", mod + "executor/executortest", mod + "registry/registrytest"}, except: []string{"relay/relaytest", "executor/executortest", "registry/registrytest"}},
 		{from: "", forbidden: []string{mod + "proto/relayv1"}, except: []string{"relay/frame", "proto/relayv1"}},
 		// jsonwire is the leaf under every JSON-RPC speaker (server, harness, sandbox policy).
 		{from: "jsonwire", forbidden: []string{strings.TrimSuffix(mod, "/")}},

@@ -40,16 +40,13 @@ func runExecServerOnce(t *testing.T, bin, home string, env []string, argv []stri
 	cmd.Dir = home
 	cmd.Env = append([]string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "CODEX_HOME=" + home,
 		"RUST_BACKTRACE=0", "RUST_LOG=off"}, env...)
-	r, stop := launchServer(cmd)
-	stop() // one case at a time: a listening server has answered
-	switch {
-	case r.URL != "":
-		return execServerOutcome{listening: true}
-	case r.TimedOut:
-		t.Errorf("%q: neither listening nor exited within 30 s (stderr %q)", argv, r.Stderr)
+	res := listenOrExit(t, cmd)
+	if res.TimedOut {
+		t.Errorf("%q: neither listening nor exited within 30 s (stderr %q)", argv, res.Stderr)
 		return execServerOutcome{exit: -1}
 	}
-	return execServerOutcome{exit: r.Exit, errLine: r.ErrLine}
+	res.stop()
+	return execServerOutcome{listening: res.URL != "", exit: res.Exit, errLine: res.ErrLine}
 }
 
 // execServerCase is one command line of the table.

@@ -1,11 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/execlab/executor/internal/refbin"
 )
 
 // TestServe_InheritedDescriptorsStayOut: a descriptor `executor serve` inherited without
@@ -20,22 +21,7 @@ func TestServe_InheritedDescriptorsStayOut(t *testing.T) {
 	defer f.Close()
 	cmd := exec.Command(ours, "serve", "--listen", "ws://127.0.0.1:0")
 	cmd.ExtraFiles = []*os.File{f} // fd 3 in serve, without close-on-exec
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatalf("executor serve printed no URL: %v", err)
-	}
-	url := strings.TrimSpace(line)
+	url := refbin.Launch(t, cmd, &refbin.LaunchOptions{Name: "executor serve"}).URL()
 	// The shell lists what its own descriptors point to (not ls's, which holds its
 	// directory open).
 	out, err := exec.Command(ours, "exec", "--url", url, "--", "sh", "-c",

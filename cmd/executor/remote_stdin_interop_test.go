@@ -57,6 +57,9 @@ type stdinRun struct {
 	auths  []string // distinct consecutive authorization values seen so far
 }
 
+// lockedBuffer collects a child's output while the test reads it.
+type lockedBuffer = refbin.LockedBuffer
+
 // startStdinRun starts reference binary refBin, or ours when refBin is "".
 func startStdinRun(t *testing.T, refBin string, env []string, args ...string) *stdinRun {
 	t.Helper()

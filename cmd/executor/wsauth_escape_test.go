@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -16,7 +15,6 @@ import (
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/harness"
 	"github.com/execlab/executor/internal/refbin"
-	"github.com/execlab/executor/internal/syncbuf"
 	"github.com/execlab/executor/sandbox"
 	"github.com/execlab/executor/sandbox/sandboxtest"
 )
@@ -122,27 +120,7 @@ func TestWSAuth_SandboxedCommandCannotReachListener(t *testing.T) {
 func startOursServe(t *testing.T, bin string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"serve", "--listen", "ws://127.0.0.1:0"}, args...)...)
-	var stderr syncbuf.Buffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("executor serve stderr:\n%s", stderr.String())
-		}
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatalf("executor serve %q: %v\n%s", args, err, stderr.String())
-	}
-	return strings.TrimSpace(line)
+	return refbin.Launch(t, cmd, &refbin.LaunchOptions{Name: "executor serve"}).URL()
 }
 
 // readUntilExit collects a process's output with process/read until it is closed (all

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -62,6 +63,24 @@ func newWSAuthFixture(t *testing.T) *wsAuthFixture {
 	return &wsAuthFixture{dir: dir, tokenSHA: hex.EncodeToString(sum[:])}
 }
 
+// startResult is how a listener start ended: a URL (still running, killed at cleanup) or
+// an exit status with its first stderr line.
+type startResult struct {
+	URL      string
+	Exit     int
+	ErrLine  string // first line of stderr ("Error: …"), compared only for exit 1
+	Stderr   string
+	TimedOut bool
+	stop     func() // stops the process (listening: runs until then)
+}
+
+func (r startResult) String() string {
+	if r.URL != "" {
+		return "listening"
+	}
+	return fmt.Sprintf("exit %d %q", r.Exit, r.ErrLine)
+}
+
 // startListener runs ours (`executor <args>`) or a reference (`codex exec-server <args>`)
 // with dir as cwd and waits for the ws:// line or the exit.
 func startListener(t *testing.T, bin string, ref bool, dir string, args ...string) startResult {
@@ -72,12 +91,41 @@ func startListener(t *testing.T, bin string, ref bool, dir string, args ...strin
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "CODEX_HOME="+refbin.CodexHome(t), "RUST_BACKTRACE=0", "RUST_LOG=off", "HOME="+dir)
-	r, stop := launchServer(cmd)
-	if r.URL != "" {
-		t.Cleanup(stop)
+	res := listenOrExit(t, cmd)
+	if res.URL != "" {
+		t.Cleanup(res.stop)
 	}
-	return r
+	return res
 }
+
+// listenOrExit starts cmd and waits (at most 30 s) for its ws:// line or its exit: URL is
+// set when it listens (the caller stops it: stop, or at cleanup), Exit, ErrLine and
+// Stderr when it exited first, TimedOut (the process killed) when neither came.
+func listenOrExit(t *testing.T, cmd *exec.Cmd) startResult {
+	t.Helper()
+	var stderr lockedBuffer
+	cmd.Stderr = &stderr
+	p, err := refbin.StartProc(cmd, &refbin.LaunchOptions{Line: wsURLLine, LineTimeout: 30 * time.Second, Kill: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := func() { _ = p.Stop() }
+	if _, err := p.AwaitLine(); err == nil {
+		return startResult{URL: p.URL(), stop: stop}
+	}
+	select {
+	case <-p.Done():
+	default:
+		stop()
+		return startResult{TimedOut: true, Stderr: stderr.String(), stop: stop}
+	}
+	stop() // reaps the stdout reader
+	first, _, _ := strings.Cut(stderr.String(), "\n")
+	return startResult{Exit: p.Cmd.ProcessState.ExitCode(), ErrLine: first, Stderr: stderr.String(), stop: stop}
+}
+
+// wsURLLine is the line a listening exec-server prints.
+var wsURLLine = regexp.MustCompile(`^ws://\S+$`)
 
 func TestWSAuthInterop_StartupErrors(t *testing.T) {
 	ours := oursBinary(t)

@@ -4,29 +4,27 @@ package jsonrpc_test
 // per test binary on first use, spoken to over a loopback WebSocket.
 
 import (
-	"github.com/execlab/executor/internal/refbin"
-
-	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/execlab/executor/internal/refbin"
 )
 
 // refServer is one running `codex exec-server --listen ws://127.0.0.1:0`.
 type refServer struct {
-	url    string
-	cmd    *exec.Cmd
-	home   string
-	reader chan struct{} // closed when the stdout reader goroutine has exited
+	url  string
+	proc *refbin.Proc
+	home string
 }
 
 var (
@@ -76,57 +74,29 @@ func startReference(bin string) (*refServer, error) {
 	}
 	cmd := exec.Command(bin, "exec-server", "--listen", "ws://127.0.0.1:0")
 	cmd.Env = append(os.Environ(), "CODEX_HOME="+home, "TMPDIR="+filepath.Join(home))
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	cmd.Stdout = pw
 	killWithParent(cmd)
-	if err := cmd.Start(); err != nil {
-		pr.Close()
-		pw.Close()
+	p, err := refbin.StartProc(cmd, &refbin.LaunchOptions{Line: wsURL, LineTimeout: 20 * time.Second, Kill: true, Name: "reference"})
+	if err != nil {
 		os.RemoveAll(home)
 		return nil, err
 	}
-	pw.Close()
-	srv := &refServer{cmd: cmd, home: home, reader: make(chan struct{})}
-	found := make(chan string, 1)
-	go func() { // owned by srv; ends at the process's stdout EOF, awaited by stop
-		defer close(srv.reader)
-		defer pr.Close()
-		sc := bufio.NewScanner(pr)
-		sent := false
-		for sc.Scan() {
-			if line := strings.TrimSpace(sc.Text()); !sent && strings.HasPrefix(line, "ws://") {
-				found <- line
-				sent = true
-			}
-		}
-		if !sent {
-			close(found)
-		}
-	}()
-	select {
-	case url, ok := <-found:
-		if !ok {
-			srv.stop()
-			return nil, errors.New("reference exited without printing its URL")
-		}
-		srv.url = url
-		return srv, nil
-	case <-time.After(20 * time.Second):
+	srv := &refServer{proc: p, home: home}
+	if _, err := p.AwaitLine(); err != nil {
 		srv.stop()
-		return nil, errors.New("reference did not print its URL within 20s")
+		return nil, err
 	}
+	srv.url = p.URL()
+	return srv, nil
 }
+
+// wsURL is the line the reference prints when listening.
+var wsURL = regexp.MustCompile(`^ws://\S+$`)
 
 func (s *refServer) stop() {
 	if s == nil {
 		return
 	}
-	_ = s.cmd.Process.Kill()
-	_ = s.cmd.Wait()
-	<-s.reader
+	_ = s.proc.Stop()
 	os.RemoveAll(s.home)
 }
 

@@ -12,6 +12,15 @@
 // it; elsewhere that test (or its release subtest) is skipped with the reason, because
 // developers may lack npm.
 //
+// It is also the one launcher of test processes, ours or a release's (launch.go): Launch
+// starts a command, keeps its output (1 MiB), waits for the stdout line that says where it
+// listens (a ws:// or http:// URL by default, any regexp otherwise) and, at cleanup, stops
+// it with SIGTERM and then SIGKILL (or SIGKILL at once with Kill), logging its output when
+// the test failed; StartProc is the same for a server shared by a whole test binary.
+// Executor builds ./cmd/executor once per test binary (Main removes it); Command and
+// RemoteCommand give ours and a release the same minimal environment. Every goroutine a
+// Proc starts ends by Stop.
+//
 // Outcomes of release subtests are appended to the file named by $EXECUTOR_TEST_SUMMARY
 // (see Record), so that scripts/test.sh can print a line per package and release.
 //

@@ -1,14 +1,12 @@
 package refbin
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -42,36 +40,7 @@ func Start(tb testing.TB, bin string) *Server {
 	}
 	cmd := exec.Command(bin, "exec-server", "--listen", "ws://127.0.0.1:0")
 	cmd.Env = append(os.Environ(), "CODEX_HOME="+home, "TMPDIR="+tmp)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	urlCh := make(chan string, 1)
-	go func() { // reads the URL line, then drains stdout until the process exits
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if line := strings.TrimSpace(sc.Text()); strings.HasPrefix(line, "ws://") {
-				urlCh <- line
-				break
-			}
-		}
-		close(urlCh)
-		for sc.Scan() {
-		}
-	}()
-	var url string
-	select {
-	case url = <-urlCh:
-	case <-time.After(20 * time.Second):
-		tb.Fatal("reference did not print its URL")
-	}
-	if url == "" {
-		tb.Fatal("reference exited before printing its URL")
-	}
+	url := Launch(tb, cmd, &LaunchOptions{Kill: true, Name: "reference exec-server"}).URL()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	conn, _, err := websocket.Dial(ctx, url, nil)

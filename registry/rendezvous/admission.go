@@ -137,8 +137,7 @@ func (a *admission) admit(c Claims, now time.Time) error {
 	// The nonce is spent only by an admitted upgrade: a refused one may be retried.
 	a.used[c.Nonce] = c.Expires
 	if st == nil {
-		st = &subjectState{}
-		a.subjects[k] = st
+		st = a.subjectLocked(k)
 	}
 	st.sockets++
 	a.envSockets[c.EnvironmentID]++
@@ -166,11 +165,7 @@ func (a *admission) startHandshake(env, subject string, now time.Time) (ok bool,
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	k := subjectKey{env, subject}
-	st := a.subjects[k]
-	if st == nil {
-		st = &subjectState{}
-		a.subjects[k] = st
-	}
+	st := a.subjectLocked(k)
 	st.leakLocked(now)
 	room := HarnessFailureBudget - st.failures
 	switch {
@@ -214,12 +209,7 @@ func (a *admission) endHandshake(env, subject string, failed bool, now time.Time
 func (a *admission) failure(env, subject string, now time.Time) (paused bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	k := subjectKey{env, subject}
-	st := a.subjects[k]
-	if st == nil {
-		st = &subjectState{}
-		a.subjects[k] = st
-	}
+	st := a.subjectLocked(subjectKey{env, subject})
 	return a.failLocked(st, now)
 }
 
@@ -230,4 +220,14 @@ func (a *admission) failLocked(st *subjectState, now time.Time) (paused bool) {
 	}
 	st.failures++
 	return st.failures == HarnessFailureBudget
+}
+
+// subjectLocked returns k's state, made on first use.
+func (a *admission) subjectLocked(k subjectKey) *subjectState {
+	st := a.subjects[k]
+	if st == nil {
+		st = &subjectState{}
+		a.subjects[k] = st
+	}
+	return st
 }

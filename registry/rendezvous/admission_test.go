@@ -281,10 +281,7 @@ func TestHub_HarnessHandshakeTimeout(t *testing.T) {
 		t.Fatalf("silent harness socket still open after the handshake timeout")
 	}
 	rec := data(t, "s-1", 0, []byte("record"))
-	write(t, ex, rec)
-	if got := read(t, answered); !bytes.Equal(got, rec) {
-		t.Errorf("answered harness got %x, want its record", got)
-	}
+	relays(t, ex, answered, rec, "answered harness, want its record")
 }
 
 // TestHub_ConcurrentUpgradesBounded: upgrades beyond MaxConcurrentUpgrades in progress get

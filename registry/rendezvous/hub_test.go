@@ -105,6 +105,16 @@ func read(t *testing.T, c *wsconn.Conn) []byte {
 }
 
 // ended reports whether c's peer closed it within 5 s.
+// relays writes b on from and requires to to read it verbatim; want says, after the
+// reader's name, what was wanted (for the failure).
+func relays(t *testing.T, from, to *wsconn.Conn, b []byte, want string) {
+	t.Helper()
+	write(t, from, b)
+	if got := read(t, to); !bytes.Equal(got, b) {
+		t.Errorf("%s: got %x", want, got)
+	}
+}
+
 func ended(c *wsconn.Conn) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -141,10 +151,7 @@ func TestHub_RoutesBothWaysVerbatim(t *testing.T) {
 	}
 	write(t, ex, data(t, "unknown", 0, []byte{1})) // dropped
 	reply := data(t, "s-1", 0, []byte("record"))
-	write(t, ex, reply)
-	if got := read(t, h); !bytes.Equal(got, reply) {
-		t.Errorf("harness got %x, want the executor's data frame verbatim", got)
-	}
+	relays(t, ex, h, reply, "harness, want the executor's data frame verbatim")
 	if st := f.hub.Stats(); st.Dropped != 1 {
 		t.Errorf("dropped frames: got %d, want 1 (executor frame for an unknown stream)", st.Dropped)
 	}
@@ -221,10 +228,7 @@ func TestHub_BadHarnessInput(t *testing.T) {
 		t.Errorf("harness claiming a held stream id was not closed")
 	}
 	reply := data(t, "s-1", 1, []byte("still mine"))
-	write(t, ex, reply)
-	if got := read(t, h); !bytes.Equal(got, reply) {
-		t.Errorf("holder got %x after the claim conflict, want its frame", got)
-	}
+	relays(t, ex, h, reply, "holder after the claim conflict, want its frame")
 	if st := f.hub.Stats(); st.ClaimConflicts != 1 {
 		t.Errorf("claim conflicts: got %d, want 1", st.ClaimConflicts)
 	}
@@ -283,10 +287,7 @@ func TestHub_SlowHarness(t *testing.T) {
 	t.Logf("slow harness closed after %v", time.Since(start))
 	// The fast stream still works.
 	msg := data(t, "fast", 0, []byte("hello"))
-	write(t, ex, msg)
-	if got := read(t, fast); !bytes.Equal(got, msg) {
-		t.Errorf("fast harness got %x, want its frame", got)
-	}
+	relays(t, ex, fast, msg, "fast harness, want its frame")
 	for !resetSeen {
 		got := decode(t, read(t, ex))
 		if r, ok := got.Body.(*frame.Reset); ok && got.StreamID == "slow" && r.Reason == frame.ResetReasonProtocolError {

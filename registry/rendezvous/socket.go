@@ -216,21 +216,34 @@ func (s *socket) readFrame() ([]byte, error) {
 	}
 }
 
-// executorReadLoop routes the executor's frames to harness sockets by stream id.
-func (s *socket) executorReadLoop() {
-	var f frame.Frame
+// readValidFrame reads frames into f until one decodes and validates, and returns its
+// bytes; malformed frames are counted (hub.malformed) and skipped. A read error ends the
+// socket's loop.
+func (s *socket) readValidFrame(f *frame.Frame) ([]byte, error) {
 	for {
 		b, err := s.readFrame()
 		if err != nil {
-			return
+			return nil, err
 		}
-		if frame.Decode(&f, b) != nil {
+		if frame.Decode(f, b) != nil {
 			s.hub.malformed(s, "undecodable frame")
 			continue
 		}
 		if f.Validate() != nil {
 			s.hub.malformed(s, "invalid frame")
 			continue
+		}
+		return b, nil
+	}
+}
+
+// executorReadLoop routes the executor's frames to harness sockets by stream id.
+func (s *socket) executorReadLoop() {
+	var f frame.Frame
+	for {
+		b, err := s.readValidFrame(&f)
+		if err != nil {
+			return
 		}
 		s.env.mu.Lock()
 		t := s.env.streams[f.StreamID]
@@ -332,17 +345,9 @@ func (s *socket) harnessReadLoop() {
 	var f frame.Frame
 	claimed := ""
 	for {
-		b, err := s.readFrame()
+		b, err := s.readValidFrame(&f)
 		if err != nil {
 			return
-		}
-		if frame.Decode(&f, b) != nil {
-			s.hub.malformed(s, "undecodable frame")
-			continue
-		}
-		if f.Validate() != nil {
-			s.hub.malformed(s, "invalid frame")
-			continue
 		}
 		if claimed == "" {
 			if !s.claim(f.StreamID) {

@@ -21,13 +21,9 @@ import (
 // refusal is the same 404, so the endpoint tells a prober nothing.
 func (s *Server) serveExecutorExited(w http.ResponseWriter, r *http.Request, rawEnv string) {
 	notFound := api.NewError(http.StatusNotFound, api.CodeNotFound, "no such registration")
-	if r.Method != http.MethodPost {
-		writeError(w, api.NewError(http.StatusMethodNotAllowed, api.CodeMethodNotAllowed, "use POST"))
-		return
-	}
-	env, err := api.ValidateEnvironmentID(rawEnv)
-	if err != nil || env != rawEnv {
-		writeError(w, api.NewError(http.StatusBadRequest, api.CodeInvalidRequest, "invalid environment id"))
+	env, err := postedEnvironment(r, rawEnv)
+	if err != nil {
+		writeError(w, err)
 		return
 	}
 	var req api.ExitNoticeRequest

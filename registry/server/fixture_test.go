@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -17,25 +16,22 @@ import (
 	"time"
 
 	"github.com/execlab/executor/registry/api"
+	"github.com/execlab/executor/registry/registrytest"
 	"github.com/execlab/executor/registry/rendezvous"
 	"github.com/execlab/executor/registry/server"
 	"github.com/execlab/executor/relay/wsconn"
 )
 
-// postgresDSNEnv names the DSN of a disposable PostgreSQL database for the store tests; CI
-// (.ci/run) starts a cluster on loopback and sets it.
-const postgresDSNEnv = "EXECUTOR_TEST_POSTGRES_DSN"
+// postgresDSNEnv names the DSN of a disposable PostgreSQL database for the store tests.
+const postgresDSNEnv = registrytest.PostgresDSNEnv
 
 // storeKinds returns the stores to run a test against: SQLite always, PostgreSQL when
 // EXECUTOR_TEST_POSTGRES_DSN is set (required when CI=true).
 func storeKinds(t *testing.T) []string {
-	kinds := []string{"sqlite"}
-	if os.Getenv(postgresDSNEnv) != "" {
-		kinds = append(kinds, "postgres")
-	} else if os.Getenv("CI") == "true" {
-		t.Fatalf("%s is unset under CI=true: the store tests must run against PostgreSQL too", postgresDSNEnv)
+	if registrytest.PostgresDSN(t) != "" {
+		return []string{"sqlite", "postgres"}
 	}
-	return kinds
+	return []string{"sqlite"}
 }
 
 // openStore opens a fresh store of the given kind. PostgreSQL tests share one database, so
@@ -92,53 +88,32 @@ const (
 func newFixture(t *testing.T, kind string, envScope string, opts ...any) *fixture {
 	t.Helper()
 	st := openStore(t, kind)
-	tokens, err := server.ParseTokens(strings.NewReader(
-		"# test tokens\n" + tokAll + "\n" +
-			tokExecutorEnv + " roles=executor envs=" + envScope + "\n" +
-			tokHarnessOnly + " roles=harness\n" +
-			tokHarnessTwo + " roles=harness envs=*\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tokens := "# test tokens\n" + tokAll + "\n" +
+		tokExecutorEnv + " roles=executor envs=" + envScope + "\n" +
+		tokHarnessOnly + " roles=harness\n" +
+		tokHarnessTwo + " roles=harness envs=*\n"
 	clk := &clock{}
 	clk.ns.Store(time.Now().UnixNano())
-	signer := rendezvous.NewRandomSigner()
-	hub, err := rendezvous.New(&rendezvous.Options{
-		Signer: signer, CurrentGeneration: server.GenerationFunc(st), Now: clk.now,
-		Conn: &wsconn.Options{PingInterval: time.Hour},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := "http://" + ln.Addr().String()
-	o := &server.Options{Store: st, Tokens: tokens, Hub: hub, Signer: signer, PublicURL: url, Now: clk.now}
 	var ho *server.HTTPOptions
 	for _, opt := range opts {
-		switch f := opt.(type) {
-		case func(*server.Options):
-			f(o)
-		case httpOptions:
+		if f, ok := opt.(httpOptions); ok {
 			ho = &f.HTTPOptions
 		}
 	}
-	s, err := server.New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := server.NewHTTPServer(s, ho)
-	served := make(chan struct{})
-	go func() { defer close(served); _ = hs.Serve(ln) }()
-	t.Cleanup(func() {
-		hs.Close()
-		<-served
-		hub.Close()
-		http.DefaultClient.CloseIdleConnections()
-	})
-	return &fixture{t: t, URL: url, hub: hub, store: st, clock: clk, http: hs}
+	reg := registrytest.Start(t, &registrytest.Options{Store: st, Tokens: tokens, HTTP: ho,
+		Hub: func(o *rendezvous.Options) {
+			o.Now = clk.now
+			o.Conn = &wsconn.Options{PingInterval: time.Hour}
+		},
+		Server: func(o *server.Options) {
+			o.Now = clk.now
+			for _, opt := range opts {
+				if f, ok := opt.(func(*server.Options)); ok {
+					f(o)
+				}
+			}
+		}})
+	return &fixture{t: t, URL: reg.URL, hub: reg.Hub(), store: st, clock: clk, http: reg.HTTP()}
 }
 
 // keyJSON returns a well-formed random public-key JSON (registry-auth.md §9).
@@ -249,4 +224,15 @@ func (f *fixture) validate(env, regID string, key json.RawMessage, authz string)
 		_ = json.Unmarshal(raw, &v)
 	}
 	return st, code, v.Valid
+}
+
+// forEachStore runs fn against each store kind (storeKinds), in a subtest named by the
+// kind, with a fixture scoped to a fresh environment id made from prefix (uniqueEnv).
+func forEachStore(t *testing.T, prefix string, fn func(t *testing.T, f *fixture, env string)) {
+	for _, kind := range storeKinds(t) {
+		t.Run(kind, func(t *testing.T) {
+			env := uniqueEnv(prefix)
+			fn(t, newFixture(t, kind, env), env)
+		})
+	}
 }

@@ -2,9 +2,6 @@ package server_test
 
 import (
 	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
 	"net"
 	"net/http"
 	"net/url"
@@ -16,6 +13,7 @@ import (
 	"time"
 
 	"github.com/execlab/executor/registry/api"
+	"github.com/execlab/executor/registry/registrytest"
 	"github.com/execlab/executor/registry/rendezvous"
 	"github.com/execlab/executor/registry/server"
 	"github.com/execlab/executor/relay/wsconn"
@@ -29,31 +27,15 @@ func freshStoreDSN(t *testing.T, kind string) string {
 	if kind == "sqlite" {
 		return filepath.Join(t.TempDir(), "registry.db")
 	}
-	base := os.Getenv(postgresDSNEnv)
-	admin, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatal(err)
+	return registrytest.FreshPostgres(t, os.Getenv(postgresDSNEnv), "executor_node_test_")
+}
+
+// forEachCluster runs fn against a cluster of n nodes of each store kind (storeKinds), in
+// a subtest named by the kind.
+func forEachCluster(t *testing.T, n int, fn func(t *testing.T, c *cluster)) {
+	for _, kind := range storeKinds(t) {
+		t.Run(kind, func(t *testing.T) { fn(t, newCluster(t, kind, n)) })
 	}
-	defer admin.Close()
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	name := "executor_node_test_" + hex.EncodeToString(b[:])
-	if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
-		t.Fatalf("creating database: %v", err)
-	}
-	t.Cleanup(func() {
-		a, err := sql.Open("pgx", base)
-		if err == nil {
-			_, _ = a.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")
-			a.Close()
-		}
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + name
-	return u.String()
 }
 
 // cluster is n registry nodes (Hub + Server + Node each, on its own loopback listener)
@@ -175,33 +157,30 @@ func hostOf(t *testing.T, raw string) string {
 // (the load balancer's choice) is reachable through a connect on every node, each handing
 // out node c's URL; a harness URL minted by node a verifies at node c (shared keys).
 func TestNodes_ConnectOnAnyNode(t *testing.T) {
-	for _, kind := range storeKinds(t) {
-		t.Run(kind, func(t *testing.T) {
-			c := newCluster(t, kind, 3)
-			const env = "env-scale"
-			reg := c.fixtureFor(0).register(env, keyJSON())
-			if got, want := hostOf(t, reg.URL), hostOf(t, c.nodes[0].URL); got != want {
-				t.Fatalf("executor url host: got %s, want the public url's %s", got, want)
+	forEachCluster(t, 3, func(t *testing.T, c *cluster) {
+		const env = "env-scale"
+		reg := c.fixtureFor(0).register(env, keyJSON())
+		if got, want := hostOf(t, reg.URL), hostOf(t, c.nodes[0].URL); got != want {
+			t.Fatalf("executor url host: got %s, want the public url's %s", got, want)
+		}
+		c.fixtureFor(0).online(c.at(reg.URL, 2))
+		c.fixtureFor(2).waitOnline(env, true)
+		for i := range c.nodes {
+			st, code, b := c.fixtureFor(i).connect(env, tokAll, keyJSON())
+			if st != 200 {
+				t.Fatalf("connect at node %d: got %d %s, want 200", i, st, code)
 			}
-			c.fixtureFor(0).online(c.at(reg.URL, 2))
-			c.fixtureFor(2).waitOnline(env, true)
-			for i := range c.nodes {
-				st, code, b := c.fixtureFor(i).connect(env, tokAll, keyJSON())
-				if st != 200 {
-					t.Fatalf("connect at node %d: got %d %s, want 200", i, st, code)
-				}
-				if got, want := hostOf(t, b.URL), hostOf(t, c.nodes[2].URL); got != want {
-					t.Errorf("connect at node %d: harness url host %s, want node c's %s", i, got, want)
-				}
+			if got, want := hostOf(t, b.URL), hostOf(t, c.nodes[2].URL); got != want {
+				t.Errorf("connect at node %d: harness url host %s, want node c's %s", i, got, want)
 			}
-			_, _, b := c.fixtureFor(0).connect(env, tokAll, keyJSON())
-			h, err := wsconn.Dial(context.Background(), b.URL, nil)
-			if err != nil {
-				t.Fatalf("harness url minted by node a, dialled at node c: %v", err)
-			}
-			h.Close()
-		})
-	}
+		}
+		_, _, b := c.fixtureFor(0).connect(env, tokAll, keyJSON())
+		h, err := wsconn.Dial(context.Background(), b.URL, nil)
+		if err != nil {
+			t.Fatalf("harness url minted by node a, dialled at node c: %v", err)
+		}
+		h.Close()
+	})
 }
 
 // TestNodes_StaleLocationNeverHandedOut: when the holding node stops renewing its lease
@@ -209,85 +188,79 @@ func TestNodes_ConnectOnAnyNode(t *testing.T) {
 // out the new node once the executor redials its (still valid) URL elsewhere. A node
 // restarted under the same id makes its previous process's locations stale at once.
 func TestNodes_StaleLocationNeverHandedOut(t *testing.T) {
-	for _, kind := range storeKinds(t) {
-		t.Run(kind, func(t *testing.T) {
-			c := newCluster(t, kind, 3)
-			const env = "env-stale"
-			reg := c.fixtureFor(0).register(env, keyJSON())
-			ex := c.fixtureFor(0).online(c.at(reg.URL, 2))
-			c.fixtureFor(2).waitOnline(env, true)
-			// Node c "dies": it renews nothing; the others do.
-			c.clock.advance(server.LeaseTTL + time.Second)
-			for _, i := range []int{0, 1} {
-				c.nodes[i].node.TickForTest(context.Background())
+	forEachCluster(t, 3, func(t *testing.T, c *cluster) {
+		const env = "env-stale"
+		reg := c.fixtureFor(0).register(env, keyJSON())
+		ex := c.fixtureFor(0).online(c.at(reg.URL, 2))
+		c.fixtureFor(2).waitOnline(env, true)
+		// Node c "dies": it renews nothing; the others do.
+		c.clock.advance(server.LeaseTTL + time.Second)
+		for _, i := range []int{0, 1} {
+			c.nodes[i].node.TickForTest(context.Background())
+		}
+		if st, code, _ := c.fixtureFor(1).connect(env, tokAll, keyJSON()); st != 409 || code != api.CodeEnvironmentOffline {
+			t.Fatalf("connect with the holding node's lease lapsed: got %d %s, want 409 environment_offline", st, code)
+		}
+		for i, want := range []int{200, 200, 503} {
+			if got := readyz(t, c.nodes[i].URL); got != want {
+				t.Errorf("node %d /readyz: got %d, want %d", i, got, want)
 			}
-			if st, code, _ := c.fixtureFor(1).connect(env, tokAll, keyJSON()); st != 409 || code != api.CodeEnvironmentOffline {
-				t.Fatalf("connect with the holding node's lease lapsed: got %d %s, want 409 environment_offline", st, code)
-			}
-			for i, want := range []int{200, 200, 503} {
-				if got := readyz(t, c.nodes[i].URL); got != want {
-					t.Errorf("node %d /readyz: got %d, want %d", i, got, want)
-				}
-			}
-			ex.Close()
-			c.fixtureFor(0).online(c.at(reg.URL, 1)) // the same URL, through another node
-			c.fixtureFor(1).waitOnline(env, true)
-			st, code, b := c.fixtureFor(0).connect(env, tokAll, keyJSON())
-			if st != 200 || hostOf(t, b.URL) != hostOf(t, c.nodes[1].URL) {
-				t.Fatalf("connect after the executor moved: got %d %s %s, want 200 at node b", st, code, hostOf(t, b.URL))
-			}
-			// Node b restarts under the same id and address: its old location is stale at once.
-			addr := hostOf(t, c.nodes[1].URL)
-			c.nodes[1].node.KillForTest()
-			c.nodes[1].stop()
-			c.nodes[1] = c.start("node-b", addr)
-			if st, code, _ := c.fixtureFor(0).connect(env, tokAll, keyJSON()); st != 409 || code != api.CodeEnvironmentOffline {
-				t.Errorf("connect after the holding node restarted: got %d %s, want 409 environment_offline", st, code)
-			}
-			// The executor's pre-restart URL still works at the restarted node (keys persisted).
-			c.fixtureFor(0).online(c.at(reg.URL, 1))
-			c.fixtureFor(1).waitOnline(env, true)
-			if st, code, _ := c.fixtureFor(2).connect(env, tokAll, keyJSON()); st != 200 {
-				t.Errorf("connect after the executor reattached to the restarted node: got %d %s, want 200", st, code)
-			}
-		})
-	}
+		}
+		ex.Close()
+		c.fixtureFor(0).online(c.at(reg.URL, 1)) // the same URL, through another node
+		c.fixtureFor(1).waitOnline(env, true)
+		st, code, b := c.fixtureFor(0).connect(env, tokAll, keyJSON())
+		if st != 200 || hostOf(t, b.URL) != hostOf(t, c.nodes[1].URL) {
+			t.Fatalf("connect after the executor moved: got %d %s %s, want 200 at node b", st, code, hostOf(t, b.URL))
+		}
+		// Node b restarts under the same id and address: its old location is stale at once.
+		addr := hostOf(t, c.nodes[1].URL)
+		c.nodes[1].node.KillForTest()
+		c.nodes[1].stop()
+		c.nodes[1] = c.start("node-b", addr)
+		if st, code, _ := c.fixtureFor(0).connect(env, tokAll, keyJSON()); st != 409 || code != api.CodeEnvironmentOffline {
+			t.Errorf("connect after the holding node restarted: got %d %s, want 409 environment_offline", st, code)
+		}
+		// The executor's pre-restart URL still works at the restarted node (keys persisted).
+		c.fixtureFor(0).online(c.at(reg.URL, 1))
+		c.fixtureFor(1).waitOnline(env, true)
+		if st, code, _ := c.fixtureFor(2).connect(env, tokAll, keyJSON()); st != 200 {
+			t.Errorf("connect after the executor reattached to the restarted node: got %d %s, want 200", st, code)
+		}
+	})
 }
 
 // TestNode_KeyRotation: after a rotation period a node signs with the next key, which
 // every node already holds; URLs of the previous key verify until they expire; keys
 // whose URLs can no longer be valid are pruned from the store.
 func TestNode_KeyRotation(t *testing.T) {
-	for _, kind := range storeKinds(t) {
-		t.Run(kind, func(t *testing.T) {
-			c := newCluster(t, kind, 2)
-			const env = "env-rotate"
-			reg := c.fixtureFor(0).register(env, keyJSON())
-			c.clock.advance(server.KeyRotation)
-			c.nodes[0].node.TickForTest(context.Background()) // node 0 rotates; node 1 has not ticked
-			reg2 := c.fixtureFor(0).register(env, keyJSON())
-			if kOf(t, reg.URL) == kOf(t, reg2.URL) {
-				t.Fatalf("key id after a rotation period: still %s", kOf(t, reg.URL))
+	forEachCluster(t, 2, func(t *testing.T, c *cluster) {
+		const env = "env-rotate"
+		reg := c.fixtureFor(0).register(env, keyJSON())
+		c.clock.advance(server.KeyRotation)
+		c.nodes[0].node.TickForTest(context.Background()) // node 0 rotates; node 1 has not ticked
+		reg2 := c.fixtureFor(0).register(env, keyJSON())
+		if kOf(t, reg.URL) == kOf(t, reg2.URL) {
+			t.Fatalf("key id after a rotation period: still %s", kOf(t, reg.URL))
+		}
+		// Node 1 verifies the new key without having ticked (created a period ahead).
+		ex := c.fixtureFor(0).online(c.at(reg2.URL, 1))
+		c.fixtureFor(1).waitOnline(env, true)
+		ex.Close()
+		c.fixtureFor(1).waitOnline(env, false)
+		// Far past every URL of the first key: it is pruned.
+		c.clock.advance(server.MaxURLTTL + 2*server.KeyRotation)
+		c.nodes[0].node.TickForTest(context.Background())
+		keys, err := c.nodes[0].store.SigningKeys(context.Background(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range keys {
+			if id := kOf(t, reg.URL); id == itoa64(k.ID) {
+				t.Errorf("key %s is still stored after its URLs expired", id)
 			}
-			// Node 1 verifies the new key without having ticked (created a period ahead).
-			ex := c.fixtureFor(0).online(c.at(reg2.URL, 1))
-			c.fixtureFor(1).waitOnline(env, true)
-			ex.Close()
-			c.fixtureFor(1).waitOnline(env, false)
-			// Far past every URL of the first key: it is pruned.
-			c.clock.advance(server.MaxURLTTL + 2*server.KeyRotation)
-			c.nodes[0].node.TickForTest(context.Background())
-			keys, err := c.nodes[0].store.SigningKeys(context.Background(), 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, k := range keys {
-				if id := kOf(t, reg.URL); id == itoa64(k.ID) {
-					t.Errorf("key %s is still stored after its URLs expired", id)
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 func kOf(t *testing.T, raw string) string {
@@ -314,30 +287,27 @@ func readyz(t *testing.T, base string) int {
 // old socket still looks open here (a half-dead connection), the old node's relocation
 // check closes the old socket; a socket whose location stands is left alone.
 func TestNodes_RelocatedSocketClosed(t *testing.T) {
-	for _, kind := range storeKinds(t) {
-		t.Run(kind, func(t *testing.T) {
-			c := newCluster(t, kind, 2)
-			const env, other = "env-moved", "env-stays"
-			reg := c.fixtureFor(0).register(env, keyJSON())
-			regOther := c.fixtureFor(0).register(other, keyJSON())
-			c.fixtureFor(0).online(c.at(reg.URL, 0))
-			c.fixtureFor(0).online(c.at(regOther.URL, 0))
-			c.fixtureFor(0).waitOnline(env, true)
-			c.fixtureFor(0).waitOnline(other, true)
-			c.fixtureFor(1).online(c.at(reg.URL, 1)) // the executor reattached at node 1
-			c.fixtureFor(1).waitOnline(env, true)
-			c.nodes[0].node.CloseRelocatedForTest(context.Background(), c.nodes[0].hub.CloseExecutor)
-			c.fixtureFor(0).waitOnline(env, false)
-			if _, ok := c.nodes[0].hub.Online(other); !ok {
-				t.Errorf("executor socket whose location stands was closed")
-			}
-			if _, ok := c.nodes[1].hub.Online(env); !ok {
-				t.Errorf("the reattached socket at node 1 is gone")
-			}
-			st, code, b := c.fixtureFor(0).connect(env, tokAll, keyJSON())
-			if st != 200 || hostOf(t, b.URL) != hostOf(t, c.nodes[1].URL) {
-				t.Errorf("connect after the move: got %d %s %s, want 200 at node 1", st, code, hostOf(t, b.URL))
-			}
-		})
-	}
+	forEachCluster(t, 2, func(t *testing.T, c *cluster) {
+		const env, other = "env-moved", "env-stays"
+		reg := c.fixtureFor(0).register(env, keyJSON())
+		regOther := c.fixtureFor(0).register(other, keyJSON())
+		c.fixtureFor(0).online(c.at(reg.URL, 0))
+		c.fixtureFor(0).online(c.at(regOther.URL, 0))
+		c.fixtureFor(0).waitOnline(env, true)
+		c.fixtureFor(0).waitOnline(other, true)
+		c.fixtureFor(1).online(c.at(reg.URL, 1)) // the executor reattached at node 1
+		c.fixtureFor(1).waitOnline(env, true)
+		c.nodes[0].node.CloseRelocatedForTest(context.Background(), c.nodes[0].hub.CloseExecutor)
+		c.fixtureFor(0).waitOnline(env, false)
+		if _, ok := c.nodes[0].hub.Online(other); !ok {
+			t.Errorf("executor socket whose location stands was closed")
+		}
+		if _, ok := c.nodes[1].hub.Online(env); !ok {
+			t.Errorf("the reattached socket at node 1 is gone")
+		}
+		st, code, b := c.fixtureFor(0).connect(env, tokAll, keyJSON())
+		if st != 200 || hostOf(t, b.URL) != hostOf(t, c.nodes[1].URL) {
+			t.Errorf("connect after the move: got %d %s %s, want 200 at node 1", st, code, hostOf(t, b.URL))
+		}
+	})
 }

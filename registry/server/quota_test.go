@@ -15,40 +15,36 @@ import (
 // 429 rate_limited, and another token still gets bundles (security issue 13, finding 3:
 // 1,030 connects with one token used to lock every other harness out for the TTL).
 func TestConnect_PerTokenQuota(t *testing.T) {
-	for _, kind := range storeKinds(t) {
-		t.Run(kind, func(t *testing.T) {
-			env := uniqueEnv("quota")
-			f := newFixture(t, kind, env)
-			r := f.register(env, keyJSON())
-			f.online(r.URL)
-			f.waitOnline(env, true)
-			hk := keyJSON()
-			ok := 0
-			for i := 0; i < server.MaxLiveAuthorizations+8; i++ {
-				st, code, _ := f.connect(env, tokHarnessOnly, hk)
-				if st == 429 {
-					if code != api.CodeRateLimited {
-						t.Fatalf("connect %d: got 429 %s, want rate_limited", i, code)
-					}
-					break
+	forEachStore(t, "quota", func(t *testing.T, f *fixture, env string) {
+		r := f.register(env, keyJSON())
+		f.online(r.URL)
+		f.waitOnline(env, true)
+		hk := keyJSON()
+		ok := 0
+		for i := 0; i < server.MaxLiveAuthorizations+8; i++ {
+			st, code, _ := f.connect(env, tokHarnessOnly, hk)
+			if st == 429 {
+				if code != api.CodeRateLimited {
+					t.Fatalf("connect %d: got 429 %s, want rate_limited", i, code)
 				}
-				if st != 200 {
-					t.Fatalf("connect %d: got %d %s, want 200", i, st, code)
-				}
-				ok++
+				break
 			}
-			if ok != server.MaxLiveAuthorizationsPerToken {
-				t.Errorf("bundles for one token: got %d, want %d", ok, server.MaxLiveAuthorizationsPerToken)
+			if st != 200 {
+				t.Fatalf("connect %d: got %d %s, want 200", i, st, code)
 			}
-			if st, code, _ := f.connect(env, tokHarnessTwo, keyJSON()); st != 200 {
-				t.Errorf("connect with another token after the first filled its quota: got %d %s, want 200", st, code)
-			}
-			f.clock.advance(server.AuthorizationTTL)
-			if st, code, _ := f.connect(env, tokHarnessOnly, hk); st != 200 {
-				t.Errorf("connect after the token's bundles expired: got %d %s, want 200", st, code)
-			}
-		})
-	}
+			ok++
+		}
+		if ok != server.MaxLiveAuthorizationsPerToken {
+			t.Errorf("bundles for one token: got %d, want %d", ok, server.MaxLiveAuthorizationsPerToken)
+		}
+		if st, code, _ := f.connect(env, tokHarnessTwo, keyJSON()); st != 200 {
+			t.Errorf("connect with another token after the first filled its quota: got %d %s, want 200", st, code)
+		}
+		f.clock.advance(server.AuthorizationTTL)
+		if st, code, _ := f.connect(env, tokHarnessOnly, hk); st != 200 {
+			t.Errorf("connect after the token's bundles expired: got %d %s, want 200", st, code)
+		}
+	})
 }
 
 // TestConnect_BundleURLOpensOneSocket: the rendezvous URL of a connect bundle opens one

@@ -154,13 +154,9 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		writeError(w, api.NewError(http.StatusNotFound, api.CodeNotFound, "no such endpoint"))
 		return
 	}
-	if r.Method != http.MethodPost {
-		writeError(w, api.NewError(http.StatusMethodNotAllowed, api.CodeMethodNotAllowed, "use POST"))
-		return
-	}
-	env, err := api.ValidateEnvironmentID(rawEnv)
-	if err != nil || env != rawEnv {
-		writeError(w, api.NewError(http.StatusBadRequest, api.CodeInvalidRequest, "invalid environment id"))
+	env, err := postedEnvironment(r, rawEnv)
+	if err != nil {
+		writeError(w, err)
 		return
 	}
 	res, tokenID := s.opts.Tokens.check(r.Header.Get("Authorization"), role, env)
@@ -203,6 +199,19 @@ func decodeStrict(r io.Reader, v any) error {
 		return api.NewError(http.StatusBadRequest, api.CodeInvalidRequest, "malformed request body")
 	}
 	return nil
+}
+
+// postedEnvironment checks that r is a POST for the environment rawEnv names (exactly, as
+// api.ValidateEnvironmentID accepts it) and returns the id, or the *api.Error to answer.
+func postedEnvironment(r *http.Request, rawEnv string) (string, error) {
+	if r.Method != http.MethodPost {
+		return "", api.NewError(http.StatusMethodNotAllowed, api.CodeMethodNotAllowed, "use POST")
+	}
+	env, err := api.ValidateEnvironmentID(rawEnv)
+	if err != nil || env != rawEnv {
+		return "", api.NewError(http.StatusBadRequest, api.CodeInvalidRequest, "invalid environment id")
+	}
+	return env, nil
 }
 
 // writeError sends err as {"error":{code,message}}: an *api.Error as is, a store conflict

@@ -17,28 +17,24 @@ import (
 )
 
 func TestRegister_ResponseAndGenerations(t *testing.T) {
-	for _, kind := range storeKinds(t) {
-		t.Run(kind, func(t *testing.T) {
-			env := uniqueEnv("reg")
-			f := newFixture(t, kind, env)
-			key := keyJSON()
-			r1 := f.register(env, key)
-			if r1.EnvironmentID != env || r1.SecurityProfile != api.SecurityProfile || api.ValidateRegistrationID(r1.ExecutorRegistrationID) != nil {
-				t.Errorf("register response: got %+v, want env %s, profile %s, a valid registration id", r1, env, api.SecurityProfile)
-			}
-			if !strings.HasPrefix(r1.URL, "ws://") || !strings.Contains(r1.URL, "sig=") {
-				t.Errorf("register url: got a url without ws:// or sig=")
-			}
-			r2 := f.register(env, key)
-			if r2.ExecutorRegistrationID == r1.ExecutorRegistrationID {
-				t.Errorf("second register reused registration id")
-			}
-			reg, err := f.store.Registration(context.Background(), env)
-			if err != nil || reg.Generation != 2 || reg.RegistrationID != r2.ExecutorRegistrationID {
-				t.Errorf("stored registration: got gen %d id match %v (err %v), want gen 2 and the newest id", reg.Generation, reg.RegistrationID == r2.ExecutorRegistrationID, err)
-			}
-		})
-	}
+	forEachStore(t, "reg", func(t *testing.T, f *fixture, env string) {
+		key := keyJSON()
+		r1 := f.register(env, key)
+		if r1.EnvironmentID != env || r1.SecurityProfile != api.SecurityProfile || api.ValidateRegistrationID(r1.ExecutorRegistrationID) != nil {
+			t.Errorf("register response: got %+v, want env %s, profile %s, a valid registration id", r1, env, api.SecurityProfile)
+		}
+		if !strings.HasPrefix(r1.URL, "ws://") || !strings.Contains(r1.URL, "sig=") {
+			t.Errorf("register url: got a url without ws:// or sig=")
+		}
+		r2 := f.register(env, key)
+		if r2.ExecutorRegistrationID == r1.ExecutorRegistrationID {
+			t.Errorf("second register reused registration id")
+		}
+		reg, err := f.store.Registration(context.Background(), env)
+		if err != nil || reg.Generation != 2 || reg.RegistrationID != r2.ExecutorRegistrationID {
+			t.Errorf("stored registration: got gen %d id match %v (err %v), want gen 2 and the newest id", reg.Generation, reg.RegistrationID == r2.ExecutorRegistrationID, err)
+		}
+	})
 }
 
 func TestAPI_ErrorsAndTokenScoping(t *testing.T) {
@@ -96,86 +92,78 @@ func TestAPI_ErrorsAndTokenScoping(t *testing.T) {
 }
 
 func TestConnectValidate_SingleUseAndBinding(t *testing.T) {
-	for _, kind := range storeKinds(t) {
-		t.Run(kind, func(t *testing.T) {
-			env := uniqueEnv("conn")
-			f := newFixture(t, kind, env)
-			execKey := keyJSON()
-			reg := f.register(env, execKey)
-			hk := keyJSON()
-			if st, code, _ := f.connect(env, tokAll, hk); st != 409 || code != api.CodeEnvironmentOffline {
-				t.Fatalf("connect before the executor socket: got %d %s, want 409 environment_offline", st, code)
-			}
-			f.online(reg.URL)
-			f.waitOnline(env, true)
-			st, code, b := f.connect(env, tokHarnessOnly, hk)
-			if st != 200 {
-				t.Fatalf("connect: got %d %s, want 200", st, code)
-			}
-			wantKey, _ := api.CanonicalPublicKey(execKey)
-			if b.EnvironmentID != env || b.ExecutorRegistrationID != reg.ExecutorRegistrationID || !bytes.Equal(b.ExecutorPublicKey, wantKey) ||
-				b.HarnessKeyAuthorization == "" || !strings.Contains(b.URL, "/harness/") || b.SecurityProfile != api.SecurityProfile {
-				t.Fatalf("connect bundle: got %s, want env, registration, executor key, authorization and a harness url", b)
-			}
-			// Wrong key, then the right one once, then a replay.
-			if _, _, ok := f.validate(env, reg.ExecutorRegistrationID, keyJSON(), b.HarnessKeyAuthorization); ok {
-				t.Errorf("validate with another harness key: got valid, want invalid")
-			}
-			if _, _, ok := f.validate(env, reg.ExecutorRegistrationID, hk, "hka_forged"); ok {
-				t.Errorf("validate with a forged authorization: got valid, want invalid")
-			}
-			if st, code, ok := f.validate(env, reg.ExecutorRegistrationID, hk, b.HarnessKeyAuthorization); st != 200 || !ok {
-				t.Errorf("validate: got %d %s valid=%v, want 200 valid", st, code, ok)
-			}
-			if _, _, ok := f.validate(env, reg.ExecutorRegistrationID, hk, b.HarnessKeyAuthorization); ok {
-				t.Errorf("replayed authorization: got valid, want invalid (single use)")
-			}
-			// Expiry.
-			_, _, b2 := f.connect(env, tokAll, hk)
-			f.clock.advance(server.AuthorizationTTL + time.Second)
-			if _, _, ok := f.validate(env, reg.ExecutorRegistrationID, hk, b2.HarnessKeyAuthorization); ok {
-				t.Errorf("expired authorization: got valid, want invalid")
-			}
-		})
-	}
+	forEachStore(t, "conn", func(t *testing.T, f *fixture, env string) {
+		execKey := keyJSON()
+		reg := f.register(env, execKey)
+		hk := keyJSON()
+		if st, code, _ := f.connect(env, tokAll, hk); st != 409 || code != api.CodeEnvironmentOffline {
+			t.Fatalf("connect before the executor socket: got %d %s, want 409 environment_offline", st, code)
+		}
+		f.online(reg.URL)
+		f.waitOnline(env, true)
+		st, code, b := f.connect(env, tokHarnessOnly, hk)
+		if st != 200 {
+			t.Fatalf("connect: got %d %s, want 200", st, code)
+		}
+		wantKey, _ := api.CanonicalPublicKey(execKey)
+		if b.EnvironmentID != env || b.ExecutorRegistrationID != reg.ExecutorRegistrationID || !bytes.Equal(b.ExecutorPublicKey, wantKey) ||
+			b.HarnessKeyAuthorization == "" || !strings.Contains(b.URL, "/harness/") || b.SecurityProfile != api.SecurityProfile {
+			t.Fatalf("connect bundle: got %s, want env, registration, executor key, authorization and a harness url", b)
+		}
+		// Wrong key, then the right one once, then a replay.
+		if _, _, ok := f.validate(env, reg.ExecutorRegistrationID, keyJSON(), b.HarnessKeyAuthorization); ok {
+			t.Errorf("validate with another harness key: got valid, want invalid")
+		}
+		if _, _, ok := f.validate(env, reg.ExecutorRegistrationID, hk, "hka_forged"); ok {
+			t.Errorf("validate with a forged authorization: got valid, want invalid")
+		}
+		if st, code, ok := f.validate(env, reg.ExecutorRegistrationID, hk, b.HarnessKeyAuthorization); st != 200 || !ok {
+			t.Errorf("validate: got %d %s valid=%v, want 200 valid", st, code, ok)
+		}
+		if _, _, ok := f.validate(env, reg.ExecutorRegistrationID, hk, b.HarnessKeyAuthorization); ok {
+			t.Errorf("replayed authorization: got valid, want invalid (single use)")
+		}
+		// Expiry.
+		_, _, b2 := f.connect(env, tokAll, hk)
+		f.clock.advance(server.AuthorizationTTL + time.Second)
+		if _, _, ok := f.validate(env, reg.ExecutorRegistrationID, hk, b2.HarnessKeyAuthorization); ok {
+			t.Errorf("expired authorization: got valid, want invalid")
+		}
+	})
 }
 
 func TestRegister_FencesOldRegistration(t *testing.T) {
-	for _, kind := range storeKinds(t) {
-		t.Run(kind, func(t *testing.T) {
-			env := uniqueEnv("fence")
-			f := newFixture(t, kind, env)
-			old := f.register(env, keyJSON())
-			oldSock := f.online(old.URL)
-			f.waitOnline(env, true)
-			oldEnded := make(chan error, 1)
-			go func() { _, err := oldSock.ReadFrame(context.Background()); oldEnded <- err }()
-			hk := keyJSON()
-			_, _, bundle := f.connect(env, tokAll, hk)
-			cur := f.register(env, keyJSON())
-			// The old executor socket is closed, its URL refused, its validations fenced.
-			select {
-			case <-oldEnded:
-			case <-time.After(5 * time.Second):
-				t.Fatalf("old executor socket still open after a newer registration")
-			}
-			if _, err := wsconn.Dial(context.Background(), old.URL, nil); wsStatus(err) != 401 {
-				t.Errorf("dialing a fenced executor url: got %v, want HTTP 401", err)
-			}
-			if st, code, _ := f.validate(env, old.ExecutorRegistrationID, hk, bundle.HarnessKeyAuthorization); st != 409 || code != api.CodeRegistrationFenced {
-				t.Errorf("validate by the fenced registration: got %d %s, want 409 registration_fenced", st, code)
-			}
-			// An authorization issued for the old registration does not work for the new one.
-			if _, _, ok := f.validate(env, cur.ExecutorRegistrationID, hk, bundle.HarnessKeyAuthorization); ok {
-				t.Errorf("authorization of the old registration accepted for the new one")
-			}
-			f.online(cur.URL)
-			f.waitOnline(env, true)
-			if st, _, _ := f.connect(env, tokAll, hk); st != 200 {
-				t.Errorf("connect to the new registration: got %d, want 200", st)
-			}
-		})
-	}
+	forEachStore(t, "fence", func(t *testing.T, f *fixture, env string) {
+		old := f.register(env, keyJSON())
+		oldSock := f.online(old.URL)
+		f.waitOnline(env, true)
+		oldEnded := make(chan error, 1)
+		go func() { _, err := oldSock.ReadFrame(context.Background()); oldEnded <- err }()
+		hk := keyJSON()
+		_, _, bundle := f.connect(env, tokAll, hk)
+		cur := f.register(env, keyJSON())
+		// The old executor socket is closed, its URL refused, its validations fenced.
+		select {
+		case <-oldEnded:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("old executor socket still open after a newer registration")
+		}
+		if _, err := wsconn.Dial(context.Background(), old.URL, nil); wsStatus(err) != 401 {
+			t.Errorf("dialing a fenced executor url: got %v, want HTTP 401", err)
+		}
+		if st, code, _ := f.validate(env, old.ExecutorRegistrationID, hk, bundle.HarnessKeyAuthorization); st != 409 || code != api.CodeRegistrationFenced {
+			t.Errorf("validate by the fenced registration: got %d %s, want 409 registration_fenced", st, code)
+		}
+		// An authorization issued for the old registration does not work for the new one.
+		if _, _, ok := f.validate(env, cur.ExecutorRegistrationID, hk, bundle.HarnessKeyAuthorization); ok {
+			t.Errorf("authorization of the old registration accepted for the new one")
+		}
+		f.online(cur.URL)
+		f.waitOnline(env, true)
+		if st, _, _ := f.connect(env, tokAll, hk); st != 200 {
+			t.Errorf("connect to the new registration: got %d, want 200", st)
+		}
+	})
 }
 
 func TestRendezvous_SignatureChecks(t *testing.T) {

@@ -42,6 +42,7 @@ func TestStoreConformance(t *testing.T) {
 		{"Locations", conformLocations},
 		{"RegisterConcurrently", conformRegisterConcurrent},
 		{"CanceledContext", conformCanceledContext},
+		{"Closed", conformClosed},
 	}
 	for _, kind := range storeKinds(t) {
 		t.Run(kind, func(t *testing.T) {
@@ -226,9 +227,7 @@ func conformConsumeConcurrent(t *testing.T, st server.Store) {
 	var mu sync.Mutex
 	wins := 0
 	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			ok, err := st.ConsumeAuthorization(ctx, a.TokenHash, env, "reg-1", a.HarnessKeyHash, conformNow)
 			if err != nil && !errors.Is(err, server.ErrConflict) {
 				t.Error(err)
@@ -238,7 +237,7 @@ func conformConsumeConcurrent(t *testing.T, st server.Store) {
 			if ok {
 				wins++
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if wins != 1 {
@@ -356,9 +355,7 @@ func conformSigningKeyConcurrent(t *testing.T, st server.Store) {
 	got := make([][]byte, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for attempt := 0; attempt < 20; attempt++ {
 				k, err := st.EnsureSigningKey(ctx, id, []byte{byte(i)}, conformNow)
 				if errors.Is(err, server.ErrConflict) {
@@ -371,7 +368,7 @@ func conformSigningKeyConcurrent(t *testing.T, st server.Store) {
 				return
 			}
 			t.Error("EnsureSigningKey kept conflicting")
-		}()
+		})
 	}
 	wg.Wait()
 	for i := 1; i < n; i++ {
@@ -486,9 +483,7 @@ func conformRegisterConcurrent(t *testing.T, st server.Store) {
 	gens := make([]int64, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for attempt := 0; attempt < 50; attempt++ {
 				r, err := st.Register(ctx, env, "reg", []byte("k"), hash("e"), conformNow)
 				if errors.Is(err, server.ErrConflict) {
@@ -502,7 +497,7 @@ func conformRegisterConcurrent(t *testing.T, st server.Store) {
 				return
 			}
 			t.Error("Register kept conflicting")
-		}()
+		})
 	}
 	wg.Wait()
 	sort.Slice(gens, func(i, j int) bool { return gens[i] < gens[j] })
@@ -522,4 +517,23 @@ func conformCanceledContext(t *testing.T, st server.Store) {
 	if _, err := st.Registration(ctx, uniqueEnv("conf-ctx")); err == nil || errors.Is(err, server.ErrNotFound) {
 		t.Fatalf("Registration with a canceled context: %v, want a context error", err)
 	}
+}
+
+// conformClosed: after Close every method fails with an error (never ErrNotFound, never a
+// panic), and a second Close does not panic.
+func conformClosed(t *testing.T, st server.Store) {
+	ctx := context.Background()
+	if err := st.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if _, err := st.Registration(ctx, uniqueEnv("conf-closed")); err == nil || errors.Is(err, server.ErrNotFound) {
+		t.Errorf("Registration after Close: %v, want an error other than ErrNotFound", err)
+	}
+	if _, err := st.Register(ctx, uniqueEnv("conf-closed"), "reg", []byte("k"), hash("e"), conformNow); err == nil {
+		t.Error("Register after Close succeeded")
+	}
+	if _, err := st.SigningKeys(ctx, 0); err == nil {
+		t.Error("SigningKeys after Close succeeded")
+	}
+	_ = st.Close()
 }

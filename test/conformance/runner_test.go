@@ -1,7 +1,6 @@
 package conformance_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -18,6 +17,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/execlab/executor/internal/refbin"
 )
 
 // server is one running executor (ours or the reference).
@@ -25,7 +26,6 @@ type server struct {
 	name string // "reference" or "ours", for failure messages
 	url  string
 	tmp  string // the scenario's ${TMP}
-	cmd  *exec.Cmd
 }
 
 // recvTimeout bounds every receive; the reference tests wait at most 5 s per event.
@@ -61,42 +61,16 @@ func startServer(t *testing.T, bin string, args []string, codexHome string, sc *
 		layFiles(t, sc, tmp)
 	}
 	cmd.Dir = tmp
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
+	name := "ours"
+	if len(args) > 0 && args[0] == "exec-server" {
+		name = "reference"
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", bin, err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	line := make(chan string, 1)
-	go func() { // reads the URL line; ends at the process's stdout EOF
-		sc := bufio.NewScanner(out)
-		if sc.Scan() {
-			line <- strings.TrimSpace(sc.Text())
-		}
-		close(line)
-		for sc.Scan() {
-		}
-	}()
-	select {
-	case u, ok := <-line:
-		if !ok || !strings.HasPrefix(u, "ws://") {
-			t.Fatalf("%s printed %q, want a ws:// URL", bin, u)
-		}
-		name := "ours"
-		if len(args) > 0 && args[0] == "exec-server" {
-			name = "reference"
-		}
-		return &server{name: name, url: u, tmp: tmp, cmd: cmd}
-	case <-time.After(10 * time.Second):
-		t.Fatalf("%s did not print its URL", bin)
-	}
-	return nil
+	u := refbin.Launch(t, cmd, &refbin.LaunchOptions{Line: wsURL, LineTimeout: 10 * time.Second, Kill: true, Name: name}).URL()
+	return &server{name: name, url: u, tmp: tmp}
 }
+
+// wsURL is the line both servers print when listening.
+var wsURL = regexp.MustCompile(`^ws://\S+$`)
 
 // transcript is what one server sent during a scenario, before normalization: render
 // (releases_test.go) turns it into comparable lines for one release.

@@ -1,29 +1,21 @@
 package e2e_test
 
 import (
-	"bufio"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/execlab/executor/internal/refbin"
-	"github.com/execlab/executor/registry/rendezvous"
+	"github.com/execlab/executor/registry/registrytest"
 	"github.com/execlab/executor/registry/rendezvous/chaos"
-	"github.com/execlab/executor/registry/server"
 )
 
 // chaosRig is a registry + rendezvous (in process) behind `executor chaos` (a real
@@ -34,9 +26,8 @@ type chaosRig struct {
 	Control   string // http://127.0.0.1:C
 	Env       string
 	TokenFile string
-	hub       *rendezvous.Hub
-	hubURL    string
-	executor  *exec.Cmd // the executor process (ours or the reference)
+	reg       *registrytest.Registry
+	executor  *refbin.Proc // the executor process (ours or the reference)
 }
 
 // rigOptions chooses the rig's executor.
@@ -54,146 +45,28 @@ func startChaosRigWith(t *testing.T, ro rigOptions, faults ...string) *chaosRig 
 	t.Helper()
 	proxyAddr := freeAddr(t)
 	rig := &chaosRig{Proxy: "http://" + proxyAddr, Env: "env-chaos"}
-	st, err := server.OpenStore(context.Background(), filepath.Join(t.TempDir(), "registry.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tb [16]byte
-	_, _ = rand.Read(tb[:])
-	token := "tok_" + hex.EncodeToString(tb[:])
-	tokens, err := server.ParseTokens(strings.NewReader(token))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rig.TokenFile = filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(rig.TokenFile, []byte(token+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	signer := rendezvous.NewRandomSigner()
-	hub, err := rendezvous.New(&rendezvous.Options{Signer: signer, CurrentGeneration: server.GenerationFunc(st)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rig.hub = hub
-	s, err := server.New(&server.Options{Store: st, Tokens: tokens, Hub: hub, Signer: signer, PublicURL: rig.Proxy})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rig.hubURL = "http://" + ln.Addr().String()
-	srv := &http.Server{Handler: s}
-	served := make(chan struct{})
-	go func() { defer close(served); _ = srv.Serve(ln) }()
-	t.Cleanup(func() { srv.Close(); hub.Close(); <-served; st.Close() })
+	rig.reg = registrytest.Start(t, &registrytest.Options{PublicURL: func(string) string { return rig.Proxy }})
+	rig.TokenFile = rig.reg.TokenFile
 
-	args := []string{"chaos", "--listen", proxyAddr, "--upstream", rig.hubURL, "--control", "127.0.0.1:0", "--log-level", "info"}
+	args := []string{"chaos", "--listen", proxyAddr, "--upstream", "http://" + rig.reg.Addr, "--control", "127.0.0.1:0", "--log-level", "info"}
 	for _, f := range faults {
 		args = append(args, "--fault", f)
 	}
 	rig.Control = startChaosProcess(t, args...)
-	rig.executor = startRigExecutor(t, ro, rig.Proxy, rig.Env, token)
+	rig.executor = startRemote(t, ro.reference, rig.Proxy, rig.Env, rig.reg.Token, ro.remoteArgs...)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	waitFor(t, ctx, "the executor to connect through the proxy", func() bool { _, ok := hub.Online(rig.Env); return ok })
+	rig.reg.WaitOnline(ctx, t, rig.Env, true) // the executor connected through the proxy
 	return rig
 }
 
-// startRigExecutor starts the rig's executor registered through the proxy, and stops it
-// (SIGTERM, then SIGKILL after 5 s) in Cleanup.
-func startRigExecutor(t *testing.T, ro rigOptions, registryURL, env, bearer string) *exec.Cmd {
-	t.Helper()
-	var cmd *exec.Cmd
-	if ro.reference != nil {
-		cmd = exec.Command(ro.reference.Path, "exec-server", "--remote", registryURL, "--environment-id", env, "--registration-bearer-stdin")
-		home := refbin.CodexHome(t)
-		cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "CODEX_HOME=" + home, "RUST_LOG=warn"}
-	} else {
-		args := append([]string{"remote", "--registry", registryURL, "--environment-id", env, "--registration-bearer-stdin"}, ro.remoteArgs...)
-		cmd = exec.Command(remoteExecutorBin(t), args...)
-		cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + t.TempDir()}
-	}
-	stdin, err := cmd.StdinPipe() // kept open: stdin EOF may mean "exit" to an executor
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out lockedBuffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.WriteString(stdin, bearer+"\n"); err != nil {
-		t.Fatal(err)
-	}
-	waited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(waited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-waited:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-waited
-		}
-		stdin.Close()
-		if t.Failed() {
-			t.Logf("executor output:\n%s", out.String())
-		}
-	})
-	return cmd
-}
-
 // startChaosProcess runs `executor chaos`, waits for its two address lines and returns the
-// control URL; Cleanup stops it with SIGTERM and expects exit status 0.
+// control URL; Cleanup stops it with SIGTERM and expects exit status 0 within 10 s.
 func startChaosProcess(t *testing.T, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(remoteExecutorBin(t), args...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	control := make(chan string, 1)
-	waited := make(chan error, 1)
-	go func() {
-		re := regexp.MustCompile(`^chaos: control on (\S+)$`)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				control <- m[1]
-			}
-		}
-		_, _ = io.Copy(io.Discard, stdout)
-		waited <- cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case err := <-waited:
-			if err != nil {
-				t.Errorf("executor chaos exited with %v after SIGTERM, want 0 (stderr %s)", err, stderr.String())
-			}
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			t.Errorf("executor chaos ignored SIGTERM for 10 s")
-		}
-		if t.Failed() {
-			t.Logf("executor chaos stderr:\n%s", stderr.String())
-		}
-	})
-	select {
-	case c := <-control:
-		return c
-	case <-time.After(30 * time.Second):
-		t.Fatalf("executor chaos printed no control line (stderr %s)", stderr.String())
-		return ""
-	}
+	p := refbin.Launch(t, exec.Command(remoteExecutorBin(t), args...), &refbin.LaunchOptions{
+		Line: regexp.MustCompile(`^chaos: control on (\S+)$`), StopTimeout: 10 * time.Second, Exit: refbin.ExitClean, Name: "executor chaos"})
+	return p.Match[1]
 }
 
 // stats reads the proxy's counters.

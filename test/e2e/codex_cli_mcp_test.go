@@ -14,8 +14,6 @@ import (
 	"sync"
 	"testing"
 
-	"go.uber.org/goleak"
-
 	"github.com/execlab/executor/internal/refbin"
 )
 
@@ -40,10 +38,7 @@ import (
 //
 // The recordings are also compared as in TestCodexCLI_SameMethodsAsReference.
 func TestCodexCLI_SeesEnvironmentMCPAndSkill(t *testing.T) {
-	ignore := goleak.IgnoreCurrent()
-	t.Cleanup(func() { goleak.VerifyNone(t, ignore) }) // registered first, so it runs last
-	refbin.Releases(t)
-	ensureCodexDaemonDir(t)
+	startCodexCLITest(t)
 	refbin.ForEachRelease(t, func(t *testing.T, rel refbin.Release) {
 		const server, tool = "e2eenv", "e2e_env_probe"
 		skills := []string{"e2e-repo-skill", "e2e-codexhome-skill", "e2e-home-skill"}

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/execlab/executor/internal/refbin"
 )
 
@@ -21,10 +19,7 @@ import (
 // our debug log shows the process starting. This is the wire proof of the responder side
 // against each release; test/interop covers our initiator against the releases' responders.
 func TestCodexCLI_NoiseHarnessThroughOurExecutor(t *testing.T) {
-	ignore := goleak.IgnoreCurrent()
-	t.Cleanup(func() { goleak.VerifyNone(t, ignore) }) // registered first, so it runs last
-	refbin.Releases(t)
-	ensureCodexDaemonDir(t)
+	startCodexCLITest(t)
 	srv := startDevForNoise(t)
 	refbin.ForEachRelease(t, func(t *testing.T, rel refbin.Release) {
 		before := strings.Count(srv.stderr.String(), handshakeOK)

@@ -1,8 +1,6 @@
 package e2e_test
 
 import (
-	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -13,8 +11,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"go.uber.org/goleak"
 
 	"github.com/execlab/executor/internal/refbin"
 )
@@ -119,34 +115,15 @@ type cliSession struct {
 // recording once the CLI has exited.
 func runRecordedSession(t *testing.T, rel refbin.Release, srv *execServer, work string, model *scriptedModel) cliSession {
 	t.Helper()
-	base := refbin.CodexHome(t)
-	codexHome, userHome, tmp := filepath.Join(base, "codex"), filepath.Join(base, "home"), filepath.Join(base, "tmp")
-	for _, d := range []string{codexHome, userHome, tmp} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	writeScriptedModelConfig(t, codexHome, model, "")
+	h := newCLIHome(t) // its work directory is unused: the session runs in work
+	writeScriptedModelConfig(t, h.codexHome, model, "")
 	tap := startWSTap(t, srv.url)
-	env := []string{
-		"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + userHome, "TMPDIR=" + tmp,
-		"CODEX_HOME=" + codexHome, "E2E_MODEL_API_KEY=e2e-not-a-secret", "CODEX_EXEC_SERVER_URL=" + tap.URL(),
-	}
-	if v := os.Getenv("RUST_LOG"); v != "" {
-		env = append(env, "RUST_LOG="+v)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, rel.Path, "exec", "--strict-config", "--skip-git-repo-check", "--ephemeral",
+	env := h.env("CODEX_EXEC_SERVER_URL=" + tap.URL())
+	stdout, stderr, runErr := runCodexCLI(rel, work, env, 60*time.Second, "--strict-config", "--skip-git-repo-check", "--ephemeral",
 		"--color", "never", "-C", work, "-s", "workspace-write", "Run the command the script asks for.")
-	cmd.Dir = work
-	cmd.Env = env
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	runErr := cmd.Run()
 	reqs, problems := model.snapshot()
 	tap.Close() // every frame the CLI exchanged is recorded once its connections are closed
-	return cliSession{server: srv.name, stdout: stdout.String(), stderr: stderr.String(), runErr: runErr,
+	return cliSession{server: srv.name, stdout: stdout, stderr: stderr, runErr: runErr,
 		requests: reqs, problems: problems, msgs: tap.exchange()}
 }
 
@@ -534,10 +511,7 @@ func renderKeyedCalls(calls []rpcCall, names placeholders) string {
 // about), so the comparison proves ours receives them too. On a difference both normalized
 // sequences are logged; CODEX_E2E_VERBOSE=1 logs them always.
 func TestCodexCLI_SameMethodsAsReference(t *testing.T) {
-	ignore := goleak.IgnoreCurrent()
-	t.Cleanup(func() { goleak.VerifyNone(t, ignore) }) // registered first, so it runs last
-	refbin.Releases(t)
-	ensureCodexDaemonDir(t)
+	startCodexCLITest(t)
 	refbin.ForEachRelease(t, func(t *testing.T, rel refbin.Release) {
 		ref, ours := runParity(t, rel, "exec 2>&1; echo e2e-parity > proof.txt && git status --short; mkdir -p .agents/skills && echo made-skills-dir",
 			func(executorEnv) {}, func(string) {})

@@ -1,27 +1,19 @@
 package e2e_test
 
 import (
-	"bufio"
-	"bytes"
-	"context"
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/big"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/execlab/executor/internal/refbin"
-	"github.com/execlab/executor/internal/syncbuf"
 )
 
 // How the released codex CLI (0.169.0 and 0.171.0 alike) is pointed at a remote
@@ -52,9 +44,8 @@ func ensureCodexDaemonDir(t *testing.T) {
 	t.Cleanup(func() { _ = os.Remove(dir) })
 }
 
-// lockedBuffer collects a child's stderr while the test reads it (the exec package's
-// copier goroutine writes meanwhile).
-type lockedBuffer = syncbuf.Buffer
+// lockedBuffer collects a child's stderr while the test reads it.
+type lockedBuffer = refbin.LockedBuffer
 
 // execServer is a running exec-server (ours or the reference) with its stderr.
 type execServer struct {
@@ -81,51 +72,14 @@ func startExecServer(t *testing.T, name, bin string, env []string, args ...strin
 
 // startPrinting starts cmd as the server name, waits up to within for the first stdout
 // line matching re (what names it in failures) and returns the server with that match's
-// submatches; stdout is drained after it. Cleanup sends SIGTERM and kills after 5 s.
+// submatches. Cleanup sends SIGTERM and kills after 5 s, failing the test if it had to.
 func startPrinting(t *testing.T, name string, cmd *exec.Cmd, re *regexp.Regexp, within time.Duration, what string) (*execServer, []string) {
 	t.Helper()
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
 	s := &execServer{name: name, stderr: &lockedBuffer{}}
 	cmd.Stderr = s.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := make(chan []string, 1)
-	waited := make(chan struct{})
-	go func() { // owns stdout and Wait; Cleanup waits for it
-		defer close(waited)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				lines <- m
-				break
-			}
-		}
-		_, _ = io.Copy(io.Discard, stdout)
-		_ = cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-waited:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-waited
-			t.Errorf("%s ignored SIGTERM for 5 s", name)
-		}
-	})
-	select {
-	case m := <-lines:
-		return s, m
-	case <-waited:
-		t.Fatalf("%s exited before printing %s: %s", name, what, s.stderr.String())
-	case <-time.After(within):
-		t.Fatalf("%s printed no %s within %v: %s", name, what, within, s.stderr.String())
-	}
-	return nil, nil
+	p := refbin.Launch(t, cmd, &refbin.LaunchOptions{Line: re, LineTimeout: within, Exit: refbin.ExitOnSIGTERM, Name: name + " (" + what + ")"})
+	m := p.Match
+	return s, m
 }
 
 // codexMode is one way of running `codex exec` with respect to sandboxing.
@@ -154,11 +108,7 @@ var codexModes = []codexMode{
 // right, so a failure only in "ours" is ours. On failure it logs the whole exec-server
 // exchange; CODEX_E2E_VERBOSE=1 logs it for passing runs too (to compare the two servers).
 func TestCodexCLI_ExecThroughExecutor(t *testing.T) {
-	ignore := goleak.IgnoreCurrent()
-	t.Cleanup(func() { goleak.VerifyNone(t, ignore) }) // registered first, so it runs last
-	// No release at all: skip before building anything (CI=true: any missing release fails).
-	refbin.Releases(t)
-	ensureCodexDaemonDir(t)
+	startCodexCLITest(t) // no release at all: skip before building anything (CI=true: any missing release fails)
 	ours := startOurExecServer(t)
 	refbin.ForEachRelease(t, func(t *testing.T, rel refbin.Release) {
 		reference := startReferenceExecServer(t, rel)
@@ -206,14 +156,8 @@ const serverPATH = "PATH=/usr/local/bin:/usr/bin:/bin"
 // set, through $CODEX_HOME/environments.toml (without the local environment) and directly,
 // as a user's CLI connects, so that only srv's debug log (ours) shows what ran.
 func runCodexExec(t *testing.T, rel refbin.Release, srv *execServer, isOurs bool, mode codexMode, viaEnvironmentsToml bool) {
-	base := refbin.CodexHome(t)
-	codexHome, userHome, work, tmp := filepath.Join(base, "codex"), filepath.Join(base, "home"),
-		filepath.Join(base, "work"), filepath.Join(base, "tmp")
-	for _, d := range []string{codexHome, userHome, work, tmp} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	h := newCLIHome(t)
+	codexHome, userHome, work := h.codexHome, h.userHome, h.work
 	outside := filepath.Join(userHome, "outside-write") // not under the workspace, /tmp or $TMPDIR
 
 	a, b := randomFactor(t), randomFactor(t)
@@ -233,10 +177,7 @@ func runCodexExec(t *testing.T, rel refbin.Release, srv *execServer, isOurs bool
 	}
 	writeScriptedModelConfig(t, codexHome, model, "")
 
-	env := []string{
-		"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + userHome, "TMPDIR=" + tmp,
-		"CODEX_HOME=" + codexHome, "E2E_MODEL_API_KEY=e2e-not-a-secret",
-	}
+	env := h.env()
 	if srv.noiseEnv != nil {
 		env = append(env, srv.noiseEnv...)
 	} else if viaEnvironmentsToml {
@@ -247,59 +188,29 @@ func runCodexExec(t *testing.T, rel refbin.Release, srv *execServer, isOurs bool
 	} else {
 		env = append(env, "CODEX_EXEC_SERVER_URL="+serverURL)
 	}
-	if v := os.Getenv("RUST_LOG"); v != "" {
-		env = append(env, "RUST_LOG="+v)
-	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	args := append([]string{"exec", "--strict-config", "--skip-git-repo-check", "--ephemeral", "--color", "never",
+	args := append([]string{"--strict-config", "--skip-git-repo-check", "--ephemeral", "--color", "never",
 		"-C", work}, mode.flags...)
 	args = append(args, "Run the command the script asks for.")
-	cmd := exec.CommandContext(ctx, rel.Path, args...)
-	cmd.Dir = work
-	cmd.Env = env
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	startedBefore := countStarted(srv, mode)
-	runErr := cmd.Run()
+	stdout, stderr, runErr := runCodexCLI(rel, work, env, 30*time.Second, args...)
 
 	reqs, problems := model.snapshot()
 	var msgs []tappedMessage
 	if tap != nil {
 		msgs = tap.exchange()
 	}
-	failed := false
-	fail := func(format string, args ...any) {
-		failed = true
-		t.Errorf(format, args...)
-	}
-	defer func() {
-		if failed || os.Getenv("CODEX_E2E_VERBOSE") != "" {
-			t.Logf("codex exec stdout:\n%s\ncodex exec stderr:\n%s", stdout.String(), tail(stderr.String()))
-			t.Logf("exec-server exchange (%d messages):\n%s", len(msgs), transcript(msgs, 1000))
-			t.Logf("%s stderr:\n%s", srv.name, tail(srv.stderr.String()))
-		}
-	}()
+	run := &cliRun{t: t, srv: srv, stdout: stdout, stderr: stderr, msgs: msgs, maxMsg: 1000}
+	fail := run.fail
+	defer run.logIfFailed()
 
-	if runErr != nil {
-		fail("codex exec: %v", runErr)
-	}
-	if problems != "" {
-		fail("scripted model: %s", problems)
-	}
-	if !strings.Contains(stdout.String(), finalText) {
+	run.checkRan(runErr, problems)
+	if !strings.Contains(stdout, finalText) {
 		fail("codex exec stdout lacks the model's final message %q", finalText)
 	}
 
 	// The tool output the CLI sent back to the model carries the marker the shell computed.
-	var output string
-	var answered bool
-	for _, r := range reqs {
-		if output, answered = toolOutput(r); answered {
-			break
-		}
-	}
+	output, answered := firstToolOutput(reqs)
 	switch {
 	case len(reqs) < 2 || !answered:
 		fail("the CLI never sent the exec_command output back to the model (%d model requests)", len(reqs))

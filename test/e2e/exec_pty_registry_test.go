@@ -3,7 +3,6 @@ package e2e_test
 import (
 	"bytes"
 	"os/exec"
-	"regexp"
 	"sync"
 	"syscall"
 	"testing"
@@ -15,7 +14,7 @@ import (
 // TestExecCLI_PtySizeThroughRegistry: through the registry path (relay + Noise), `-t`
 // starts the remote PTY at the local terminal's size and a local SIGWINCH resizes it.
 func TestExecCLI_PtySizeThroughRegistry(t *testing.T) {
-	m := startLineProcess(t, regexp.MustCompile(`exec --registry (\S+) --environment-id (\S+) --token-file (\S+) --`), "dev")
+	m := startDev(t)
 	cmd := exec.Command(remoteExecutorBin(t), "exec", "-t", "--registry", m[1], "--environment-id", m[2], "--token-file", m[3], "--",
 		"sh", "-c", `echo "size $(stty size)"; trap 'echo "winch $(stty size)"; exit 0' WINCH; i=0; while [ $i -lt 500 ]; do sleep 0.02; i=$((i+1)); done; echo timeout`)
 	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 37, Cols: 91})

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +20,7 @@ import (
 // remote tar needs stdin EOF (process/closeStdin) to finish. The tree checks out
 // byte-identical.
 func TestExecCLI_TarRoundTripThroughRegistry(t *testing.T) {
-	m := startLineProcess(t, regexp.MustCompile(`exec --registry (\S+) --environment-id (\S+) --token-file (\S+) --`), "dev")
+	m := startDev(t)
 	src, dst := t.TempDir(), t.TempDir()
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)

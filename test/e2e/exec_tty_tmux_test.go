@@ -1,14 +1,12 @@
 package e2e_test
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -181,25 +179,9 @@ stty -a > %[1]s/after3
 }
 
 // startKillableServe runs `executor serve` and returns its URL and a func that SIGKILLs
-// it (also run at cleanup).
+// it (cleanup stops it too).
 func startKillableServe(t *testing.T) (string, func()) {
 	t.Helper()
-	cmd := exec.Command(remoteExecutorBin(t), "serve", "--listen", "ws://127.0.0.1:0")
-	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + t.TempDir(), "TMPDIR=" + t.TempDir()}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var once sync.Once
-	kill := func() { once.Do(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }) }
-	t.Cleanup(kill)
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if u := wsURLLine.FindString(line); err == nil && u != "" {
-		return u, kill
-	}
-	t.Fatalf("executor serve printed %q (%v), want its URL", line, err)
-	return "", nil
+	p := startServe(t)
+	return p.URL(), func() { _ = p.Cmd.Process.Kill(); <-p.Done() }
 }

@@ -4,9 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -54,7 +52,7 @@ func TestExecutorKilled_ExecExits255(t *testing.T) {
 	}
 
 	killed := time.Now()
-	if err := rig.executor.Process.Kill(); err != nil {
+	if err := rig.executor.Cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	go func() {
@@ -83,28 +81,19 @@ func TestExecutorKilled_ExecExits255(t *testing.T) {
 // groupMembers lists the live (not zombie) processes whose process group is pgid.
 func groupMembers(pgid int) []int {
 	var out []int
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
+	eachProc("stat", func(pid int, b []byte) {
 		s := string(b)
 		i := strings.LastIndexByte(s, ')')
 		if i < 0 {
-			continue
+			return
 		}
 		f := strings.Fields(s[i+1:]) // state ppid pgrp …
 		if len(f) < 3 || f[0] == "Z" {
-			continue
+			return
 		}
 		if g, _ := strconv.Atoi(f[2]); g == pgid {
 			out = append(out, pid)
 		}
-	}
+	})
 	return out
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/execlab/executor/internal/refbin"
+	"github.com/execlab/executor/registry/rendezvous/chaos"
 )
 
 // The fault tests of issue 14 ("Prove it"): both ends ours, every stream verified by sha256
@@ -71,13 +71,8 @@ func faultsCuts(t *testing.T, run runFunc) {
 	for _, side := range []string{"executor", "harness"} {
 		for _, d := range []int{1, 5, 20, 40} {
 			run(fmt.Sprintf("%s/%ds", side, d), func(t *testing.T) {
-				rig := startChaosRig(t, fmt.Sprintf("%s side=%s cut=%ds", faultTrigger, side, d))
-				got := rig.exec(t, 4*time.Minute, faultStream...)
-				checkSame(t, "exec across the cut", got, want)
-				if s := rig.stats(t); s.Cuts != 1 {
-					t.Errorf("proxy fired %d cuts, want 1 (stats %+v)", s.Cuts, s)
-				}
-				t.Logf("%d bytes in %v", got.n, got.took.Round(time.Millisecond))
+				checkOneFault(t, fmt.Sprintf("%s side=%s cut=%ds", faultTrigger, side, d), "cut", want,
+					func(s chaos.Stats) int64 { return s.Cuts })
 			})
 		}
 	}
@@ -90,15 +85,23 @@ func faultsStalls(t *testing.T, run runFunc) {
 	want := localRun(t, faultStream...)
 	for _, side := range []string{"executor", "harness"} {
 		run(side, func(t *testing.T) {
-			rig := startChaosRig(t, fmt.Sprintf("%s side=%s stall=60s", faultTrigger, side))
-			got := rig.exec(t, 4*time.Minute, faultStream...)
-			checkSame(t, "exec across the stall", got, want)
-			if s := rig.stats(t); s.Stalls != 1 {
-				t.Errorf("proxy fired %d stalls, want 1 (stats %+v)", s.Stalls, s)
-			}
-			t.Logf("%d bytes in %v", got.n, got.took.Round(time.Millisecond))
+			checkOneFault(t, fmt.Sprintf("%s side=%s stall=60s", faultTrigger, side), "stall", want,
+				func(s chaos.Stats) int64 { return s.Stalls })
 		})
 	}
+}
+
+// checkOneFault runs the fault stream through a rig with fault and requires the local
+// run's output and exit status (want), and the proxy to have fired the fault (named what)
+// exactly once, as fired counts it.
+func checkOneFault(t *testing.T, fault, what string, want chaosExec, fired func(chaos.Stats) int64) {
+	rig := startChaosRig(t, fault)
+	got := rig.exec(t, 4*time.Minute, faultStream...)
+	checkSame(t, "exec across the "+what, got, want)
+	if s := rig.stats(t); fired(s) != 1 {
+		t.Errorf("proxy fired %d %ss, want 1 (stats %+v)", fired(s), what, s)
+	}
+	t.Logf("%d bytes in %v", got.n, got.took.Round(time.Millisecond))
 }
 
 // faultsFrameFaults: 5 % of the data frames dropped, duplicated or reordered on both sides
@@ -139,17 +142,11 @@ func faultsRegistryRestart(t *testing.T, run runFunc) {
 	want := localRun(t, faultStream...)
 	for _, down := range []time.Duration{2 * time.Second, 10 * time.Second} {
 		run(down.String(), func(t *testing.T) {
-			reg := newRestartableRegistry(t)
 			env := "env-restart"
-			startOurRemote(t, reg.URL, env, reg.token)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			waitFor(t, ctx, "the executor to connect", func() bool { return reg.online(env) })
-			tokenFile := filepath.Join(t.TempDir(), "token")
-			if err := os.WriteFile(tokenFile, []byte(reg.token+"\n"), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			rig := &chaosRig{Proxy: reg.URL, Env: env, TokenFile: tokenFile}
+			reg := startOnlineRemote(ctx, t, env)
+			rig := &chaosRig{Proxy: reg.URL, Env: env, TokenFile: reg.TokenFile}
 			done := make(chan chaosExec, 1)
 			var seen atomic.Int64
 			go func() { done <- rig.execCounting(t, 4*time.Minute, &seen, faultStream...) }()
@@ -159,13 +156,13 @@ func faultsRegistryRestart(t *testing.T, run runFunc) {
 			ctxFlow, cancelFlow := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancelFlow()
 			waitFor(t, ctxFlow, "the first MiB of output", func() bool { return seen.Load() >= 1<<20 })
-			reg.kill()
+			reg.Kill()
 			time.Sleep(down)
-			reg.restart()
+			reg.Restart()
 			restarted := time.Now()
 			ctx2, cancel2 := context.WithTimeout(context.Background(), 3*time.Second)
 			defer cancel2()
-			waitFor(t, ctx2, "the executor to be back within 3 s of the restart", func() bool { return reg.online(env) })
+			waitFor(t, ctx2, "the executor to be back within 3 s of the restart", func() bool { return reg.Online(env) })
 			t.Logf("executor back %v after the restart", time.Since(restarted).Round(time.Millisecond))
 			got := <-done
 			checkSame(t, "exec across the registry restart", got, want)
@@ -258,7 +255,7 @@ func TestFaults_SlowReaderSoak(t *testing.T) {
 		defer close(sampled)
 		for {
 			maxExec = max(maxExec, rssBytes(cmd.Process.Pid))
-			maxExecutor = max(maxExecutor, rssBytes(rig.executor.Process.Pid))
+			maxExecutor = max(maxExecutor, rssBytes(rig.executor.Cmd.Process.Pid))
 			select {
 			case <-stopSampling:
 				return
@@ -340,12 +337,12 @@ func faultsStallDetectionBound(t *testing.T, run runFunc) {
 			detect, dcancel := context.WithTimeout(context.Background(), 45*time.Second)
 			defer dcancel()
 			if side == "executor" {
-				waitFor(t, detect, "the rendezvous to drop the stalled executor link", func() bool { _, ok := rig.hub.Online(rig.Env); return !ok })
+				waitFor(t, detect, "the rendezvous to drop the stalled executor link", func() bool { _, ok := rig.reg.Hub().Online(rig.Env); return !ok })
 				t.Logf("rendezvous dropped the stalled executor link after %v (bound 30 s)", time.Since(stalled).Round(time.Millisecond))
 			} else {
 				waitFor(t, detect, "the harness to notice its stalled link", func() bool { return strings.Contains(stderr.String(), "reconnecting") })
 				t.Logf("harness noticed its stalled link after %v (bound 30 s)", time.Since(stalled).Round(time.Millisecond))
-				waitFor(t, detect, "the rendezvous to drop the stalled harness link", func() bool { return rig.hub.Stats().HarnessSockets == 0 })
+				waitFor(t, detect, "the rendezvous to drop the stalled harness link", func() bool { return rig.reg.Hub().Stats().HarnessSockets == 0 })
 				t.Logf("rendezvous dropped the stalled harness link after %v (bound 30 s)", time.Since(stalled).Round(time.Millisecond))
 			}
 			if el := time.Since(stalled); el > 35*time.Second {

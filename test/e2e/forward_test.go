@@ -2,22 +2,13 @@ package e2e_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"io"
-	"net"
-	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/execlab/executor/internal/refbin"
-	"github.com/execlab/executor/registry/rendezvous"
-	"github.com/execlab/executor/registry/server"
+	"github.com/execlab/executor/registry/registrytest"
 )
 
 // `exec-server forward` end to end through our registry: ours forwarding to each
@@ -28,45 +19,13 @@ import (
 // forwardRig is our registry + rendezvous, in process.
 type forwardRig struct {
 	url, token, tokenFile string
-	hub                   *rendezvous.Hub
+	reg                   *registrytest.Registry
 }
 
 func startForwardRig(t *testing.T) *forwardRig {
 	t.Helper()
-	st, err := server.OpenStore(context.Background(), filepath.Join(t.TempDir(), "registry.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tb [16]byte
-	_, _ = rand.Read(tb[:])
-	rig := &forwardRig{token: "tok_" + hex.EncodeToString(tb[:]), tokenFile: filepath.Join(t.TempDir(), "token")}
-	if err := os.WriteFile(rig.tokenFile, []byte(rig.token+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	tokens, err := server.ParseTokens(strings.NewReader(rig.token))
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer := rendezvous.NewRandomSigner()
-	hub, err := rendezvous.New(&rendezvous.Options{Signer: signer, CurrentGeneration: server.GenerationFunc(st)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rig.hub = hub
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rig.url = "http://" + ln.Addr().String()
-	s, err := server.New(&server.Options{Store: st, Tokens: tokens, Hub: hub, Signer: signer, PublicURL: rig.url})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: s}
-	served := make(chan struct{})
-	go func() { defer close(served); _ = srv.Serve(ln) }()
-	t.Cleanup(func() { srv.Close(); hub.Close(); <-served; st.Close() })
-	return rig
+	reg := registrytest.Start(t, nil)
+	return &forwardRig{url: reg.URL, token: reg.Token, tokenFile: reg.TokenFile, reg: reg}
 }
 
 // startForwarder runs `exec-server forward` (ours when ref is nil) registered as env and
@@ -78,53 +37,15 @@ func (rig *forwardRig) startForwarder(t *testing.T, ref *refbin.Release, env, ta
 }
 
 // startExecServer runs `exec-server args…` (ours when ref is nil) with the registry bearer
-// on stdin (kept open) and waits until env is online.
+// on stdin (kept open) and waits until env is online. Cleanup requires exit status 0
+// within 5 s of SIGTERM.
 func (rig *forwardRig) startExecServer(t *testing.T, ref *refbin.Release, env string, args ...string) {
 	t.Helper()
-	args = append([]string{"exec-server"}, args...)
-	var cmd *exec.Cmd
-	if ref != nil {
-		cmd = exec.Command(ref.Path, args...)
-		home := refbin.CodexHome(t)
-		cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "CODEX_HOME=" + home, "RUST_LOG=warn"}
-	} else {
-		cmd = exec.Command(remoteExecutorBin(t), args...)
-		cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + t.TempDir()}
-	}
-	stdin, err := cmd.StdinPipe() // kept open
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out lockedBuffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.WriteString(stdin, rig.token+"\n"); err != nil {
-		t.Fatal(err)
-	}
-	waited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(waited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-waited:
-			if code := cmd.ProcessState.ExitCode(); code != 0 {
-				t.Errorf("%q exited %d after SIGTERM, want 0", args, code)
-			}
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-waited
-			t.Errorf("%q ignored SIGTERM for 5 s", args)
-		}
-		stdin.Close()
-		if t.Failed() {
-			t.Logf("exec-server output:\n%s", out.String())
-		}
-	})
+	cmd := refbin.Command(t, ref, oursFor(t, ref), append([]string{"exec-server"}, args...)...)
+	refbin.Launch(t, cmd, &refbin.LaunchOptions{NoLine: true, Stdin: rig.token + "\n", Exit: refbin.ExitClean, Name: "exec-server"})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	waitFor(t, ctx, "the forwarder to come online", func() bool { _, ok := rig.hub.Online(env); return ok })
+	rig.reg.WaitOnline(ctx, t, env, true)
 }
 
 func (rig *forwardRig) target(env string) []string {

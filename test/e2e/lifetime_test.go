@@ -20,20 +20,28 @@ import (
 // group, read from /proc.
 func markedProcs(marker string) map[int]int {
 	out := map[int]int{}
+	eachProc("environ", func(pid int, b []byte) {
+		if bytes.Contains(b, []byte(marker)) {
+			pgid, _ := syscall.Getpgid(pid)
+			out[pid] = pgid
+		}
+	})
+	return out
+}
+
+// eachProc calls fn with the pid and the contents of /proc/PID/file of every process whose
+// file it can read.
+func eachProc(file string, fn func(pid int, b []byte)) {
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err != nil || !bytes.Contains(b, []byte(marker)) {
-			continue
+		if b, err := os.ReadFile(filepath.Join("/proc", e.Name(), file)); err == nil {
+			fn(pid, b)
 		}
-		pgid, _ := syscall.Getpgid(pid)
-		out[pid] = pgid
 	}
-	return out
 }
 
 func newProcMarker(t *testing.T) (key, value string) {
@@ -145,14 +153,11 @@ func startKillableRemote(t *testing.T, registryURL, env, bearer string) func() {
 func TestLifetime_Kill9RemoteLeavesNoProcess(t *testing.T) {
 	reg := newRestartableRegistry(t)
 	const env = "env-lifetime"
-	kill := startKillableRemote(t, reg.URL, env, reg.token)
+	kill := startKillableRemote(t, reg.URL, env, reg.Token)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	waitFor(t, ctx, "the executor to connect", func() bool { return reg.online(env) })
-	tokenFile := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(tokenFile, []byte(reg.token+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	waitFor(t, ctx, "the executor to connect", func() bool { return reg.Online(env) })
+	tokenFile := reg.TokenFile
 	key, val := newProcMarker(t)
 	r := startExecCLI(t, "", "--registry", reg.URL, "--environment-id", env, "--token-file", tokenFile,
 		"--env", key+"="+val, "--", "sh", "-c", lifetimeScript)

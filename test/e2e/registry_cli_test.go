@@ -1,66 +1,32 @@
 package e2e_test
 
 import (
-	"bufio"
 	"context"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/execlab/executor/internal/refbin"
 )
 
 // startLineProcess starts bin with args, returns the first stdout line matching re, and
-// stops the process (SIGTERM) in Cleanup, failing if it does not exit within 5 s.
+// stops the process (SIGTERM) in Cleanup, failing if it does not exit with status 0 within 5 s.
 func startLineProcess(t *testing.T, re *regexp.Regexp, args ...string) []string {
 	t.Helper()
 	cmd := exec.Command(remoteExecutorBin(t), args...)
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + t.TempDir(), "TMPDIR=" + t.TempDir()}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waited := make(chan error, 1)
-	lines := make(chan []string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				lines <- m
-				break
-			}
-		}
-		_, _ = io.Copy(io.Discard, stdout)
-		waited <- cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case err := <-waited:
-			if err != nil {
-				t.Errorf("%s exited with %v after SIGTERM, want 0 (stderr %s)", args[0], err, stderr.String())
-			}
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			t.Errorf("%s ignored SIGTERM for 5 s", args[0])
-		}
-	})
-	select {
-	case m := <-lines:
-		return m
-	case <-time.After(30 * time.Second):
-		t.Fatalf("%s printed no line matching %s (stderr %s)", args[0], re, stderr.String())
-		return nil
-	}
+	return refbin.Launch(t, cmd, &refbin.LaunchOptions{Line: re, Exit: refbin.ExitClean, Name: args[0]}).Match
+}
+
+// startDev runs `executor dev` and returns the submatches of the exec command it prints
+// (devExecLine: registry URL, environment id, token file).
+func startDev(t *testing.T) []string {
+	t.Helper()
+	return startLineProcess(t, devExecLine, "dev")
 }
 
 // runExecCLI runs `executor exec` with args and returns stdout and the exit code.
@@ -84,7 +50,7 @@ func runExecCLI(t *testing.T, args ...string) (string, int) {
 // TestDev_PrintsWorkingExecCommand: `executor dev` starts registry + rendezvous + executor in
 // one process and prints an exec command that works.
 func TestDev_PrintsWorkingExecCommand(t *testing.T) {
-	m := startLineProcess(t, regexp.MustCompile(`exec --registry (\S+) --environment-id (\S+) --token-file (\S+) --`), "dev")
+	m := startDev(t)
 	out, code := runExecCLI(t, "--registry", m[1], "--environment-id", m[2], "--token-file", m[3], "--", "sh", "-c", "echo hello; exit 3")
 	if out != "hello\n" || code != 3 {
 		t.Errorf("exec via executor dev: got %q exit %d, want %q exit 3", out, code, "hello\n")

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"os/exec"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,7 +13,7 @@ import (
 // TestExecCLI_StdinTTYAndInterrupt runs `executor exec` against `executor dev`: -i forwards
 // stdin, -t runs a PTY, and SIGINT to exec becomes process/signal{interrupt}.
 func TestExecCLI_StdinTTYAndInterrupt(t *testing.T) {
-	m := startLineProcess(t, regexp.MustCompile(`exec --registry (\S+) --environment-id (\S+) --token-file (\S+) --`), "dev")
+	m := startDev(t)
 	target := []string{"--registry", m[1], "--environment-id", m[2], "--token-file", m[3]}
 
 	t.Run("stdin", func(t *testing.T) {

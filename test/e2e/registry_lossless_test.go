@@ -21,16 +21,14 @@ import (
 func TestRegistryRecovery_LosslessBulkAcrossRestart(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
 	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
-	reg := newRestartableRegistry(t)
 	const env = "env-lossless"
-	startOurRemote(t, reg.URL, env, reg.token)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	waitFor(t, ctx, "the executor to connect", func() bool { return reg.online(env) })
+	reg := startOnlineRemote(ctx, t, env)
 
 	var reconnected atomic.Int32
 	c, err := harness.Dial(ctx, &harness.RemoteOptions{
-		Registry: reg.URL, EnvironmentID: env, Token: reg.token, RecoveryTimeout: time.Minute,
+		Registry: reg.URL, EnvironmentID: env, Token: reg.Token, RecoveryTimeout: time.Minute,
 		OnReconnect: func(done bool, err error) {
 			if done && err == nil {
 				reconnected.Add(1)
@@ -92,9 +90,9 @@ func TestRegistryRecovery_LosslessBulkAcrossRestart(t *testing.T) {
 		if !killed && got.Len() >= 1<<20 {
 			killed = true
 			t.Logf("%v: killing after %d bytes", time.Now().Format("15:04:05.000"), got.Len())
-			reg.kill()
+			reg.Kill()
 			time.Sleep(2 * time.Second) // the outage; the process keeps writing meanwhile
-			reg.restart()
+			reg.Restart()
 			t.Logf("%v: restarted", time.Now().Format("15:04:05.000"))
 		}
 	}

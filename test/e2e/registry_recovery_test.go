@@ -2,17 +2,10 @@ package e2e_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"io"
-	"net"
-	"net/http"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -20,137 +13,31 @@ import (
 
 	"github.com/execlab/executor/executor/protocol"
 	"github.com/execlab/executor/harness"
-	"github.com/execlab/executor/registry/rendezvous"
-	"github.com/execlab/executor/registry/server"
+	"github.com/execlab/executor/registry/registrytest"
 )
 
-// restartableRegistry is our registry + rendezvous on a fixed loopback port that the test
-// can kill (listener and every socket) and restart on the same port, keeping the store and
-// the URL signing key, as a restarted rendezvous process would.
-type restartableRegistry struct {
-	t      *testing.T
-	addr   string
-	URL    string
-	token  string
-	store  server.Store
-	signer *rendezvous.Signer
-	tokens *server.Tokens
-
-	mu   sync.Mutex // guards the running instance: the test goroutine kills and restarts it
-	hub  *rendezvous.Hub
-	srv  *http.Server
-	done chan struct{}
-}
-
-func newRestartableRegistry(t *testing.T) *restartableRegistry {
+// newRestartableRegistry serves our registry + rendezvous (in process) on a loopback port
+// that the test can kill (listener and every socket) and restart on the same port, keeping
+// the store and the URL signing key, as a restarted rendezvous process would.
+func newRestartableRegistry(t *testing.T) *registrytest.Registry {
 	t.Helper()
-	st, err := server.OpenStore(context.Background(), filepath.Join(t.TempDir(), "registry.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tb [16]byte
-	_, _ = rand.Read(tb[:])
-	r := &restartableRegistry{t: t, token: "tok_" + hex.EncodeToString(tb[:]), store: st, signer: rendezvous.NewRandomSigner()}
-	if r.tokens, err = server.ParseTokens(strings.NewReader(r.token)); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.addr = ln.Addr().String()
-	r.URL = "http://" + r.addr
-	r.serve(ln)
-	t.Cleanup(func() { r.kill(); st.Close() })
-	return r
+	return registrytest.Start(t, nil)
 }
 
-func (r *restartableRegistry) serve(ln net.Listener) {
-	hub, err := rendezvous.New(&rendezvous.Options{Signer: r.signer, CurrentGeneration: server.GenerationFunc(r.store)})
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	s, err := server.New(&server.Options{Store: r.store, Tokens: r.tokens, Hub: hub, Signer: r.signer, PublicURL: r.URL})
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	srv := &http.Server{Handler: s}
-	done := make(chan struct{})
-	go func() { defer close(done); _ = srv.Serve(ln) }()
-	r.mu.Lock()
-	r.hub, r.srv, r.done = hub, srv, done
-	r.mu.Unlock()
-}
-
-// kill closes the listener and drops every rendezvous socket.
-func (r *restartableRegistry) kill() {
-	r.mu.Lock()
-	hub, srv, done := r.hub, r.srv, r.done
-	r.hub, r.srv = nil, nil
-	r.mu.Unlock()
-	if srv == nil {
-		return
-	}
-	srv.Close()
-	hub.Close()
-	<-done
-}
-
-// restart listens on the same port again.
-func (r *restartableRegistry) restart() {
-	ln, err := net.Listen("tcp", r.addr)
-	if err != nil {
-		r.t.Fatalf("re-listening on %s: %v", r.addr, err)
-	}
-	r.serve(ln)
-}
-
-func (r *restartableRegistry) online(env string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.hub == nil {
-		return false
-	}
-	_, ok := r.hub.Online(env)
-	return ok
+// startOnlineRemote serves a restartable registry (newRestartableRegistry) with our
+// executor registered as env, and waits (bounded by ctx) until the executor is online.
+func startOnlineRemote(ctx context.Context, t *testing.T, env string) *registrytest.Registry {
+	t.Helper()
+	reg := newRestartableRegistry(t)
+	startOurRemote(t, reg.URL, env, reg.Token)
+	reg.WaitOnline(ctx, t, env, true)
+	return reg
 }
 
 // startOurRemote runs `executor remote` registered with reg (bearer on stdin).
 func startOurRemote(t *testing.T, registryURL, env, bearer string) {
 	t.Helper()
-	cmd := exec.Command(remoteExecutorBin(t), "remote", "--registry", registryURL, "--environment-id", env, "--registration-bearer-stdin")
-	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + t.TempDir()}
-	var out strings.Builder
-	var outMu sync.Mutex
-	cmd.Stdout = lockedWriter{&outMu, &out}
-	cmd.Stderr = cmd.Stdout
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(waited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-waited:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-waited
-		}
-		stdin.Close()
-		if t.Failed() {
-			outMu.Lock()
-			t.Logf("executor remote output:\n%s", out.String())
-			outMu.Unlock()
-		}
-	})
-	if _, err := io.WriteString(stdin, bearer+"\n"); err != nil {
-		t.Fatal(err)
-	}
+	startRemote(t, nil, registryURL, env, bearer)
 }
 
 type lockedWriter struct {
@@ -224,17 +111,15 @@ func (e *events) has(s string) bool {
 func TestRegistryRecovery_RendezvousRestartMidOutput(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
 	t.Cleanup(func() { goleak.VerifyNone(t, ignore) }) // registered first, so it runs last
-	reg := newRestartableRegistry(t)
 	const env = "env-recovery"
-	startOurRemote(t, reg.URL, env, reg.token)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	waitFor(t, ctx, "the executor to connect", func() bool { return reg.online(env) })
+	reg := startOnlineRemote(ctx, t, env)
 
 	var reconnects []string
 	var recMu sync.Mutex
 	c, err := harness.Dial(ctx, &harness.RemoteOptions{
-		Registry: reg.URL, EnvironmentID: env, Token: reg.token,
+		Registry: reg.URL, EnvironmentID: env, Token: reg.Token,
 		OnReconnect: func(done bool, err error) {
 			recMu.Lock()
 			defer recMu.Unlock()
@@ -265,7 +150,7 @@ func TestRegistryRecovery_RendezvousRestartMidOutput(t *testing.T) {
 	}
 	waitFor(t, ctx, "output c 10", func() bool { return ev.has("c 10\n") })
 
-	reg.kill()
+	reg.Kill()
 	writeDone := make(chan error, 1)
 	go func() {
 		st, err := c.WriteProcess(ctx, "p1", "w1", []byte("first\n"))
@@ -275,7 +160,7 @@ func TestRegistryRecovery_RendezvousRestartMidOutput(t *testing.T) {
 		writeDone <- err
 	}()
 	time.Sleep(300 * time.Millisecond) // the outage
-	reg.restart()
+	reg.Restart()
 
 	if err := <-writeDone; err != nil {
 		t.Fatalf("process/write issued during the outage: %v", err)

@@ -1,12 +1,10 @@
 package e2e_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -25,7 +23,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/execlab/executor/internal/refbin"
 	"github.com/execlab/executor/registry/api"
+	"github.com/execlab/executor/registry/registrytest"
 	"github.com/execlab/executor/registry/server"
 	"github.com/execlab/executor/relay/wsconn"
 )
@@ -39,36 +39,11 @@ const reachableBound = 10 * time.Second
 // or skips when EXECUTOR_TEST_POSTGRES_DSN is unset outside CI (fatal under CI=true).
 func freshPostgres(t *testing.T) string {
 	t.Helper()
-	base := os.Getenv("EXECUTOR_TEST_POSTGRES_DSN")
+	base := registrytest.PostgresDSN(t)
 	if base == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("EXECUTOR_TEST_POSTGRES_DSN is unset under CI=true: the scale-out test needs PostgreSQL")
-		}
-		t.Skip("EXECUTOR_TEST_POSTGRES_DSN is unset")
+		t.Skip(registrytest.PostgresDSNEnv + " is unset")
 	}
-	admin, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	name := "executor_e2e_" + hex.EncodeToString(b[:])
-	if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
-		t.Fatalf("creating database: %v", err)
-	}
-	t.Cleanup(func() {
-		if a, err := sql.Open("pgx", base); err == nil {
-			_, _ = a.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")
-			a.Close()
-		}
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + name
-	return u.String()
+	return registrytest.FreshPostgres(t, base, "executor_e2e_")
 }
 
 // balancer is a TCP load balancer on loopback standing in for the Kubernetes Service in
@@ -169,9 +144,7 @@ func (b *balancer) proxy(c net.Conn) {
 // regNode is one `executor registry serve` process.
 type regNode struct {
 	id, addr string
-	cmd      *exec.Cmd
-	waited   chan struct{}
-	stderr   *lockedBuffer
+	proc     *refbin.Proc
 }
 
 func (n *regNode) URL() string { return "http://" + n.addr }
@@ -179,55 +152,18 @@ func (n *regNode) URL() string { return "http://" + n.addr }
 // startRegistryNode runs `executor registry serve` on addr and waits for its URL line.
 func startRegistryNode(t *testing.T, id, addr, db, tokenFile, publicURL string) *regNode {
 	t.Helper()
-	n := &regNode{id: id, addr: addr, waited: make(chan struct{}), stderr: &lockedBuffer{}}
 	args := []string{"registry", "serve", "--listen", addr, "--db", db, "--token-file", tokenFile, "--log-level", "info"}
 	if id != "" {
 		args = append(args, "--node-id", id, "--advertise-url", "http://"+addr, "--public-url", publicURL)
 	}
-	n.cmd = exec.Command(remoteExecutorBin(t), args...)
-	n.cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + t.TempDir()}
-	n.cmd.Stderr = n.stderr
-	stdout, err := n.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := n.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		if sc.Scan() {
-			line <- sc.Text()
-		}
-		_, _ = io.Copy(io.Discard, stdout)
-		_ = n.cmd.Wait()
-		close(n.waited)
-	}()
-	t.Cleanup(func() {
-		_ = n.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-n.waited:
-		case <-time.After(5 * time.Second):
-			_ = n.cmd.Process.Kill()
-			<-n.waited
-		}
-		if t.Failed() {
-			t.Logf("registry node %s stderr:\n%s", id, n.stderr.String())
-		}
-	})
-	select {
-	case <-line:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("registry node %s printed no URL (stderr %s)", id, n.stderr.String())
-	}
-	return n
+	cmd := refbin.Command(t, nil, remoteExecutorBin(t), args...)
+	return &regNode{id: id, addr: addr, proc: refbin.Launch(t, cmd, &refbin.LaunchOptions{Name: "registry node " + id})}
 }
 
 // kill9 SIGKILLs the node and waits for it.
 func (n *regNode) kill9() {
-	_ = n.cmd.Process.Signal(syscall.SIGKILL)
-	<-n.waited
+	_ = n.proc.Cmd.Process.Signal(syscall.SIGKILL)
+	<-n.proc.Done()
 }
 
 // writeTokenFile writes a token scoped to both roles in env and returns its path.

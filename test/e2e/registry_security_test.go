@@ -16,9 +16,10 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/execlab/executor/internal/refbin"
 )
 
 // TestRegistryToken_RequiresScope: `executor registry token` refuses to mint a token
@@ -62,7 +63,7 @@ func TestRegistryToken_RequiresScope(t *testing.T) {
 // TestDev_TokensScoped: `executor dev` hands out a harness-only token for its environment:
 // it cannot register an executor (403), and exec with it works (TestDev_PrintsWorkingExecCommand).
 func TestDev_TokensScoped(t *testing.T) {
-	m := startLineProcess(t, regexp.MustCompile(`exec --registry (\S+) --environment-id (\S+) --token-file (\S+) --`), "dev")
+	m := startDev(t)
 	raw, err := os.ReadFile(m[3])
 	if err != nil {
 		t.Fatal(err)
@@ -106,42 +107,11 @@ func startRegistryWithFDLimit(t *testing.T, fds int, tokenFile string) (string, 
 	cmd := exec.Command("sh", "-c", fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, fds), remoteExecutorBin(t),
 		"registry", "serve", "--listen", "127.0.0.1:0", "--db", filepath.Join(dir, "r.db"), "--token-file", tokenFile)
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + dir}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var mu sync.Mutex
 	var stderr bytes.Buffer
 	cmd.Stderr = lockedWriter{&mu, &stderr}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
-	line := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		if sc.Scan() {
-			line <- sc.Text()
-		}
-		_, _ = io.Copy(io.Discard, stdout)
-	}()
-	select {
-	case u := <-line:
-		return u, func() string { mu.Lock(); defer mu.Unlock(); return stderr.String() }
-	case <-time.After(30 * time.Second):
-		t.Fatalf("registry serve printed no URL (stderr %s)", stderr.String())
-		return "", nil
-	}
+	p := refbin.Launch(t, cmd, &refbin.LaunchOptions{StopTimeout: 10 * time.Second, Name: "registry serve"})
+	return p.URL(), func() string { mu.Lock(); defer mu.Unlock(); return stderr.String() }
 }
 
 // TestRegistryServe_IdleSocketsUnderFDLimit: `registry serve` limited to 128 file

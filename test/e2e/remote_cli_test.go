@@ -5,45 +5,20 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/execlab/executor/internal/refbin"
 )
 
-var (
-	remoteBuildOnce sync.Once
-	remoteBinPath   string
-	remoteBuildErr  error
-)
+func TestMain(m *testing.M) { refbin.Main(m) }
 
 // remoteExecutorBin builds ./cmd/executor once per test binary.
 func remoteExecutorBin(t *testing.T) string {
 	t.Helper()
-	remoteBuildOnce.Do(func() {
-		_, file, _, _ := runtime.Caller(0)
-		root := filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
-		dir, err := os.MkdirTemp("", "executor-e2e-bin-")
-		if err != nil {
-			remoteBuildErr = err
-			return
-		}
-		remoteBinPath = filepath.Join(dir, "executor")
-		cmd := exec.Command("go", "build", "-o", remoteBinPath, "./cmd/executor")
-		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as released: no stage can be preloaded
-		if out, err := cmd.CombinedOutput(); err != nil {
-			remoteBuildErr = errors.New(string(out))
-		}
-	})
-	if remoteBuildErr != nil {
-		t.Fatalf("building executor: %v", remoteBuildErr)
-	}
-	return remoteBinPath
+	return refbin.Executor(t)
 }
 
 // TestRemoteCLI_ConfigurationErrors checks the exit statuses and messages of `executor remote`

@@ -8,9 +8,9 @@ import (
 	"net"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -27,43 +27,17 @@ var rListenLine = regexp.MustCompile(`listen_on_executor=(\S+) destination=(\S+)
 // address of each, by destination. Cleanup interrupts it.
 func startRTunnelCLI(t *testing.T, base []string, want int, args ...string) (*tunnelCLI, map[string]string) {
 	t.Helper()
-	argv := append(append(append([]string{"tunnel"}, base...), "--log-level", "info"), args...)
-	cmd := exec.Command(remoteExecutorBin(t), argv...)
-	out := &lockedBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	tc := &tunnelCLI{cmd: cmd, out: out, waited: make(chan error, 1)}
-	go func() { tc.waited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGINT)
-		select {
-		case err := <-tc.waited:
-			tc.waited <- err
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			t.Errorf("executor tunnel ignored SIGINT for 10 s")
-		}
-		if t.Failed() {
-			t.Logf("executor tunnel output:\n%s", out.String())
-		}
+	tc := launchTunnelCLI(t, slices.Concat(base, []string{"--log-level", "info"}, args))
+	var m [][]string
+	tc.waitOutput(t, fmt.Sprintf("%d -R listeners", want), func(out string) bool {
+		m = rListenLine.FindAllStringSubmatch(out, -1)
+		return len(m) >= want
 	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		m := rListenLine.FindAllStringSubmatch(out.String(), -1)
-		if len(m) >= want {
-			addrs := map[string]string{}
-			for _, x := range m {
-				addrs[x[2]] = x[1]
-			}
-			return tc, addrs
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("executor tunnel did not report %d -R listeners within 30 s:\n%s", want, out.String())
-		}
-		time.Sleep(50 * time.Millisecond)
+	addrs := map[string]string{}
+	for _, x := range m {
+		addrs[x[2]] = x[1]
 	}
+	return tc, addrs
 }
 
 // runRTunnelCLI runs `executor tunnel` to its end (≤ 60 s) and returns its exit code and
@@ -108,32 +82,7 @@ func checkRTunnel(t *testing.T, base []string, extra func(t *testing.T, rEcho st
 		t.Logf("64 MiB through -R in %v: %.0f MiB/s (machine shared; informative)", took, float64(size)/(1<<20)/took.Seconds())
 	})
 
-	t.Run("echo with half-close", func(t *testing.T) {
-		c, err := net.Dial("tcp", rEcho)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		_ = c.SetDeadline(time.Now().Add(30 * time.Second))
-		buf := make([]byte, 64)
-		for i := 0; i < 20; i++ {
-			msg := fmt.Sprintf("line %d\n", i)
-			if _, err := io.WriteString(c, msg); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := io.ReadFull(c, buf[:len(msg)]); err != nil || string(buf[:len(msg)]) != msg {
-				t.Fatalf("echo %d: %q, %v", i, buf[:len(msg)], err)
-			}
-		}
-		if _, err := io.WriteString(c, "last"); err != nil {
-			t.Fatal(err)
-		}
-		_ = c.(*net.TCPConn).CloseWrite()
-		rest, err := io.ReadAll(c)
-		if err != nil || string(rest) != "last" {
-			t.Fatalf("after half-close: %q, %v; want \"last\" then EOF", rest, err)
-		}
-	})
+	t.Run("echo with half-close", func(t *testing.T) { checkEchoHalfClose(t, rEcho) })
 
 	t.Run("refused bind", func(t *testing.T) {
 		code, out := runRTunnelCLI(t, base, "-R", "0.0.0.0:0:"+httpDest)
@@ -147,31 +96,7 @@ func checkRTunnel(t *testing.T, base []string, extra func(t *testing.T, rEcho st
 	}
 
 	t.Run("SIGINT closes the listeners and leaves no process", func(t *testing.T) {
-		open, err := net.Dial("tcp", rEcho) // an open, idle connection must not hold the exit up
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer open.Close()
-		_ = open.SetDeadline(time.Now().Add(20 * time.Second))
-		if _, err := io.WriteString(open, "x"); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := io.ReadFull(open, make([]byte, 1)); err != nil {
-			t.Fatal(err)
-		}
-		_ = cli.cmd.Process.Signal(syscall.SIGINT)
-		select {
-		case err := <-cli.waited:
-			cli.waited <- err
-			if err != nil {
-				t.Fatalf("executor tunnel after SIGINT: %v, want exit 0", err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatal("executor tunnel still running 10 s after SIGINT")
-		}
-		if err := syscall.Kill(cli.cmd.Process.Pid, 0); !errors.Is(err, syscall.ESRCH) {
-			t.Fatalf("process %d still exists: %v", cli.cmd.Process.Pid, err)
-		}
+		cli.interruptHoldingIdleConn(t, rEcho)
 		// The executor closes the listeners with the connection; the ports are free again.
 		for _, a := range []string{rHTTP, rEcho} {
 			deadline := time.Now().Add(10 * time.Second)

@@ -1,7 +1,6 @@
 package e2e_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -9,7 +8,6 @@ import (
 	"fmt"
 	"hash"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -124,34 +122,16 @@ func TestServe_UnackedBudgetBoundsDetachedMemory(t *testing.T) {
 // startServeForBudget runs `executor serve` with default flags and returns its URL and pid.
 func startServeForBudget(t *testing.T) (string, int) {
 	t.Helper()
-	cmd := exec.Command(remoteExecutorBin(t), "serve", "--listen", "ws://127.0.0.1:0")
-	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + t.TempDir(), "TMPDIR=" + t.TempDir()}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
+	p := startServe(t)
+	if os.Getenv("BUDGET_DEBUG") != "" { // runs before the launcher's stop: goroutine dump of a failed run
+		t.Cleanup(func() {
+			if t.Failed() {
+				_ = p.Cmd.Process.Signal(syscall.SIGQUIT)
+				time.Sleep(2 * time.Second)
+			}
+		})
 	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() && os.Getenv("BUDGET_DEBUG") != "" {
-			_ = cmd.Process.Signal(syscall.SIGQUIT)
-			time.Sleep(2 * time.Second)
-		}
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() && stderr.Len() > 0 {
-			t.Logf("serve stderr:\n%s", stderr.String())
-		}
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if u := wsURLLine.FindString(line); err == nil && u != "" {
-		return u, cmd.Process.Pid
-	}
-	t.Fatalf("executor serve printed %q (%v), want its URL", line, err)
-	return "", 0
+	return p.URL(), p.Cmd.Process.Pid
 }
 
 // seqBytes returns the first n bytes of `seq 1 N` for a large N.

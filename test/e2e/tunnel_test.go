@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -93,51 +92,13 @@ func echoServer(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// tunnelCLI is a running `executor tunnel`.
-type tunnelCLI struct {
-	cmd    *exec.Cmd
-	out    *lockedBuffer
-	waited chan error
-}
-
 // startTunnelCLI runs `executor tunnel` through the rig with args and waits until its
 // listeners accept (bounded: 30 s). Cleanup interrupts it.
 func (r *chaosRig) startTunnelCLI(t *testing.T, waitAddrs []string, args ...string) *tunnelCLI {
 	t.Helper()
-	argv := append([]string{"tunnel", "--registry", r.Proxy, "--environment-id", r.Env, "--token-file", r.TokenFile, "--log-level", "info"}, args...)
-	cmd := exec.Command(remoteExecutorBin(t), argv...)
-	out := &lockedBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	tc := &tunnelCLI{cmd: cmd, out: out, waited: make(chan error, 1)}
-	go func() { tc.waited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGINT)
-		select {
-		case <-tc.waited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			t.Errorf("executor tunnel ignored SIGINT for 10 s")
-		}
-		if t.Failed() {
-			t.Logf("executor tunnel output:\n%s", out.String())
-		}
-	})
-	deadline := time.Now().Add(30 * time.Second)
-	for _, a := range waitAddrs {
-		for {
-			// "forwarding"/"SOCKS5 listening" are logged after the session is up.
-			if strings.Count(out.String(), "listen=") >= len(waitAddrs) {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("executor tunnel did not listen on %s within 30 s:\n%s", a, out.String())
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
+	tc := launchTunnelCLI(t, append([]string{"--registry", r.Proxy, "--environment-id", r.Env, "--token-file", r.TokenFile, "--log-level", "info"}, args...))
+	// "forwarding"/"SOCKS5 listening" are logged after the session is up.
+	tc.waitOutput(t, fmt.Sprintf("listening on %v", waitAddrs), func(out string) bool { return strings.Count(out, "listen=") >= len(waitAddrs) })
 	return tc
 }
 
@@ -209,33 +170,7 @@ func TestTunnel_ThroughRelay(t *testing.T) {
 		t.Logf("16 × 16 MiB in %v: %.0f MiB/s aggregate (informative)", took, 256/took.Seconds())
 	})
 
-	t.Run("echo with half-close", func(t *testing.T) {
-		c, err := net.Dial("tcp", lEcho)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		_ = c.SetDeadline(time.Now().Add(30 * time.Second))
-		// Interactive: each line answered before the next is sent.
-		buf := make([]byte, 64)
-		for i := 0; i < 20; i++ {
-			msg := fmt.Sprintf("line %d\n", i)
-			if _, err := io.WriteString(c, msg); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := io.ReadFull(c, buf[:len(msg)]); err != nil || string(buf[:len(msg)]) != msg {
-				t.Fatalf("echo %d: %q, %v", i, buf[:len(msg)], err)
-			}
-		}
-		if _, err := io.WriteString(c, "last"); err != nil {
-			t.Fatal(err)
-		}
-		_ = c.(*net.TCPConn).CloseWrite()
-		rest, err := io.ReadAll(c) // EOF only after the server saw our FIN and sent its own
-		if err != nil || string(rest) != "last" {
-			t.Fatalf("after half-close: %q, %v; want \"last\" then EOF", rest, err)
-		}
-	})
+	t.Run("echo with half-close", func(t *testing.T) { checkEchoHalfClose(t, lEcho) })
 
 	t.Run("refused destination", func(t *testing.T) {
 		c, err := net.Dial("tcp", lRefused)
@@ -327,32 +262,7 @@ func TestTunnel_ThroughRelay(t *testing.T) {
 	})
 
 	t.Run("SIGINT leaves nothing behind", func(t *testing.T) {
-		// An open, idle tunnelled connection must not hold the exit up.
-		open, err := net.Dial("tcp", lEcho)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer open.Close()
-		_ = open.SetDeadline(time.Now().Add(20 * time.Second))
-		if _, err := io.WriteString(open, "x"); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := io.ReadFull(open, make([]byte, 1)); err != nil {
-			t.Fatal(err)
-		}
-		_ = cli.cmd.Process.Signal(syscall.SIGINT)
-		select {
-		case err := <-cli.waited:
-			cli.waited <- err // for Cleanup
-			if err != nil {
-				t.Fatalf("executor tunnel after SIGINT: %v, want exit 0", err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatal("executor tunnel still running 10 s after SIGINT")
-		}
-		if err := syscall.Kill(cli.cmd.Process.Pid, 0); !errors.Is(err, syscall.ESRCH) {
-			t.Fatalf("process %d still exists: %v", cli.cmd.Process.Pid, err)
-		}
+		cli.interruptHoldingIdleConn(t, lEcho)
 		if c, err := net.DialTimeout("tcp", lHTTP, time.Second); err == nil {
 			c.Close()
 			t.Fatal("the -L listener still accepts after exit")
@@ -366,7 +276,7 @@ func TestTunnel_ReleasedExecutor(t *testing.T) {
 	for _, rel := range refbin.Releases(t) {
 		t.Run(rel.Version, func(t *testing.T) {
 			rig := startChaosRigWith(t, rigOptions{reference: &rel})
-			before := rig.executor.Stdout.(*lockedBuffer).String()
+			before := rig.executor.Output()
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, remoteExecutorBin(t), "tunnel", "--registry", rig.Proxy, "--environment-id", rig.Env,
@@ -382,7 +292,7 @@ func TestTunnel_ReleasedExecutor(t *testing.T) {
 				t.Fatalf("output %q: want the message once", got)
 			}
 			time.Sleep(time.Second) // let the executor log what it would
-			after := rig.executor.Stdout.(*lockedBuffer).String()
+			after := rig.executor.Output()
 			if extra := strings.TrimPrefix(after, before); strings.Contains(strings.ToLower(extra), "error") || strings.Contains(extra, "tunnel") {
 				t.Fatalf("the released executor logged: %s", extra)
 			}

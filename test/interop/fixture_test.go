@@ -12,13 +12,12 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/coder/websocket"
 
 	"github.com/execlab/executor/internal/refbin"
+	"github.com/execlab/executor/noise"
 	"github.com/execlab/executor/relay/frame"
 )
 
@@ -227,63 +226,30 @@ func (fx *registryFixture) validateCalls() []validateCall {
 
 // referenceExecutor is a running `codex exec-server --remote …` process.
 type referenceExecutor struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	stderr *lockedBuffer
+	stderr *lockedBuffer // its stdout and stderr
 }
 
 // startReferenceExecutor starts reference release r in remote mode against fx, with the
-// bearer on stdin (registry-auth.md §11.1 row 1a) and a fresh CODEX_HOME under /var/tmp. The
-// process is stopped (SIGTERM, then SIGKILL) and waited for in t.Cleanup; its stderr is
-// logged on failure.
+// bearer on stdin (registry-auth.md §11.1 row 1a) and a fresh CODEX_HOME under /var/tmp.
 func startReferenceExecutor(t *testing.T, r refbin.Release, fx *registryFixture) *referenceExecutor {
-	cmd := exec.Command(r.Path, "exec-server",
-		"--remote", fx.registry.URL,
-		"--environment-id", fx.envID,
-		"--registration-bearer-stdin")
-	home := codexHome(t)
-	cmd.Env = []string{
-		"PATH=/usr/local/bin:/usr/bin:/bin",
-		"HOME=" + home,
-		"CODEX_HOME=" + home,
-		"RUST_LOG=" + envOr("EXECUTOR_INTEROP_RUST_LOG", "warn"),
-	}
-	stderr := &lockedBuffer{}
-	cmd.Stderr = stderr
-	cmd.Stdout = stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting reference executor: %v", err)
-	}
-	re := &referenceExecutor{cmd: cmd, stdin: stdin, stderr: stderr}
-	t.Cleanup(func() {
-		re.stop(t)
-		if t.Failed() {
-			t.Logf("reference executor output:\n%s", stderr.String())
-		}
-	})
-	// One line on stdin; stdin stays open (EOF does not stop the process anyway).
-	if _, err := io.WriteString(stdin, fx.bearer+"\n"); err != nil {
-		t.Fatalf("writing bearer to stdin: %v", err)
-	}
-	return re
+	out := &lockedBuffer{}
+	startReference(t, exec.Command(r.Path, "exec-server", "--remote", fx.registry.URL,
+		"--environment-id", fx.envID, "--registration-bearer-stdin"), fx.bearer, out)
+	return &referenceExecutor{stderr: out}
 }
 
-func (re *referenceExecutor) stop(t *testing.T) {
-	_ = re.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() { done <- re.cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Errorf("reference executor ignored SIGTERM for 5 s; killing it")
-		_ = re.cmd.Process.Kill()
-		<-done
-	}
-	re.stdin.Close()
+// startReference starts cmd (a reference release) with HOME and CODEX_HOME a fresh dir
+// under /var/tmp, the bearer as one line on stdin (kept open: EOF does not stop the process
+// anyway), its output also copied to out when non-nil. The process is stopped (SIGTERM,
+// then SIGKILL after 5 s, an error when it ignored SIGTERM) in Cleanup and its output logged
+// on failure.
+func startReference(t *testing.T, cmd *exec.Cmd, bearer string, out io.Writer) *refbin.Proc {
+	t.Helper()
+	home := codexHome(t)
+	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "CODEX_HOME=" + home,
+		"RUST_LOG=" + envOr("EXECUTOR_INTEROP_RUST_LOG", "warn")}
+	return refbin.Launch(t, cmd, &refbin.LaunchOptions{NoLine: true, Stdin: bearer + "\n", Tee: out,
+		Exit: refbin.ExitOnSIGTERM, Name: "reference executor"})
 }
 
 func envOr(k, def string) string {
@@ -336,4 +302,28 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// openStream takes the executor's key from its one register call (made before it dialed
+// the rendezvous), and opens a stream on sock as a fresh harness identity: the resume
+// frame, after which (spec §4.1) the caller sends handshake message 1 without waiting.
+func (fx *registryFixture) openStream(ctx context.Context, t *testing.T, sock acceptedSocket) (executorKey noise.PublicKey, harness *noise.Identity, streamID string, rc *wsRecordConn) {
+	t.Helper()
+	regs := fx.registerCalls()
+	if len(regs) != 1 {
+		t.Fatalf("got %d register calls before the rendezvous dial, want 1", len(regs))
+	}
+	executorKey, err := noise.ParsePublicKeyJSON(regs[0].executorKey)
+	if err != nil {
+		t.Fatalf("parsing executor_public_key from the register body: %v", err)
+	}
+	if harness, err = noise.GenerateIdentity(nil); err != nil {
+		t.Fatal(err)
+	}
+	streamID = newUUID(t)
+	rc = newWSRecordConn(sock.conn, streamID)
+	if err := rc.writeFrame(ctx, &frame.Frame{Version: frame.Version, StreamID: streamID, Body: &frame.Resume{}}); err != nil {
+		t.Fatal(err)
+	}
+	return executorKey, harness, streamID, rc
 }

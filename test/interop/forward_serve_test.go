@@ -1,22 +1,16 @@
 package interop_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"io"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"strings"
-	"syscall"
+	"regexp"
 	"testing"
 	"time"
 
 	"github.com/execlab/executor/internal/refbin"
 	"github.com/execlab/executor/noise"
 	"github.com/execlab/executor/noise/channel"
-	"github.com/execlab/executor/relay/frame"
 )
 
 const (
@@ -41,50 +35,14 @@ func testForward(t *testing.T, r refbin.Release) {
 
 	fx := newRegistryFixture(t, forwardEnvID, forwardRegID, forwardBearer)
 	defer fx.checkHandlers()
-	home := codexHome(t)
-	cmd := exec.Command(ref, "exec-server", "forward", "--remote", fx.registry.URL,
-		"--environment-id", forwardEnvID, "--connect", serveURL, "--registration-bearer-stdin")
-	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "CODEX_HOME=" + home,
-		"RUST_LOG=" + envOr("EXECUTOR_INTEROP_RUST_LOG", "warn")}
-	logs := &lockedBuffer{}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting reference forward: %v", err)
-	}
-	t.Cleanup(func() {
-		stopProcess(t, cmd)
-		stdin.Close()
-		if t.Failed() {
-			t.Logf("reference forward output:\n%s", logs.String())
-		}
-	})
-	io.WriteString(stdin, forwardBearer+"\n")
+	startReference(t, exec.Command(ref, "exec-server", "forward", "--remote", fx.registry.URL,
+		"--environment-id", forwardEnvID, "--connect", serveURL, "--registration-bearer-stdin"), forwardBearer, nil)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	sock := fx.nextSocket(ctx)
 	defer sock.conn.CloseNow()
-	regs := fx.registerCalls()
-	if len(regs) != 1 {
-		t.Fatalf("got %d register calls, want 1", len(regs))
-	}
-	executorKey, err := noise.ParsePublicKeyJSON(regs[0].executorKey)
-	if err != nil {
-		t.Fatalf("parsing executor_public_key: %v", err)
-	}
-	harness, err := noise.GenerateIdentity(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	streamID := newUUID(t)
-	rc := newWSRecordConn(sock.conn, streamID)
-	if err := rc.writeFrame(ctx, &frame.Frame{Version: frame.Version, StreamID: streamID, Body: &frame.Resume{}}); err != nil {
-		t.Fatal(err)
-	}
+	executorKey, harness, streamID, rc := fx.openStream(ctx, t, sock)
 	conn, err := channel.Initiator(ctx, rc, &channel.InitiatorConfig{
 		Static: harness, ResponderStatic: executorKey,
 		Prologue:      noise.AppendPrologue(nil, forwardEnvID, forwardRegID, streamID),
@@ -111,44 +69,13 @@ func testForward(t *testing.T, r refbin.Release) {
 	}
 }
 
-// startOurServe builds cmd/executor and runs `executor serve --listen ws://127.0.0.1:0`,
-// returning the ws:// URL it prints.
+// startOurServe runs `executor serve --listen ws://127.0.0.1:0`, returning the ws:// URL it
+// prints; Cleanup fails the test when serve ignores SIGTERM.
 func startOurServe(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "executor")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/executor")
-	build.Dir = repoRoot()
-	build.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as released: no stage can be preloaded
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building executor: %v\n%s", err, out)
-	}
-	cmd := exec.Command(bin, "serve", "--listen", "ws://127.0.0.1:0")
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stopProcess(t, cmd) })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "ws://") {
-		t.Fatalf("executor serve printed %q (err %v), want ws://IP:PORT", line, err)
-	}
-	return strings.TrimSpace(line)
+	cmd := exec.Command(oursBinary(t), "serve", "--listen", "ws://127.0.0.1:0")
+	return refbin.Launch(t, cmd, &refbin.LaunchOptions{Line: wsURL, Exit: refbin.ExitOnSIGTERM, Name: "executor serve"}).URL()
 }
 
-func stopProcess(t *testing.T, cmd *exec.Cmd) {
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Errorf("%s ignored SIGTERM for 5 s; killing it", filepath.Base(cmd.Path))
-		_ = cmd.Process.Kill()
-		<-done
-	}
-}
+// wsURL is the line `executor serve` prints first.
+var wsURL = regexp.MustCompile(`^ws://\S+$`)

@@ -31,11 +31,8 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) { refbin.RemoveExecutor(); os.Exit(code) }))
 }
-
-// repoRoot is the directory holding go.mod.
-func repoRoot() string { return refbin.RepoRoot() }
 
 // codexHome makes a fresh CODEX_HOME under /var/tmp: the reference refuses to set up its
 // sandbox helper aliases under /tmp or $TMPDIR.

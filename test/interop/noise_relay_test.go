@@ -59,26 +59,7 @@ func testNoiseRelay(t *testing.T, r refbin.Release) {
 	defer sock.conn.CloseNow()
 	checkUpgradeRequest(t, sock)
 
-	regs := fx.registerCalls()
-	if len(regs) != 1 {
-		t.Fatalf("got %d register calls before the rendezvous dial, want 1", len(regs))
-	}
-	executorKey, err := noise.ParsePublicKeyJSON(regs[0].executorKey)
-	if err != nil {
-		t.Fatalf("parsing executor_public_key from the register body: %v", err)
-	}
-
-	harness, err := noise.GenerateIdentity(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	streamID := newUUID(t)
-	rc := newWSRecordConn(sock.conn, streamID)
-
-	// Harness frame order (spec §4.1): resume, then handshake message 1 without waiting.
-	if err := rc.writeFrame(ctx, &frame.Frame{Version: frame.Version, StreamID: streamID, Body: &frame.Resume{}}); err != nil {
-		t.Fatal(err)
-	}
+	executorKey, harness, streamID, rc := fx.openStream(ctx, t, sock)
 	conn, err := channel.Initiator(ctx, rc, &channel.InitiatorConfig{
 		Static:          harness,
 		ResponderStatic: executorKey,

@@ -51,8 +51,7 @@ func TestRegistry_ARQNegotiation(t *testing.T) {
 			return "http://" + ln.Addr().String()
 		})
 		t.Cleanup(func() { cancel(); wg.Wait() })
-		startRemoteExecutor(t, ref, reg.URL, "env-arq", reg.Token)
-		reg.waitOnline(t, ctx, "env-arq")
+		startOnlineExecutor(t, ctx, ref, reg, "env-arq")
 		h := sha256.New()
 		stderr, code := runExec(t, ctx, reg, "env-arq", h, argv...)
 		if got := h.Sum(nil); string(got) != string(want[:]) || code != 3 {

@@ -31,8 +31,7 @@ func benchExecTrue(b *testing.B, reference bool) {
 	reg := startOurRegistry(tt)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	startRemoteExecutor(tt, ref, reg.URL, "env-bench", reg.Token)
-	reg.waitOnline(tt, ctx, "env-bench")
+	startOnlineExecutor(tt, ctx, ref, reg, "env-bench")
 	oursBinary(tt)
 	runExec(tt, ctx, reg, "env-bench", io.Discard, "true") // warm up
 	durs := make([]time.Duration, 0, b.N)

@@ -29,8 +29,7 @@ func TestRegistry_ExecHelloExit3(t *testing.T) {
 		reg := startOurRegistry(t)
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		startRemoteExecutor(t, ref, reg.URL, "env-hello", reg.Token)
-		reg.waitOnline(t, ctx, "env-hello")
+		startOnlineExecutor(t, ctx, ref, reg, "env-hello")
 		var out strings.Builder
 		stderr, code := runExec(t, ctx, reg, "env-hello", &out, "sh", "-c", "echo hello; exit 3")
 		if out.String() != "hello\n" || code != 3 {
@@ -55,8 +54,7 @@ func TestRegistry_Exec64MiB(t *testing.T) {
 		reg := startOurRegistry(t)
 		ctx, cancel := context.WithTimeout(context.Background(), 180*time.Second)
 		defer cancel()
-		startRemoteExecutor(t, ref, reg.URL, "env-big", reg.Token)
-		reg.waitOnline(t, ctx, "env-big")
+		startOnlineExecutor(t, ctx, ref, reg, "env-big")
 		h := &countingHash{h: sha256.New()}
 		start := time.Now()
 		stderr, code := runExec(t, ctx, reg, "env-big", h, "cat", path)

@@ -2,36 +2,18 @@ package interop_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"io"
-	"net"
-	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/execlab/executor/internal/refbin"
-	"github.com/execlab/executor/registry/rendezvous"
-	"github.com/execlab/executor/registry/server"
+	"github.com/execlab/executor/registry/registrytest"
 )
 
 // ourRegistry is the self-hosted registry + rendezvous (registry/server, registry/rendezvous)
-// running in the test process on 127.0.0.1, with one token file.
-type ourRegistry struct {
-	URL       string
-	Token     string
-	TokenFile string
-	Hub       *rendezvous.Hub
-	store     server.Store
-	srv       *http.Server
-	done      chan struct{}
-}
+// running in the test process on 127.0.0.1, with one token file (registry/registrytest).
+type ourRegistry = registrytest.Registry
 
 // startOurRegistry serves a fresh SQLite-backed registry; everything is closed in Cleanup.
 func startOurRegistry(t testing.TB) *ourRegistry {
@@ -44,154 +26,35 @@ func startOurRegistry(t testing.TB) *ourRegistry {
 // proxy in front of it.
 func startOurRegistryBehind(t testing.TB, front func(addr string) string) *ourRegistry {
 	t.Helper()
-	ctx := context.Background()
-	dir := t.TempDir()
-	st, err := server.OpenStore(ctx, filepath.Join(dir, "registry.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tb [16]byte
-	_, _ = rand.Read(tb[:])
-	token := "tok_" + hex.EncodeToString(tb[:])
-	tokenFile := filepath.Join(dir, "tokens")
-	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	tokens, err := server.ParseTokens(strings.NewReader(token))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer := rendezvous.NewRandomSigner()
-	hub, err := rendezvous.New(&rendezvous.Options{Signer: signer, CurrentGeneration: server.GenerationFunc(st)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := "http://" + ln.Addr().String()
-	if front != nil {
-		url = front(ln.Addr().String())
-	}
-	s, err := server.New(&server.Options{Store: st, Tokens: tokens, Hub: hub, Signer: signer, PublicURL: url})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &ourRegistry{URL: url, Token: token, TokenFile: tokenFile, Hub: hub, store: st,
-		srv: &http.Server{Handler: s}, done: make(chan struct{})}
-	go func() { defer close(r.done); _ = r.srv.Serve(ln) }()
-	t.Cleanup(func() {
-		r.srv.Close()
-		hub.Close()
-		<-r.done
-		st.Close()
-	})
-	return r
+	return registrytest.Start(t, &registrytest.Options{PublicURL: front})
 }
-
-// waitOnline blocks until an executor socket for env is open on the hub.
-func (r *ourRegistry) waitOnline(t testing.TB, ctx context.Context, env string) {
-	t.Helper()
-	for {
-		if _, ok := r.Hub.Online(env); ok {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("executor for %s never connected to the rendezvous: %v", env, ctx.Err())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
-var (
-	oursOnce sync.Once
-	oursPath string
-	oursErr  error
-)
 
 // oursBinary builds cmd/executor once per test process.
 func oursBinary(t testing.TB) string {
 	t.Helper()
-	oursOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "executor-interop-bin-")
-		if err != nil {
-			oursErr = err
-			return
-		}
-		oursPath = filepath.Join(dir, "executor")
-		cmd := exec.Command("go", "build", "-o", oursPath, "github.com/execlab/executor/cmd/executor")
-		cmd.Dir = repoRoot()
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as released: no stage can be preloaded
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			oursErr = &buildError{out: string(out), err: err}
-		}
-	})
-	if oursErr != nil {
-		t.Fatalf("building executor: %v", oursErr)
-	}
-	return oursPath
+	return refbin.Executor(t)
 }
 
-type buildError struct {
-	out string
-	err error
-}
-
-func (e *buildError) Error() string { return e.err.Error() + ": " + e.out }
-
-// executorProc is a remote executor (ours or the reference) registered with a registry.
-type executorProc struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	output *lockedBuffer
-	done   chan struct{}
+// startOnlineExecutor starts a remote executor (reference release ref, or ours when ref is
+// nil) registered as env with reg, and waits until the rendezvous sees it online.
+func startOnlineExecutor(t testing.TB, ctx context.Context, ref *refbin.Release, reg *ourRegistry, env string) {
+	t.Helper()
+	startRemoteExecutor(t, ref, reg.URL, env, reg.Token)
+	reg.WaitOnline(ctx, t, env, true)
 }
 
 // startRemoteExecutor starts `<bin> <args…> --remote/--registry URL --environment-id env
 // --registration-bearer-stdin` — reference release ref, or ours when ref is nil — writes the
-// bearer on stdin, and stops it in Cleanup.
-func startRemoteExecutor(t testing.TB, ref *refbin.Release, registryURL, env, bearer string) *executorProc {
+// bearer on stdin (kept open), and stops it in Cleanup (SIGTERM, then SIGKILL after 5 s).
+func startRemoteExecutor(t testing.TB, ref *refbin.Release, registryURL, env, bearer string) *refbin.Proc {
 	t.Helper()
-	var cmd *exec.Cmd
-	if ref != nil {
-		cmd = exec.Command(ref.Path, "exec-server", "--remote", registryURL, "--environment-id", env, "--registration-bearer-stdin")
-	} else {
-		cmd = exec.Command(oursBinary(t), "remote", "--registry", registryURL, "--environment-id", env, "--registration-bearer-stdin")
+	var ours string
+	if ref == nil {
+		ours = oursBinary(t)
 	}
-	home := codexHome(t)
-	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "CODEX_HOME=" + home,
-		"RUST_LOG=" + envOr("EXECUTOR_INTEROP_RUST_LOG", "warn")}
-	out := &lockedBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &executorProc{cmd: cmd, stdin: stdin, output: out, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-p.done
-		}
-		stdin.Close()
-		if t.Failed() {
-			t.Logf("executor output:\n%s", out.String())
-		}
-	})
-	if _, err := io.WriteString(stdin, bearer+"\n"); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	cmd := refbin.RemoteCommand(t, ref, ours, registryURL, env)
+	cmd.Env = append(cmd.Env, "RUST_LOG="+envOr("EXECUTOR_INTEROP_RUST_LOG", "warn"))
+	return refbin.Launch(t, cmd, &refbin.LaunchOptions{NoLine: true, Stdin: bearer + "\n", Name: "executor"})
 }
 
 // runExec runs `executor exec` against the registry and returns stdout, stderr and the exit

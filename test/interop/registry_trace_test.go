@@ -35,8 +35,7 @@ func TestRegistry_ExecTraced(t *testing.T) {
 		reg := startOurRegistry(t)
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		startRemoteExecutor(t, ref, reg.URL, "env-traced", reg.Token)
-		reg.waitOnline(t, ctx, "env-traced")
+		startOnlineExecutor(t, ctx, ref, reg, "env-traced")
 		cmd := exec.CommandContext(ctx, oursBinary(t), "exec", "--registry", reg.URL, "--environment-id", "env-traced",
 			"--token-file", reg.TokenFile, "--", "sh", "-c", "echo hello; exit 3")
 		cmd.Env = append(os.Environ(), "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="+sink.URL+"/v1/traces")

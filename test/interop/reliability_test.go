@@ -151,8 +151,7 @@ func TestReliability_CutMidStream(t *testing.T) {
 		})
 		ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 		defer cancel()
-		startRemoteExecutor(t, ref, reg.URL, "env-cut", reg.Token)
-		reg.waitOnline(t, ctx, "env-cut")
+		startOnlineExecutor(t, ctx, ref, reg, "env-cut")
 		out := &cutAfter{n: 4 << 20, cut: func() { proxy.cut(time.Second) }}
 		stderr, code := runExec(t, ctx, reg, "env-cut", out, "cat", path)
 		got := out.buf.Bytes()
@@ -244,8 +243,7 @@ func TestReliability_SlowReaderIsFlowControlled(t *testing.T) {
 	reg := startOurRegistry(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	startRemoteExecutor(t, nil, reg.URL, "env-slow", reg.Token)
-	reg.waitOnline(t, ctx, "env-slow")
+	startOnlineExecutor(t, ctx, nil, reg, "env-slow")
 	out := &stallAfter{n: 2 << 20, d: 7 * time.Second}
 	stderr, code := runExec(t, ctx, reg, "env-slow", out, "cat", path)
 	if code != 0 || !bytes.Equal(out.buf.Bytes(), data) || stderr != "" {

@@ -59,10 +59,7 @@ func TestCredentialSecretsNeverLeak(t *testing.T) {
 		"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=" + rcv.srv.URL + "/v1/traces",
 		"OTEL_SERVICE_NAME=credmask-leak", "CODEX_HOME=" + home,
 	}, "serve", "--listen", "ws://127.0.0.1:0", "--log-format", "json", "--log-level", "debug", "--metrics-listen", "127.0.0.1:0")
-	line, err := p.stdout.ReadString('\n')
-	if err != nil {
-		t.Fatalf("listen URL line: %v", err)
-	}
+	line := p.url(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	// Every notification and result, as JSON; bounded by the run (a few dozen messages).
@@ -120,7 +117,7 @@ func TestCredentialSecretsNeverLeak(t *testing.T) {
 	record(err.Error())
 	metrics := scrape(t, p.metricsAddr(t))
 	c.Close()
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil { // flushes the spans
+	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil { // flushes the spans
 		t.Fatal(err)
 	}
 	var spans string

@@ -3,7 +3,6 @@
 package observability_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -26,115 +25,82 @@ import (
 	"github.com/execlab/executor/internal/refbin"
 )
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath)) // the build directory executorBin made
-	}
-	os.Exit(code)
-}
-
-// executorBin builds ./cmd/executor once per test binary.
-func executorBin(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "executor-obs-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath, buildErr = refbin.BuildExecutor(dir)
-	})
-	if buildErr != nil {
-		t.Fatalf("building executor: %v", buildErr)
-	}
-	return binPath
-}
+func TestMain(m *testing.M) { refbin.Main(m) } // removes what refbin.Executor built
 
 // proc is a running executor subcommand with JSON logs on stderr.
 type proc struct {
-	cmd    *exec.Cmd
-	stdout *bufio.Reader
-	mu     sync.Mutex
-	logs   bytes.Buffer // stderr, JSON lines; guarded by mu
-	addrCh chan string  // the metrics listener's address, from its log line
+	*refbin.Proc
+	logs *logWatch
 }
 
 // startEnv runs the binary with args and extra environment variables ("NAME=value"),
-// stdin fed by the given reader, and stops it at cleanup.
+// stdin fed by the given reader, and stops it at cleanup (SIGTERM, SIGKILL after 10 s).
+// AwaitLine waits for its URL line, if it prints one.
 func startEnv(t *testing.T, stdin io.Reader, env []string, args ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(executorBin(t), args...)
+	cmd := exec.Command(refbin.Executor(t), args...)
 	cmd.Env = append([]string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + t.TempDir()}, env...)
 	cmd.Stdin = stdin
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive a killed test
 	cmd.WaitDelay = 5 * time.Second                                    // bounds Wait's stdin copy and pipe closes
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	errPipe, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &proc{cmd: cmd, stdout: bufio.NewReader(out), addrCh: make(chan string, 1)}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	logsDone := make(chan struct{})
-	go func() { // owner: this proc; ends at the child's exit (stderr EOF)
-		defer close(logsDone)
-		sc := bufio.NewScanner(errPipe)
-		for sc.Scan() {
-			line := sc.Bytes()
-			p.mu.Lock()
-			p.logs.Write(line)
-			p.logs.WriteByte('\n')
-			p.mu.Unlock()
-			var rec struct{ Msg, Address string }
-			if json.Unmarshal(line, &rec) == nil && rec.Msg == "metrics listening" {
-				select {
-				case p.addrCh <- rec.Address:
-				default:
-				}
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		<-logsDone
-		if t.Failed() {
-			t.Logf("%s logs:\n%s", args[0], p.logText())
-		}
-	})
+	p := &proc{logs: &logWatch{addrCh: make(chan string, 1)}}
+	cmd.Stderr = p.logs
+	p.Proc = refbin.Launch(t, cmd, &refbin.LaunchOptions{NoLine: true, StopTimeout: 10 * time.Second, Name: args[0]})
 	return p
 }
 
-func (p *proc) logText() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.logs.String()
+// url waits for the URL line the process prints first.
+func (p *proc) url(t *testing.T) string {
+	t.Helper()
+	if _, err := p.AwaitLine(); err != nil {
+		t.Fatalf("%s URL line: %v\n%s", p.Cmd.Args[1], err, p.logText())
+	}
+	return p.URL()
+}
+
+func (p *proc) logText() string { return p.logs.text() }
+
+// logWatch keeps a process's stderr (JSON lines) and hands over the address of its
+// "metrics listening" line.
+type logWatch struct {
+	mu      sync.Mutex   // guards logs and partial: exec's copying goroutine writes, the test reads
+	logs    bytes.Buffer // every byte written
+	partial []byte       // the unterminated last line
+	addrCh  chan string  // the metrics listener's address, from its log line
+}
+
+func (w *logWatch) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.logs.Write(b)
+	w.partial = append(w.partial, b...)
+	for {
+		i := bytes.IndexByte(w.partial, '\n')
+		if i < 0 {
+			return len(b), nil
+		}
+		var rec struct{ Msg, Address string }
+		if json.Unmarshal(w.partial[:i], &rec) == nil && rec.Msg == "metrics listening" {
+			select {
+			case w.addrCh <- rec.Address:
+			default:
+			}
+		}
+		w.partial = w.partial[i+1:]
+	}
+}
+
+func (w *logWatch) text() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.logs.String()
 }
 
 // metricsAddr waits for the "metrics listening" log line.
 func (p *proc) metricsAddr(t *testing.T) string {
 	t.Helper()
 	select {
-	case a := <-p.addrCh:
+	case a := <-p.logs.addrCh:
 		return a
 	case <-time.After(20 * time.Second):
 		t.Fatalf("no metrics listener logged:\n%s", p.logText())
@@ -169,11 +135,7 @@ func startStackEnv(t *testing.T, env []string) *stack {
 	}
 	reg := startEnv(t, nil, env, "registry", "serve", "--token-file", tokenFile, "--db", filepath.Join(dir, "registry.db"),
 		"--metrics-listen", "127.0.0.1:0", "--log-level", "info", "--log-format", "json")
-	line, err := reg.stdout.ReadString('\n')
-	if err != nil {
-		t.Fatalf("registry URL line: %v\n%s", err, reg.logText())
-	}
-	s := &stack{registryURL: strings.TrimSpace(line), token: token, env: obsEnv}
+	s := &stack{registryURL: reg.url(t), token: token, env: obsEnv}
 	s.registryMetrics = reg.metricsAddr(t)
 	// The bearer line, then EOF: without --exit-on-stdin-close the executor keeps serving.
 	rem := startEnv(t, strings.NewReader(token+"\n"), env, "remote", "--registry", s.registryURL, "--environment-id", obsEnv,

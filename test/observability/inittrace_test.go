@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/execlab/executor/internal/refbin"
 )
 
 // Init-time heap bounds of the executor binary (GODEBUG=inittrace=1, summed over every
@@ -38,7 +40,7 @@ var unwantedInits = []string{"google.golang.org/grpc", "github.com/grpc-ecosyste
 // TestInitHeap starts the built executor with GODEBUG=inittrace=1 and bounds the heap its
 // package inits allocate: a regression guard for rss_idle that counts bytes, not time.
 func TestInitHeap(t *testing.T) {
-	cmd := exec.Command(executorBin(t), "--help")
+	cmd := exec.Command(refbin.Executor(t), "--help")
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir(), "GODEBUG=inittrace=1"}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -96,23 +96,13 @@ func TestTracesExecutor(t *testing.T) {
 		"OTEL_SERVICE_NAME=executor-under-test",
 		"TRACEPARENT=00-" + traceID + "-00f067aa0ba902b7-01",
 	}, "serve", "--listen", "ws://127.0.0.1:0", "--log-format", "json")
-	line, err := p.stdout.ReadString('\n')
-	if err != nil {
-		t.Fatalf("listen URL line: %v", err)
-	}
+	line := p.url(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c, err := harness.DialLocal(ctx, strings.TrimSpace(line), &harness.Options{OnNotification: func(harness.Notification) {}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Initialize(ctx, "trace-test", ""); err != nil {
-		t.Fatal(err)
-	}
-	runProcess(ctx, t, c, "p1", "/bin/true")
-	c.Close()
+	runOneProcess(ctx, t, c, err)
 	// SIGTERM: the executor flushes its spans on the way out.
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(15 * time.Second)
@@ -212,14 +202,7 @@ func TestTracesAcrossHops(t *testing.T) {
 	}
 	c, err := harness.Dial(ctx, &harness.RemoteOptions{Registry: s.registryURL, EnvironmentID: s.env, Token: s.token,
 		Trace: tr.HarnessConnect, Client: &harness.Options{OnNotification: func(harness.Notification) {}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Initialize(ctx, "trace-test", ""); err != nil {
-		t.Fatal(err)
-	}
-	runProcess(ctx, t, c, "p1", "/bin/true")
-	c.Close()
+	runOneProcess(ctx, t, c, err)
 	if err := tr.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -293,4 +276,18 @@ func checkHarnessTrace(t *testing.T, rcv *otlpReceiver) {
 	if string(one("process").ParentSpanId) != string(ps.SpanId) {
 		t.Errorf("the process span is not a child of process/start")
 	}
+}
+
+// runOneProcess takes a dialed Client (dialErr its dial's error), initializes it, runs
+// /bin/true to its end as process p1 and closes the Client: one span of each kind.
+func runOneProcess(ctx context.Context, t *testing.T, c *harness.Client, dialErr error) {
+	t.Helper()
+	if dialErr != nil {
+		t.Fatal(dialErr)
+	}
+	defer c.Close()
+	if _, err := c.Initialize(ctx, "trace-test", ""); err != nil {
+		t.Fatal(err)
+	}
+	runProcess(ctx, t, c, "p1", "/bin/true")
 }
