@@ -1,8 +1,10 @@
 package refbin
 
 import (
+	"net"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -108,5 +110,27 @@ func TestLockedBuffer_ZeroKeepsAll(t *testing.T) {
 	}
 	if got := len(b.String()); got != 2*maxOutput {
 		t.Errorf("kept %d bytes, want %d", got, 2*maxOutput)
+	}
+}
+
+// FreeAddr hands out bindable loopback ports below the ephemeral range, never twice.
+func TestFreeAddr_BelowEphemeralRangeAndDistinct(t *testing.T) {
+	seen := map[string]bool{}
+	for range 50 {
+		a := FreeAddr(t)
+		_, p, err := net.SplitHostPort(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		port, _ := strconv.Atoi(p)
+		if port < 1024 || port >= 32768 || seen[a] {
+			t.Fatalf("FreeAddr = %s (seen before: %v): want a new port below 32768", a, seen[a])
+		}
+		seen[a] = true
+		ln, err := net.Listen("tcp", a)
+		if err != nil {
+			t.Fatalf("FreeAddr's %s is not bindable: %v", a, err)
+		}
+		ln.Close()
 	}
 }
