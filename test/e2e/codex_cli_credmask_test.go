@@ -19,6 +19,14 @@ func TestCodexCLI_CredentialMaskingThroughExecutor(t *testing.T) {
 	oursAndReference(t, []string{"GITHUB_TOKEN=" + realPAT}, runCredentialMaskingExec)
 }
 
+// TestCodexCLI_CredentialMaskingThroughRelay is the same through a registry: the CLI as
+// a Noise relay harness of `executor dev`, whose executor holds the real GITHUB_TOKEN.
+func TestCodexCLI_CredentialMaskingThroughRelay(t *testing.T) {
+	startCodexCLITest(t)
+	srv := startDevForNoise(t, "GITHUB_TOKEN="+realPAT)
+	refbin.ForEachRelease(t, func(t *testing.T, rel refbin.Release) { runCredentialMaskingExec(t, rel, srv) })
+}
+
 // realPAT is the exec-servers' GITHUB_TOKEN: the CLI's envPolicy inherits the
 // executor's own environment.
 const realPAT = "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
@@ -42,6 +50,10 @@ func runCredentialMaskingExec(t *testing.T, rel refbin.Release, srv *execServer)
 		fail("the command saw the real token: %q", output)
 	} else if ok && (!regexp.MustCompile(`gh=ghp_masked[A-Za-z0-9]{30}\b`).MatchString(output) || !strings.Contains(output, "active=1")) {
 		fail("tool output %q, want a ghp_masked dummy and the broker marker", output)
+	}
+	if srv.noiseEnv != nil { // through the relay the exchange is end-to-end encrypted: the output is the proof
+		t.Logf("codex %s → %s (relay): tool output %q", rel.Version, srv.name, output)
+		return
 	}
 	masking := slices.ContainsFunc(run.msgs, func(m tappedMessage) bool {
 		return m.FromClient && m.Msg.Method == "process/start" && strings.Contains(string(m.Msg.Params), `"credentialMasking":true`)

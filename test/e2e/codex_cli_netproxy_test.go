@@ -62,6 +62,16 @@ func oursAndReference(t *testing.T, serverEnv []string, run func(t *testing.T, r
 	})
 }
 
+// TestCodexCLI_ManagedNetworkThroughRelay is the same session through a registry: the
+// released CLI reaches `executor dev` (our registry, rendezvous and executor) as a Noise
+// relay harness, and the model's managed-network command runs with its proxy instead of
+// being rejected; the marker it fetches through the proxy comes back to the model.
+func TestCodexCLI_ManagedNetworkThroughRelay(t *testing.T) {
+	startCodexCLITest(t)
+	srv := startDevForNoise(t)
+	refbin.ForEachRelease(t, func(t *testing.T, rel refbin.Release) { runManagedNetworkExec(t, rel, srv, proxiedCurl) })
+}
+
 // TestCodexCLI_TransparentTCPThroughExecutor: the same with transparent TCP (codex
 // 0.171.0 only; 0.169.0 has none): the profile sets enable_socks5 and transparent_tcp,
 // the CLI (which requires networkProxyTransparentTcp) sends proxy.transparentTcp, and
@@ -145,7 +155,10 @@ func runManagedCodexExec(t *testing.T, rel refbin.Release, srv *execServer, shel
 	}
 	finalText := fmt.Sprintf("e2e-final-%d", randomFactor(t))
 	model := newScriptedModel(t, shellCmd, finalText)
-	tap := startWSTap(t, srv.url)
+	var tap *wsTap // none through the relay: the exchange is end-to-end encrypted
+	if srv.noiseEnv == nil {
+		tap = startWSTap(t, srv.url)
+	}
 
 	config := fmt.Sprintf(`model = "e2e-scripted"
 model_provider = "e2e"
@@ -166,7 +179,11 @@ stream_max_retries = 0
 	env := []string{
 		"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + userHome, "TMPDIR=" + tmp,
 		"CODEX_HOME=" + codexHome, "E2E_MODEL_API_KEY=e2e-not-a-secret",
-		"CODEX_EXEC_SERVER_URL=" + tap.URL(),
+	}
+	if tap != nil {
+		env = append(env, "CODEX_EXEC_SERVER_URL="+tap.URL())
+	} else {
+		env = append(env, srv.noiseEnv...)
 	}
 	if v := os.Getenv("RUST_LOG"); v != "" {
 		env = append(env, "RUST_LOG="+v)
@@ -182,7 +199,9 @@ stream_max_retries = 0
 	cmd.Stdout, cmd.Stderr = &r.stdout, &r.stderr
 	r.runErr = cmd.Run()
 	r.reqs, r.problems = model.snapshot()
-	r.msgs = tap.exchange()
+	if tap != nil {
+		r.msgs = tap.exchange()
+	}
 	return r
 }
 
@@ -248,6 +267,10 @@ func runManagedNetworkExec(t *testing.T, rel refbin.Release, srv *execServer, v 
 		fail("the command was rejected: %q", output)
 	case !strings.Contains(output, marker) || !strings.Contains(output, "proxy=set"):
 		fail("tool output sent to the model = %q, want %q fetched through the proxy", output, marker)
+	}
+	if srv.noiseEnv != nil { // through the relay the exchange is end-to-end encrypted: the output is the proof
+		t.Logf("codex %s → %s (relay): tool output %q", rel.Version, srv.name, output)
+		return
 	}
 
 	// The CLI's process/start carried a networkProxy; the server answered it without an

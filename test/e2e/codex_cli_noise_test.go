@@ -38,12 +38,13 @@ var devExecLine = regexp.MustCompile(`exec --registry (\S+) --environment-id (\S
 
 // startDevForNoise starts `executor dev --log-level debug`, reads the registry URL,
 // environment id and harness token it prints, and returns it as an execServer reached
-// through the Noise variables. Cleanup sends SIGTERM (kill after 5 s).
-func startDevForNoise(t *testing.T) *execServer {
+// through the Noise variables; extraEnv is added to its environment. Cleanup sends SIGTERM
+// (kill after 5 s).
+func startDevForNoise(t *testing.T, extraEnv ...string) *execServer {
 	t.Helper()
 	home := t.TempDir()
 	cmd := exec.Command(remoteExecutorBin(t), "dev", "--log-level", "debug")
-	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "TMPDIR=" + home}
+	cmd.Env = append([]string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "TMPDIR=" + home}, extraEnv...)
 	s, m := startPrinting(t, "executor dev", cmd, devExecLine, 30*time.Second, "its exec command")
 	line, err := os.ReadFile(m[3]) // "<token> <role> <environment>" (cmd/executor/dev.go)
 	if err != nil {
