@@ -144,7 +144,7 @@ func (p *Proxy) serveHTTP(c net.Conn) {
 		return
 	}
 	r := Request{Protocol: ProtocolHTTP, Host: host, Port: port, Method: h.method}
-	if d := p.decide(r, c); !d.Allowed {
+	if d := p.decide(&r, c); !d.Allowed {
 		writeBlocked(c, r, d, wantsClose)
 		return
 	}
@@ -327,7 +327,7 @@ func (p *Proxy) serveConnect(c net.Conn, br *bufio.Reader, h *requestHead, wants
 		return
 	}
 	r := Request{Protocol: ProtocolHTTPSConnect, Host: host, Port: port, Method: "CONNECT"}
-	if d := p.decide(r, c); !d.Allowed {
+	if d := p.decide(&r, c); !d.Allowed {
 		writeBlocked(c, r, d, wantsClose)
 		return
 	}

@@ -102,7 +102,7 @@ func (p *Proxy) serveIntercepted(c net.Conn, br *bufio.Reader, b *credmask.Broke
 		return
 	}
 	p.rewriteCredentials(b, h, "https", r.Host, r.Port)
-	raw, err := p.dialUpstream(context.Background(), r.Host, r.Port)
+	raw, err := p.dialUpstream(context.Background(), r)
 	if err != nil {
 		p.log.Debug("upstream connect failed", "host", r.Host, "port", r.Port, "error", err)
 		writeReply(tc, 502, "text/plain", "", mitmUpstreamError, false)

@@ -52,6 +52,12 @@ type Request struct {
 	Port uint16
 	// Method is the HTTP method; "CONNECT" for CONNECT; empty for SOCKS5.
 	Method string
+
+	// addrs and resolveErr are the resolution check's outcome for an allowed name when
+	// local binding is not allowed (Proxy.decide, §5.2 step 7): the addresses the
+	// connection may use, or why none may (errUpstreamBlocked).
+	addrs      []netip.Addr
+	resolveErr error
 }
 
 // Reason is the audit reason of a decision (§5.2).

@@ -206,13 +206,29 @@ func (p *Proxy) routineAccept(l net.Listener, serve func(net.Conn)) {
 }
 
 // decide runs the policy for r, the decider for an askable refusal when callbacks are
-// enabled, and reports the final decision to the audit hook (§7).
-func (p *Proxy) decide(r Request, client net.Conn) Decision {
-	d := p.pol.Decide(r)
+// enabled, and, without local binding, the resolution check of an allowed name (§5.2
+// step 7: a name that resolves only to local or private addresses, or not at all, is a
+// not_allowed_local refusal, audited alone, as 0.171.0 does; the addresses are kept in r
+// for the dial). It reports the final decision to the audit hook (§7).
+func (p *Proxy) decide(r *Request, client net.Conn) Decision {
+	d := p.pol.Decide(*r)
 	if d.Askable && p.pol.CallbackTimeout > 0 && p.opts.Decider != nil {
-		d = p.askDecider(p.ctx, r)
+		d = p.askDecider(p.ctx, *r)
 	}
-	p.audit(r, d, client)
+	if d.Allowed && !p.pol.AllowLocalBinding && !isIPLiteral(NormalizeHost(r.Host)) {
+		ctx, cancel := context.WithTimeout(p.ctx, upstreamDialTimeout)
+		_, addrs, err := p.resolveAllowed(ctx, r.Host)
+		cancel()
+		switch {
+		case errors.Is(err, errLocalResolution):
+			d = localRefusal
+		case err != nil:
+			r.resolveErr = err
+		default:
+			r.addrs = addrs
+		}
+	}
+	p.audit(*r, d, client)
 	return d
 }
 
@@ -226,6 +242,11 @@ func (p *Proxy) audit(r Request, d Decision, client net.Conn) {
 // not_allowed_local block.
 var errLocalResolution = errors.New("netproxy: host resolves only to local or private addresses, or not at all")
 
+// errResolution: with local binding allowed, a name that does not resolve is an
+// upstream failure (HTTP 502, SOCKS5 reply 5, CONNECT 200 then closed), as 0.171.0
+// answers it; without local binding the resolution check refuses it first.
+var errResolution = errors.New("netproxy: host does not resolve")
+
 // errUpstreamBlocked: every resolved address is denied or review-listed; answered as an
 // upstream failure (502), as the reference does.
 var errUpstreamBlocked = errors.New("netproxy: every resolved address is denied by the policy")
@@ -237,8 +258,8 @@ var localRefusal = Decision{Reason: ReasonNotAllowedLocal, Source: SourceBaselin
 // dialAudited connects to the destination of an allowed request r from client c with
 // dial (dialUpstream, or dialSOCKS for SOCKS5). A failure is logged, and a local refusal
 // is audited as localRefusal; the caller replies.
-func (p *Proxy) dialAudited(r Request, c net.Conn, dial func(ctx context.Context, host string, port uint16) (net.Conn, error)) (net.Conn, error) {
-	up, err := dial(context.Background(), r.Host, r.Port)
+func (p *Proxy) dialAudited(r Request, c net.Conn, dial func(ctx context.Context, r Request) (net.Conn, error)) (net.Conn, error) {
+	up, err := dial(context.Background(), r)
 	if err != nil {
 		p.log.Debug("upstream connect failed", "host", r.Host, "port", r.Port, "error", err)
 		if errors.Is(err, errLocalResolution) {
@@ -254,13 +275,20 @@ func (p *Proxy) dialAudited(r Request, c net.Conn, dial func(ctx context.Context
 // errLocalResolution (§5.2 step 7: allowed names must not reach the local network
 // through DNS); addresses on the deny or review lists are skipped, errUpstreamBlocked
 // when none is left.
-func (p *Proxy) dialUpstream(ctx context.Context, host string, port uint16) (net.Conn, error) {
+func (p *Proxy) dialUpstream(ctx context.Context, r Request) (net.Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, upstreamDialTimeout)
 	defer cancel()
-	h, addrs, err := p.resolveAllowed(ctx, host)
-	if err != nil {
-		return nil, err
+	if r.resolveErr != nil {
+		return nil, r.resolveErr
 	}
+	h, addrs := NormalizeHost(r.Host), r.addrs
+	if addrs == nil { // not checked by decide: an IP literal, or local binding allowed
+		var err error
+		if h, addrs, err = p.resolveAllowed(ctx, r.Host); err != nil {
+			return nil, err
+		}
+	}
+	port := r.Port
 	dial := p.dialer()
 	var lastErr error = errors.New("no addresses")
 	for _, a := range addrs {
@@ -299,9 +327,12 @@ func (p *Proxy) resolveAllowed(ctx context.Context, host string) (string, []neti
 	}
 	addrs, err := resolve(ctx, h)
 	if err != nil {
-		// A name that does not resolve is refused like a local one (observed in
-		// limited mode: an immediate 403 not_allowed_local).
 		p.log.Debug("resolution failed", "host", h, "error", err)
+		if p.pol.AllowLocalBinding {
+			return h, nil, fmt.Errorf("%w: %s", errResolution, h)
+		}
+		// Without local binding a name that does not resolve is refused like a local
+		// one (observed: an immediate 403 not_allowed_local, the only audit record).
 		return h, nil, errLocalResolution
 	}
 	if !p.pol.AllowLocalBinding && !(p.pol.allowedExact[h] && IsLocalHost(h)) {

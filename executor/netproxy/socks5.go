@@ -82,7 +82,7 @@ func (p *Proxy) serveSOCKS5(c net.Conn) {
 	}
 	r := Request{Protocol: ProtocolSOCKS5TCP, Host: host, Port: port}
 	_ = c.SetDeadline(time.Time{}) // the decider may take policyDecisionTimeoutMs + 5 s
-	d := p.decide(r, c)
+	d := p.decide(&r, c)
 	_ = c.SetDeadline(time.Now().Add(headTimeout))
 	if !d.Allowed {
 		socksReply(c, socksNotAllowed, nil)
@@ -153,7 +153,7 @@ func socksFailure(err error) byte {
 	switch {
 	case errors.Is(err, errLocalResolution), errors.Is(err, errUpstreamBlocked):
 		return socksNotAllowed
-	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, errTCPUpstream):
+	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, errTCPUpstream), errors.Is(err, errResolution):
 		return socksConnRefused
 	case errors.As(err, &dnsErr):
 		return socksHostUnreachable

@@ -7,9 +7,10 @@ package netproxy
 // CONNECT) still dials directly. In the order the reference applies them, each a SOCKS5
 // "connection refused" reply (5):
 //
-//  1. allowLocalBinding false: the local-resolution check of §5.2 step 7 first (a name
-//     resolving only to local addresses, or not at all, is "not allowed" (2) with its
-//     not_allowed_local audit, as without an upstream); then allowUpstreamProxy false →
+//  1. allowLocalBinding false: the local-resolution check of §5.2 step 7 first, in
+//     Proxy.decide (a name resolving only to local addresses, or not at all, is "not
+//     allowed" (2) with its not_allowed_local audit, as without an upstream); then
+//     allowUpstreamProxy false →
 //     "upstream proxies are disabled by network policy", else "destination requires
 //     local address enforcement" (the upstream resolves names itself, so the proxy
 //     cannot keep them off private addresses).
@@ -37,18 +38,14 @@ var errTCPUpstream = errors.New("netproxy: TCP upstream")
 const maxUpstreamHeadBytes = 16 << 10
 
 // dialSOCKS connects an allowed SOCKS5 TCP request: directly, or through the TCP upstream.
-func (p *Proxy) dialSOCKS(ctx context.Context, host string, port uint16) (net.Conn, error) {
+func (p *Proxy) dialSOCKS(ctx context.Context, r Request) (net.Conn, error) {
 	if p.opts.TCPUpstream == "" {
-		return p.dialUpstream(ctx, host, port)
+		return p.dialUpstream(ctx, r)
 	}
 	ctx, cancel := context.WithTimeout(ctx, upstreamDialTimeout)
 	defer cancel()
-	if !p.pol.AllowLocalBinding {
-		if _, _, err := p.resolveAllowed(ctx, host); err != nil {
-			return nil, err
-		}
-	}
-	switch h := NormalizeHost(host); {
+	port := r.Port
+	switch h := NormalizeHost(r.Host); {
 	case !p.pol.AllowUpstream:
 		return nil, fmt.Errorf("%w: upstream proxies are disabled by network policy", errTCPUpstream)
 	case !p.pol.AllowLocalBinding:
