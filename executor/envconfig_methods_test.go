@@ -4,17 +4,17 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/execlab/executor/executor"
 )
 
-// environmentConfig/read is routed, advertised, and reads $CODEX_HOME (which the
-// method reads once per process: this is the package's only test that uses it).
+// environmentConfig/read is routed, advertised, and reads Options.CodexHome.
 func TestServer_EnvironmentConfigRead(t *testing.T) {
 	home := t.TempDir()
-	t.Setenv("CODEX_HOME", home)
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte("model = \"m\"\n[mcp_servers.docs]\nurl = \"https://docs.example/mcp\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	h := newHarness(t, nil)
+	h := newHarness(t, &executor.Options{CodexHome: home})
 	c := h.dial()
 	init := c.Handshake("")
 	caps, _ := init["environmentInfo"].(map[string]any)["capabilities"].(map[string]any)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/execlab/executor/executor/capdiscover"
+	"github.com/execlab/executor/executor/envconfig"
 	"github.com/execlab/executor/executor/fs"
 	"github.com/execlab/executor/executor/jsonrpc"
 	"github.com/execlab/executor/executor/netproxy/credmask"
@@ -168,6 +169,7 @@ type Server struct {
 	info     *protocol.EnvironmentInfo // computed once: resume results must be identical
 	fs       *fs.Service
 	homes    capdiscover.Homes // capabilities/discoverV2's locations (discoveryHomes)
+	envcfg   *envconfig.Reader // environmentConfig/read (newEnvConfigReader)
 	// budget bounds the unacknowledged output of every session's Manager together.
 	budget *process.Budget
 	// runtimeGrants are extra files sandboxed stages need readable (sandboxRuntimeGrants).
@@ -202,6 +204,7 @@ func NewServer(opts *Options) *Server {
 		budget:        process.NewBudget(o.MaxUnackedTotalBytes),
 		runtimeGrants: grants,
 		homes:         discoveryHomes(o.CodexHome),
+		envcfg:        newEnvConfigReader(o.CodexHome),
 	}
 }
 

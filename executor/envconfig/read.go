@@ -36,8 +36,7 @@ type Reader struct {
 	cfg Config
 }
 
-// NewReader returns a Reader for cfg (nil: defaults, with CodexHome and Home from
-// the process environment).
+// NewReader returns a Reader for cfg (nil: DefaultConfig, CODEX_HOME at Home/.codex).
 func NewReader(cfg *Config) *Reader {
 	var c Config
 	if cfg != nil {
@@ -54,11 +53,11 @@ func NewReader(cfg *Config) *Reader {
 	return &Reader{cfg: c}
 }
 
-// DefaultConfig is the reference's environment: $CODEX_HOME and $HOME (or the passwd
-// entry of the current user), /etc/codex, the normalized host name (hostname.go).
+// DefaultConfig is the reference's environment but for CODEX_HOME, which the caller
+// sets (cmd/ reads the variable; "" means Home/.codex): $HOME (or the passwd entry of
+// the current user), /etc/codex, the normalized host name (hostname.go).
 func DefaultConfig() Config {
 	return Config{
-		CodexHome: os.Getenv("CODEX_HOME"),
 		Home:      homeDir(),
 		SystemDir: DefaultSystemDir,
 		Hostname:  processHostName,
