@@ -67,6 +67,11 @@ func (c *conn) session() *session.Session[*sessionState] {
 // docs/bench.md).
 func (c *conn) ReleasesMessage(method string) bool { return method == protocol.MethodFsWriteBlock }
 
+// Arrival implements jsonrpc.EarlyDecoder: fs/writeBlock chunks are decoded while their
+// request arrives (protocol.WriteBlockArrival; writeblock_local, docs/bench.md), and
+// taken by the params through protocol.WithEarly in bind.
+func (c *conn) Arrival() jsonrpc.Arrival { return new(protocol.WriteBlockArrival) }
+
 // Lane implements jsonrpc.Handler: before initialized everything is serial.
 func (c *conn) Lane(method string) jsonrpc.Lane {
 	c.mu.Lock()
@@ -108,7 +113,7 @@ func (c *conn) route(ctx context.Context, req *jsonrpc.Message) (any, error) {
 	if sess := c.session(); sess != nil && !c.srv.sessions.AttachedTo(sess, c) {
 		return nil, jsonrpc.ErrClose
 	}
-	call, err := m.prepare(req.Params, req.ParamsChecked())
+	call, err := m.prepare(req)
 	if err != nil {
 		return nil, err
 	}
@@ -172,9 +177,9 @@ func (c *conn) HandleInline(n *jsonrpc.Message) bool {
 type method struct {
 	family string       // for handshake-order messages, e.g. "exec"
 	lane   jsonrpc.Lane // in concurrent mode
-	// prepare decodes params (errors are -32602) and returns the call to run once the
-	// handshake checks pass; checked: raw lies inside a document jsonrpc.Parse checked.
-	prepare func(raw json.RawMessage, checked bool) (func(ctx context.Context, c *conn) (any, error), error)
+	// prepare decodes req's params (errors are -32602) and returns the call to run once
+	// the handshake checks pass.
+	prepare func(req *jsonrpc.Message) (func(ctx context.Context, c *conn) (any, error), error)
 }
 
 // bind builds a method whose params decode into P.
@@ -182,9 +187,9 @@ func bind[P any](family string, lane jsonrpc.Lane, fn func(ctx context.Context, 
 	return method{
 		family: family,
 		lane:   lane,
-		prepare: func(raw json.RawMessage, checked bool) (func(context.Context, *conn) (any, error), error) {
+		prepare: func(req *jsonrpc.Message) (func(context.Context, *conn) (any, error), error) {
 			p := new(P)
-			if err := unmarshalParams(raw, checked, p); err != nil {
+			if err := protocol.WithEarly(req.Early, func() error { return unmarshalParams(req.Params, req.ParamsChecked(), p) }); err != nil {
 				return nil, err
 			}
 			return func(ctx context.Context, c *conn) (any, error) { return fn(ctx, c, p) }, nil
@@ -206,8 +211,8 @@ func bindUnit(family string, lane jsonrpc.Lane, fn func(ctx context.Context, c *
 	return method{
 		family: family,
 		lane:   lane,
-		prepare: func(raw json.RawMessage, checked bool) (func(context.Context, *conn) (any, error), error) {
-			if err := unmarshalParams(raw, checked, &jsonwire.Unit{}); err != nil {
+		prepare: func(req *jsonrpc.Message) (func(context.Context, *conn) (any, error), error) {
+			if err := unmarshalParams(req.Params, req.ParamsChecked(), &jsonwire.Unit{}); err != nil {
 				return nil, err
 			}
 			return fn, nil

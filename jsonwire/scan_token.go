@@ -141,6 +141,10 @@ func plainString8(x uint64) bool {
 func (s *scanner) scanString() (escaped bool, err error) {
 	data := s.data
 	i := s.pos
+	if i == s.known.Start && s.known.End > 0 {
+		s.pos = s.known.End + 1
+		return false, nil
+	}
 	if q := bytes.IndexByte(data[i:], '"'); q >= longPlainString && !slowStringsForTest && bytes.IndexByte(data[i:i+q], '\\') < 0 && plainASCII(data[i:i+q]) {
 		s.pos = i + q + 1
 		return false, nil

@@ -64,9 +64,13 @@ var memberNames = []string{memID: "id", memMethod: "method", memParams: "params"
 //
 // The returned Message aliases data (ID, Params, Result): data must not be modified
 // while the Message is in use. Parse is safe for concurrent use.
-func Parse(data []byte) (*Message, error) {
+func Parse(data []byte) (*Message, error) { return parseKnown(data, jsonwire.KnownString{}) }
+
+// parseKnown is Parse for a message in which an Arrival has already checked one string
+// body (jsonwire.ScanRootKnown); the result is Parse's.
+func parseKnown(data []byte, known jsonwire.KnownString) (*Message, error) {
 	var buf [numMembers]jsonwire.Member
-	root, err := jsonwire.ScanRoot(data, memberNames, buf[:0])
+	root, err := jsonwire.ScanRootKnown(data, memberNames, buf[:0], known)
 	if err != nil {
 		return nil, err
 	}

@@ -40,6 +40,12 @@
 //     counted unless BestEffortReserve (16) slots stay free for replies and process
 //     notifications. ClientLink follows a session across connections; a call stays with
 //     the connection it was sent on and is never re-sent after a resume.
+//   - Decoding while a message arrives (arrival.go): when the MessageConn is an
+//     ArrivingReader (internal/wsmsg) and the Handler an EarlyDecoder (the executor:
+//     fs/writeBlock's chunk), the read loop shows each message's bytes to the Handler's
+//     Arrival as they come in; Parse skips the string body the Arrival checked and the
+//     Arrival's value reaches Handle as Message.Early. A head start only: every result
+//     and every error is the one the message gets without it.
 //   - Outbound encoding (serve.go, message.go): responses, errors and notifications, with
 //     AppendJSONer for hand-written encoders and encoding/json without HTML escaping for
 //     the rest, as serde writes them.

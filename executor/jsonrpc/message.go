@@ -51,8 +51,12 @@ type Message struct {
 	Params json.RawMessage // nil when absent; otherwise the raw JSON text
 	Result json.RawMessage // responses
 	Error  *jsonwire.Error // error responses
+	// Early is what the Handler's Arrival decoded of the request while it arrived
+	// (arrival.go), nil otherwise. It is a head start only: the Handler uses it where
+	// its own decoding reaches the bytes the Arrival decoded.
+	Early any
 
-	size int // bytes of the raw message, charged against InboundBytes while queued
+	size int // bytes of the raw message and its Early value, charged against InboundBytes while queued
 	// raw is the message's bytes when the connection may give them back to its
 	// MessageReleaser after the request is handled (serve.go); nil otherwise.
 	raw []byte

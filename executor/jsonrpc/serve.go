@@ -196,13 +196,15 @@ func (c *Conn) readLoop(ctx context.Context, cancel context.CancelCauseFunc, h H
 	if rh, ok := h.(ReleasingHandler); ok && rh != nil {
 		releaser, _ = c.mc.(MessageReleaser)
 	}
+	ar, arrival := c.arrivalFor(h)
 	for {
-		data, err := c.mc.ReadMessage(ctx)
+		in, err := c.readMessage(ctx, ar, arrival)
 		if err != nil {
 			cancel(errPeerGone)
 			return
 		}
-		msg, err := Parse(data)
+		data := in.data
+		msg, err := parseKnown(data, in.known)
 		if err != nil {
 			e := &jsonwire.Error{Code: jsonwire.CodeInvalidRequest, Message: c.opts.ParseErrorPrefix + ": " + err.Error()}
 			if !c.enqueue(ctx, encodeError(nil, IntID(-1), e)) {
@@ -223,7 +225,8 @@ func (c *Conn) readLoop(ctx context.Context, cancel context.CancelCauseFunc, h H
 		if inline != nil && msg.Kind == KindNotification && inline.HandleInline(msg) {
 			continue
 		}
-		msg.size = len(data)
+		msg.size = len(data) + in.held
+		msg.Early = in.early
 		if releaser != nil {
 			msg.raw = data
 		}

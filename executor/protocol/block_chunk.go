@@ -24,21 +24,33 @@ const blockChunkPooled = 1<<20 + 3
 
 var blockChunkPool = sync.Pool{New: func() any { b := make([]byte, 0, blockChunkPooled); return &b }}
 
+// getChunkBuf and putChunkBuf take and give back pooled chunk storage.
+func getChunkBuf() *[]byte { return blockChunkPool.Get().(*[]byte) }
+
+func putChunkBuf(bp *[]byte) {
+	*bp = (*bp)[:0]
+	blockChunkPool.Put(bp)
+}
+
 // UnmarshalJSON decodes a base64 JSON string. Plain strings whose decoded size fits the
 // pool take the pooled path; anything else (escapes, larger chunks, other JSON types)
 // goes through jsonwire.Bytes, which yields the reference's texts ("invalid type:
 // number, expected a string", "Invalid symbol 33, offset 0.").
 func (c *BlockChunk) UnmarshalJSON(raw []byte) error {
+	if e := takeEarly(raw); e != nil {
+		c.Data, c.buf = e.data, e.buf
+		return nil
+	}
 	// The base64 decoder rejects '\\', so a string with escapes fails the pooled path and
 	// is looked for only then (one pass less over a 1.4 MB chunk than checking first).
 	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && (n-2)/4*3 <= blockChunkPooled {
-		bp := blockChunkPool.Get().(*[]byte)
+		bp := getChunkBuf()
 		out, err := jsonwire.DecodeBase64Into((*bp)[:0], raw[1:n-1])
 		if err == nil {
 			c.Data, c.buf = out, bp
 			return nil
 		}
-		blockChunkPool.Put(bp)
+		putChunkBuf(bp)
 		if bytes.IndexByte(raw[1:n-1], '\\') < 0 {
 			return err
 		}
@@ -57,8 +69,7 @@ func (c BlockChunk) MarshalJSON() ([]byte, error) { return jsonwire.Bytes(c.Data
 // Release returns pooled storage; Data must not be used afterwards.
 func (c *BlockChunk) Release() {
 	if c.buf != nil {
-		*c.buf = (*c.buf)[:0]
-		blockChunkPool.Put(c.buf)
+		putChunkBuf(c.buf)
 	}
 	c.Data, c.buf = nil, nil
 }

@@ -26,6 +26,10 @@
 //     fs/walk, http bodyDelta) have hand-written AppendJSON methods (jsonrpc.AppendJSONer)
 //     that are byte-identical to encoding/json's output and escape strings as serde_json
 //     does; tests pin both.
+//   - fs/writeBlock's chunk (block_chunk.go) decodes into pooled storage; the server may
+//     decode it while the request still arrives (writeblock_arrival.go:
+//     WriteBlockArrival, a jsonrpc.Arrival by shape, and WithEarly, through which the
+//     params take that decode only for the very string it was made from).
 //   - PathURI (pathuri.go, pathuri_parse.go, pathuri_host.go): decoding parses with the
 //     WHATWG rules the reference's rust-url applies, rejects what it rejects with its
 //     texts (PathURIError), and yields a canonical form; Native converts to a lexically
@@ -40,5 +44,6 @@
 // # Concurrency
 //
 // The package has no behaviour beyond encoding, decoding and validation; its values are
-// plain data, its functions are safe for concurrent use, and it starts no goroutines.
+// plain data, its functions are safe for concurrent use (a WriteBlockArrival serves one
+// read loop), and it starts no goroutines.
 package protocol

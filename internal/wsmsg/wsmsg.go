@@ -49,6 +49,14 @@ func New(c *websocket.Conn) *Conn { return &Conn{c: c} }
 // refers to it (jsonrpc does after a request whose handler keeps nothing of it), else it
 // is collected and the next large message is read into a fresh buffer.
 func (w *Conn) ReadMessage(ctx context.Context) ([]byte, error) {
+	return w.ReadMessageArriving(ctx, nil)
+}
+
+// ReadMessageArriving is ReadMessage that calls seen (when not nil) with the bytes
+// received so far after each read that did not end the message (jsonrpc.ArrivingReader):
+// a large message arrives in many reads, and the caller can work on its start while the
+// rest is still on the way. seen must not keep the slice.
+func (w *Conn) ReadMessageArriving(ctx context.Context, seen func(sofar []byte)) ([]byte, error) {
 	_, r, err := w.c.Reader(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("reading websocket message: %w", err)
@@ -74,6 +82,9 @@ func (w *Conn) ReadMessage(ctx context.Context) ([]byte, error) {
 		}
 		if err != nil {
 			return nil, fmt.Errorf("reading websocket message: %w", err)
+		}
+		if seen != nil && n > 0 {
+			seen(buf)
 		}
 	}
 	if len(buf) >= handOutMin {

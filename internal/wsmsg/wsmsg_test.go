@@ -123,3 +123,35 @@ func dialEcho(t *testing.T) (*websocket.Conn, *wsmsg.Conn) {
 	t.Cleanup(func() { c.Close() })
 	return ws, c
 }
+
+// TestConn_ReadMessageArrivingShowsGrowingPrefixes: a large message is shown to seen as
+// it arrives, each time a longer prefix of the message, and comes back whole.
+func TestConn_ReadMessageArrivingShowsGrowingPrefixes(t *testing.T) {
+	ctx := context.Background()
+	ws, c := dialEcho(t)
+	msg := make([]byte, 3<<20)
+	for i := range msg {
+		msg[i] = byte(i * 31)
+	}
+	if err := ws.Write(ctx, websocket.MessageBinary, msg); err != nil {
+		t.Fatal(err)
+	}
+	var lens []int
+	b, err := c.ReadMessageArriving(ctx, func(sofar []byte) {
+		if !bytes.Equal(sofar, msg[:len(sofar)]) {
+			t.Errorf("prefix of %d bytes differs from the message", len(sofar))
+		}
+		lens = append(lens, len(sofar))
+	})
+	if err != nil || !bytes.Equal(b, msg) {
+		t.Fatalf("got %d bytes, %v; want the %d-byte message", len(b), err, len(msg))
+	}
+	if len(lens) < 2 {
+		t.Fatalf("seen called %d times for a 3 MiB message, want several", len(lens))
+	}
+	for i := 1; i < len(lens); i++ {
+		if lens[i] <= lens[i-1] {
+			t.Fatalf("prefix lengths do not grow: %v", lens)
+		}
+	}
+}

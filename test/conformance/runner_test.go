@@ -177,6 +177,9 @@ func run(t *testing.T, sc *Scenario, srv *server) *transcript {
 		return r
 	}
 	vars := map[string]string{"${TMP}": srv.tmp, "${TMPURI}": "file://" + (&url.URL{Path: srv.tmp}).EscapedPath(), "${HTTP}": httpURL, "${HTTPPORT}": httpPort()}
+	for k, v := range blockVars() {
+		vars[k] = v
+	}
 	recv := func() (map[string]any, error) {
 		rctx, rcancel := context.WithTimeout(ctx, recvTimeout)
 		defer rcancel()

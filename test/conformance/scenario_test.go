@@ -27,7 +27,8 @@ import (
 //	 "setup": "ln -s a b; mkfifo f",            // sh script run in ${TMP} after files
 //	 "steps": [
 //	   {"send": {...}},                         // a JSON message (Text frame); ${TMP}, ${TMPURI}, ${SESSION},
-//	                                            // ${HTTP} (fixture URL) and ${HTTPPORT} (its port) expanded
+//	                                            // ${HTTP} (fixture URL) and ${HTTPPORT} (its port) expanded,
+//	                                            // and the large chunks of blocks_test.go (${BLOCK1M}, …)
 //	   {"sendText": "not-json"},                // raw text (Text frame)
 //	   {"sendBinary": {...}},                   // a JSON message in a Binary frame
 //	   {"recv": 2},                             // receive 2 messages, compared in order
