@@ -2,7 +2,6 @@ package harness_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,37 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/execlab/executor/internal/refbin"
 )
 
 // oursBin is the executor binary built by TestMain.
 var oursBin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "harness-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	oursBin, err = refbin.BuildExecutor(dir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "building executor:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	servers = testServers()
-	code := m.Run()
-	os.RemoveAll(dir)
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { refbin.MainWithExecutor(m, "harness-test-", &oursBin) }
 
 // server is one executor under test.
 type server struct {
@@ -52,9 +27,9 @@ type server struct {
 	release string
 }
 
-// servers are ours and every reference release (refbin.Versions, newest first); set by
-// TestMain.
-var servers []server
+// servers are ours and every reference release (refbin.Versions, newest first); ours runs
+// the binary TestMain builds.
+var servers = testServers()
 
 func testServers() []server {
 	out := []server{{name: "ours", argv: func(testing.TB) []string {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -32,24 +31,10 @@ func TestListenTCP_PerServer(t *testing.T) {
 		if ln.Port() == 0 || !strings.HasSuffix(ln.Addr().String(), fmt.Sprintf(":%d", ln.Port())) {
 			t.Fatalf("Addr %s, Port %d", ln.Addr(), ln.Port())
 		}
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() { // the service, served on our side
-			defer wg.Done()
-			for {
-				tc, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					defer tc.Close()
-					_, _ = io.Copy(tc, tc)
-					_ = tc.(*harness.TunnelConn).CloseWrite()
-				}()
-			}
-		}()
+		wait := serveConns(ln, func(tc net.Conn) { // the service, served on our side
+			_, _ = io.Copy(tc, tc)
+			_ = tc.(*harness.TunnelConn).CloseWrite()
+		})
 		const n = 4
 		errs := make(chan error, n)
 		for i := 0; i < n; i++ {
@@ -85,7 +70,7 @@ func TestListenTCP_PerServer(t *testing.T) {
 		if err := ln.Close(); err != nil {
 			t.Fatal(err)
 		}
-		wg.Wait()
+		wait()
 		if _, err := ln.Accept(); !errors.Is(err, net.ErrClosed) {
 			t.Errorf("Accept after Close: %v", err)
 		}

@@ -25,6 +25,15 @@ func listenTCP(t *testing.T, fn func(net.Conn)) (*net.TCPListener, int) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	wait := serveConns(ln, fn)
+	t.Cleanup(func() { ln.Close(); wait() })
+	return ln, ln.Addr().(*net.TCPAddr).Port
+}
+
+// serveConns serves every connection ln accepts with fn, each on its own goroutine that
+// closes it after fn, until Accept fails (ln is closed); wait returns once the accept
+// loop and every fn have ended.
+func serveConns(ln net.Listener, fn func(net.Conn)) (wait func()) {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -42,8 +51,7 @@ func listenTCP(t *testing.T, fn func(net.Conn)) (*net.TCPListener, int) {
 			}()
 		}
 	}()
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	return ln, ln.Addr().(*net.TCPAddr).Port
+	return wg.Wait
 }
 
 // echoHalfClose echoes until EOF, then half-closes: a protocol that needs FIN both ways.

@@ -4,12 +4,8 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/execlab/executor/internal/refbin"
 )
 
 // maxComplexity is the bound on a function's cyclomatic complexity in non-test,
@@ -44,23 +40,8 @@ func complexity(fn *ast.FuncDecl) int {
 }
 
 func TestComplexity_Bounded(t *testing.T) {
-	root := refbin.RepoRoot()
-	fset := token.NewFileSet()
 	checked := 0
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || strings.HasSuffix(path, ".pb.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments)
-		if err != nil {
-			return err
-		}
+	walkGoFiles(t, token.NewFileSet(), parser.ParseComments, false, func(rel string, f *ast.File) {
 		for _, decl := range f.Decls {
 			fn, ok := decl.(*ast.FuncDecl)
 			if !ok || fn.Body == nil {
@@ -71,15 +52,10 @@ func TestComplexity_Bounded(t *testing.T) {
 			if c <= maxComplexity || strings.Contains(fn.Doc.Text(), "state machine") {
 				continue
 			}
-			rel, _ := filepath.Rel(root, path)
 			t.Errorf("%s: %s has cyclomatic complexity %d, over %d: split it, or say in its doc comment why it is a state machine",
 				rel, fn.Name.Name, c, maxComplexity)
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if checked < 500 {
 		t.Fatalf("checked %d functions; the walk missed the tree", checked)
 	}

@@ -2,14 +2,9 @@ package test
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"io/fs"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/execlab/executor/internal/refbin"
 )
 
 // takeover lists what an init function may not use: reading the command line or ending
@@ -24,25 +19,9 @@ var takeover = map[string]bool{
 // registry. No init function (test files included) reads os.Args or exits, and outside
 // tests os.Args is read only by cmd/executor's main and internal/reexec.
 func TestReexec_NoInitTakesOver(t *testing.T) {
-	root := refbin.RepoRoot()
 	fset := token.NewFileSet()
 	inits := 0
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, ".pb.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, 0)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
+	walkGoFiles(t, fset, 0, true, func(rel string, f *ast.File) {
 		argsAllowed := strings.HasSuffix(rel, "_test.go") || rel == "cmd/executor/main.go" || strings.HasPrefix(rel, "internal/reexec/")
 		for _, decl := range f.Decls {
 			fn, ok := decl.(*ast.FuncDecl)
@@ -72,11 +51,7 @@ func TestReexec_NoInitTakesOver(t *testing.T) {
 				return true
 			})
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if inits < 5 {
 		t.Fatalf("found %d init functions, want the module's (the walk looks broken)", inits)
 	}

@@ -101,16 +101,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if *jsonPath != "" {
-		f, err := os.Create(*jsonPath)
-		if err != nil {
-			return fmt.Errorf("writing JSON report: %w", err)
-		}
-		werr := bench.WriteJSON(f, rep)
-		if cerr := f.Close(); werr == nil {
-			werr = cerr
-		}
-		if werr != nil {
-			return fmt.Errorf("writing JSON report: %w", werr)
+		if err := writeJSONReport(*jsonPath, func(w io.Writer) error { return bench.WriteJSON(w, rep) }); err != nil {
+			return err
 		}
 	}
 	if failed := rep.Failed(); len(failed) > 0 {
@@ -137,16 +129,8 @@ func runOverheadBench(ctx context.Context, cfg bench.OverheadConfig, jsonPath st
 		return err
 	}
 	if jsonPath != "" {
-		f, err := os.Create(jsonPath)
-		if err != nil {
-			return fmt.Errorf("writing JSON report: %w", err)
-		}
-		werr := bench.WriteOverheadJSON(f, rep)
-		if cerr := f.Close(); werr == nil {
-			werr = cerr
-		}
-		if werr != nil {
-			return fmt.Errorf("writing JSON report: %w", werr)
+		if err := writeJSONReport(jsonPath, func(w io.Writer) error { return bench.WriteOverheadJSON(w, rep) }); err != nil {
+			return err
 		}
 	}
 	if rep.Failed() {
@@ -154,6 +138,23 @@ func runOverheadBench(ctx context.Context, cfg bench.OverheadConfig, jsonPath st
 	}
 	if ctx.Err() != nil {
 		return errors.New("bench: interrupted")
+	}
+	return nil
+}
+
+// writeJSONReport creates the file path and writes a report into it with write; an error
+// creating, writing or closing it is a "writing JSON report" error.
+func writeJSONReport(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("writing JSON report: %w", err)
+	}
+	werr := write(f)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return fmt.Errorf("writing JSON report: %w", werr)
 	}
 	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"go.uber.org/goleak"
 )
 
 // The executor built once per test binary (Executor), removed by RemoveExecutor.
@@ -52,5 +54,33 @@ func RemoveExecutor() {
 func Main(m *testing.M) {
 	code := m.Run()
 	RemoveExecutor()
+	os.Exit(code)
+}
+
+// MainWithExecutor is the whole of a TestMain whose tests share an executor built before
+// they run: it builds ./cmd/executor (BuildExecutor) into a temporary directory named
+// after prefix and stores the binary's path in *bin (a failed build exits 1 before any
+// test runs), runs m, removes the directory and, when every test passed, fails the run
+// on goroutines still running (goleak.Find).
+func MainWithExecutor(m *testing.M, prefix string, bin *string) {
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	*bin, err = BuildExecutor(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "building executor:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
 	os.Exit(code)
 }

@@ -17,7 +17,8 @@
 // listens (a ws:// or http:// URL by default, any regexp otherwise) and, at cleanup, stops
 // it with SIGTERM and then SIGKILL (or SIGKILL at once with Kill), logging its output when
 // the test failed; StartProc is the same for a server shared by a whole test binary.
-// Executor builds ./cmd/executor once per test binary (Main removes it); Command and
+// Executor builds ./cmd/executor once per test binary (Main removes it), MainWithExecutor
+// before the tests of a TestMain that keeps its path in a variable; Command and
 // RemoteCommand give ours and a release the same minimal environment. Every goroutine a
 // Proc starts ends by Stop.
 //

@@ -160,22 +160,8 @@ func runManagedCodexExec(t *testing.T, rel refbin.Release, srv *execServer, shel
 		tap = startWSTap(t, srv.url)
 	}
 
-	config := fmt.Sprintf(`model = "e2e-scripted"
-model_provider = "e2e"
-check_for_update_on_startup = false
-
-[model_providers.e2e]
-name = "e2e scripted model"
-base_url = %q
-wire_api = "responses"
-env_key = "E2E_MODEL_API_KEY"
-request_max_retries = 0
-stream_max_retries = 0
-`, model.BaseURL()) + strings.NewReplacer("[features]\n", "[features]\n"+x.features,
-		"mode = \"full\"\n", "mode = \"full\"\n"+x.network).Replace(managedNetworkConfig)
-	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeScriptedModelConfig(t, codexHome, model, strings.NewReplacer("[features]\n", "[features]\n"+x.features,
+		"mode = \"full\"\n", "mode = \"full\"\n"+x.network).Replace(managedNetworkConfig))
 	env := []string{
 		"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + userHome, "TMPDIR=" + tmp,
 		"CODEX_HOME=" + codexHome, "E2E_MODEL_API_KEY=e2e-not-a-secret",

@@ -147,41 +147,41 @@ func seqBytes(n int) []byte {
 // vmRSS returns a process's resident set size in bytes (/proc/PID/status VmRSS).
 func vmRSS(t *testing.T, pid int) int64 {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	v := procField(t, pid, "status", "VmRSS")
+	kb, err := strconv.ParseInt(strings.TrimSuffix(v, " kB"), 10, 64)
 	if err != nil {
-		t.Fatalf("reading status of serve: %v", err)
+		t.Fatalf("parsing VmRSS %q: %v", v, err)
 	}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			if err != nil {
-				t.Fatalf("parsing VmRSS %q: %v", v, err)
-			}
-			return kb << 10
-		}
-	}
-	t.Fatalf("no VmRSS in /proc/%d/status", pid)
-	return 0
+	return kb << 10
 }
 
 // ioRchar returns the bytes a process has read with read(2) and friends (/proc/PID/io).
 func ioRchar(t *testing.T, pid int) int64 {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	v := procField(t, pid, "io", "rchar")
+	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil {
-		t.Fatalf("reading io of serve: %v", err)
+		t.Fatalf("parsing rchar %q: %v", v, err)
+	}
+	return n
+}
+
+// procField returns the value of the "key:" line of /proc/PID/file, trimmed; a missing
+// file or line fails t.
+func procField(t *testing.T, pid int, file, key string) string {
+	t.Helper()
+	path := fmt.Sprintf("/proc/%d/%s", pid, file)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading %s of serve: %v", path, err)
 	}
 	for line := range strings.SplitSeq(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "rchar:"); ok {
-			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-			if err != nil {
-				t.Fatalf("parsing rchar %q: %v", v, err)
-			}
-			return n
+		if v, ok := strings.CutPrefix(line, key+":"); ok {
+			return strings.TrimSpace(v)
 		}
 	}
-	t.Fatalf("no rchar in /proc/%d/io", pid)
-	return 0
+	t.Fatalf("no %s in %s", key, path)
+	return ""
 }
 
 // budgetClient is a minimal JSON-RPC client over the WebSocket: calls are made one at a

@@ -245,7 +245,7 @@ func startReferenceExecutor(t *testing.T, r refbin.Release, fx *registryFixture)
 // on failure.
 func startReference(t *testing.T, cmd *exec.Cmd, bearer string, out io.Writer) *refbin.Proc {
 	t.Helper()
-	home := codexHome(t)
+	home := refbin.CodexHome(t)
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "CODEX_HOME=" + home,
 		"RUST_LOG=" + envOr("EXECUTOR_INTEROP_RUST_LOG", "warn")}
 	return refbin.Launch(t, cmd, &refbin.LaunchOptions{NoLine: true, Stdin: bearer + "\n", Tee: out,

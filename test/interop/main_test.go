@@ -33,18 +33,3 @@ import (
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) { refbin.RemoveExecutor(); os.Exit(code) }))
 }
-
-// codexHome makes a fresh CODEX_HOME under /var/tmp: the reference refuses to set up its
-// sandbox helper aliases under /tmp or $TMPDIR.
-func codexHome(tb testing.TB) string {
-	tb.Helper()
-	if err := os.MkdirAll("/var/tmp/executor-tests", 0o755); err != nil {
-		tb.Fatal(err)
-	}
-	d, err := os.MkdirTemp("/var/tmp/executor-tests", "interop-codex-home-")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { os.RemoveAll(d) })
-	return d
-}

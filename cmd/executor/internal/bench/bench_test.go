@@ -11,36 +11,13 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/execlab/executor/internal/refbin"
 )
 
 // oursBin is the executor binary built by TestMain.
 var oursBin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "bench-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	oursBin, err = refbin.BuildExecutor(dir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "building executor:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { refbin.MainWithExecutor(m, "bench-test-", &oursBin) }
 
 // findReference locates the newest reference release, the one the bench measures against
 // (internal/refbin; under CI=true a missing binary fails the test).

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"testing"
@@ -15,22 +16,23 @@ import (
 // direction of a tunnel; these add what proxy_setup and proxy_cpu time: a tunnel's
 // setup up to the upstream's first byte, and the upstream → client direction.
 
-// startBenchProxy starts a netproxy.Proxy with proxyConfig; Cleanup closes it.
-func startBenchProxy(b *testing.B) *netproxy.Proxy {
-	b.Helper()
-	cfg, err := netproxy.Decode(proxyConfig)
+// startProxy starts a netproxy.Proxy with config (a process's networkProxy, as
+// proxyConfig) for process "bench"; Cleanup closes it.
+func startProxy(tb testing.TB, config json.RawMessage) *netproxy.Proxy {
+	tb.Helper()
+	cfg, err := netproxy.Decode(config)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	pol, err := cfg.Check("bench", false)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	px, err := netproxy.Start(pol, nil)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	b.Cleanup(px.Close)
+	tb.Cleanup(px.Close)
 	return px
 }
 
@@ -43,7 +45,7 @@ func BenchmarkProxySetup(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	px := startBenchProxy(b)
+	px := startProxy(b, proxyConfig)
 	ctx := context.Background()
 	for b.Loop() {
 		c, err := openTunnel(ctx, px.HTTPAddr(), g.port)
@@ -113,7 +115,7 @@ func BenchmarkProxyDownload(b *testing.B) {
 	// Cleanups run last-in first-out: the proxy closes (ending the tunnel's upstream
 	// connection), then the upstream routine is waited for.
 	b.Cleanup(func() { up.Close(); <-served })
-	px := startBenchProxy(b)
+	px := startProxy(b, proxyConfig)
 	_, port, _ := net.SplitHostPort(up.Addr().String())
 	c, err := openTunnel(context.Background(), px.HTTPAddr(), port)
 	if err != nil {

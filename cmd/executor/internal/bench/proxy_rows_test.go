@@ -21,20 +21,7 @@ func TestOpenTunnel_ThroughProxy(t *testing.T) {
 	}
 	start := func(domains string) *netproxy.Proxy {
 		raw := strings.Replace(string(proxyConfig), `"domains":{"localhost":"allow"}`, `"domains":`+domains, 1)
-		cfg, err := netproxy.Decode(json.RawMessage(raw))
-		if err != nil {
-			t.Fatal(err)
-		}
-		pol, err := cfg.Check("t", false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		px, err := netproxy.Start(pol, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(px.Close)
-		return px
+		return startProxy(t, json.RawMessage(raw))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -49,15 +49,8 @@ func TestRunCommand_StdinEOFStopsAndClosesServer(t *testing.T) {
 		t.Errorf("register: got %d calls, want the first to carry the stdin bearer", len(regs))
 	}
 	harnessID, _ := noise.GenerateIdentity(nil)
-	conn, err := fx.handshake(ctx, t, sock, "cmd", harnessID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cl := harness.Open(conn, nil)
+	cl := fx.initialize(ctx, t, sock, "cmd", harnessID)
 	defer cl.Close()
-	if _, err := cl.Initialize(ctx, testSession, ""); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := cl.StartProcess(ctx, protocol.ProcessStartParams{ProcessID: "p",
 		Argv: []string{"sh", "-c", "echo $$; exec sleep 60"}, Cwd: protocol.FromNative(os.TempDir()),
 		Env: map[string]string{"PATH": "/usr/bin:/bin"}}); err != nil {

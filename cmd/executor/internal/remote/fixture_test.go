@@ -16,6 +16,7 @@ import (
 
 	"github.com/execlab/executor/cmd/executor/internal/remote"
 	"github.com/execlab/executor/executor"
+	"github.com/execlab/executor/harness"
 	"github.com/execlab/executor/noise"
 	"github.com/execlab/executor/noise/channel"
 	"github.com/execlab/executor/registry/client"
@@ -343,6 +344,22 @@ func (fx *fixture) handshake(ctx context.Context, t testing.TB, sock *rvSocket, 
 		Prologue:      noise.AppendPrologue(nil, testEnvID, testRegID, id),
 		Authorization: []byte(testAuthz),
 	})
+}
+
+// initialize handshakes stream id on sock as harnessID, opens a harness client on the
+// secure conn and initializes testSession; a failure fails t. The caller closes the client.
+func (fx *fixture) initialize(ctx context.Context, t testing.TB, sock *rvSocket, id string, harnessID *noise.Identity) *harness.Client {
+	t.Helper()
+	conn, err := fx.handshake(ctx, t, sock, id, harnessID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := harness.Open(conn, nil)
+	if _, err := cl.Initialize(ctx, testSession, ""); err != nil {
+		cl.Close()
+		t.Fatal(err)
+	}
+	return cl
 }
 
 // runExecutor starts remote.Run against fx in-process with fast timers; logs go to logw.

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/execlab/executor/cmd/executor/internal/remote"
-	"github.com/execlab/executor/harness"
 	"github.com/execlab/executor/internal/syncbuf"
 	"github.com/execlab/executor/noise"
 	"github.com/execlab/executor/noise/channel"
@@ -170,15 +169,8 @@ func TestRemote_PendingValidationDoesNotBlock(t *testing.T) {
 	defer cancel()
 	sock := fx.nextSocket(ctx)
 	harnessID, _ := noise.GenerateIdentity(nil)
-	conn, err := fx.handshake(ctx, t, sock, "fast", harnessID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cl := harness.Open(conn, nil)
+	cl := fx.initialize(ctx, t, sock, "fast", harnessID)
 	defer cl.Close()
-	if _, err := cl.Initialize(ctx, testSession, ""); err != nil {
-		t.Fatal(err)
-	}
 	hold, held := make(chan struct{}), make(chan struct{})
 	fx.mu.Lock()
 	fx.validateHold, fx.validateHeld = hold, held

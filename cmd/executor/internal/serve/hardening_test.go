@@ -50,6 +50,18 @@ func startWSWith(t *testing.T, cfg serve.Config) string {
 	return strings.TrimSpace(line)
 }
 
+// initializeAndClose sends initialize on c, wants a result for it, and closes c normally.
+func initializeAndClose(ctx context.Context, t *testing.T, c *websocket.Conn) {
+	t.Helper()
+	if err := c.Write(ctx, websocket.MessageText, []byte(`{"id":1,"method":"initialize","params":{"clientName":"t"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, b, err := c.Read(ctx); err != nil || !strings.Contains(string(b), `"result"`) {
+		t.Fatalf("initialize: %s %v", b, err)
+	}
+	c.Close(websocket.StatusNormalClosure, "")
+}
+
 func capabilityPolicy(t *testing.T, token string) *wsauth.Policy {
 	t.Helper()
 	sum := sha256.Sum256([]byte(token))
@@ -98,13 +110,7 @@ func TestWebSocket_CapabilityToken(t *testing.T) {
 	if err != nil {
 		t.Fatalf("with the token: %v", err)
 	}
-	if err := c.Write(ctx, websocket.MessageText, []byte(`{"id":1,"method":"initialize","params":{"clientName":"t"}}`)); err != nil {
-		t.Fatal(err)
-	}
-	if _, b, err := c.Read(ctx); err != nil || !strings.Contains(string(b), `"result"`) {
-		t.Fatalf("initialize: %s %v", b, err)
-	}
-	c.Close(websocket.StatusNormalClosure, "")
+	initializeAndClose(ctx, t, c)
 	resp, err := http.Get("http" + strings.TrimPrefix(u, "ws") + "/readyz")
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("/readyz without a token: %v %v", resp, err)
@@ -274,13 +280,7 @@ func TestWebSocket_IdleSocketsDoNotStarve(t *testing.T) {
 	if err != nil {
 		t.Fatalf("websocket behind idle sockets: %v", err)
 	}
-	if err := c.Write(ctx, websocket.MessageText, []byte(`{"id":1,"method":"initialize","params":{"clientName":"t"}}`)); err != nil {
-		t.Fatal(err)
-	}
-	if _, b, err := c.Read(ctx); err != nil || !strings.Contains(string(b), `"result"`) {
-		t.Fatalf("initialize: %s %v", b, err)
-	}
-	c.Close(websocket.StatusNormalClosure, "")
+	initializeAndClose(ctx, t, c)
 	if el := time.Since(begin); el > budget {
 		t.Fatalf("legitimate requests took %v", el)
 	}

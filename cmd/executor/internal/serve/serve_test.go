@@ -53,27 +53,11 @@ func TestParseListen(t *testing.T) {
 	}
 }
 
-// startWS runs the WebSocket server and returns its URL; the server stops at cleanup.
+// startWS runs the WebSocket server with the default Config and returns its URL; the
+// server stops at cleanup.
 func startWS(t *testing.T) string {
 	t.Helper()
-	l, _ := serve.ParseListen("ws://127.0.0.1:0")
-	pr, pw := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- serve.Run(ctx, serve.Config{Listen: l, Stdout: pw}) }() // stopped by cancel
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	go io.Copy(io.Discard, pr) // nothing else is printed; drains until pw closes
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-		pw.Close()
-	})
-	return strings.TrimSpace(line)
+	return startWSWith(t, serve.Config{})
 }
 
 func TestWebSocket_HTTPRoutes(t *testing.T) {

@@ -38,15 +38,8 @@ func parseForwardSpec(flag, portName, s string) (forwardSpec, error) {
 	if err != nil {
 		return forwardSpec{}, fmt.Errorf("%s %q: %w", flag, s, err)
 	}
-	bind := "127.0.0.1"
-	switch len(parts) {
-	case 3:
-	case 4:
-		bind, parts = parts[0], parts[1:]
-		if bind == "" || bind == "*" {
-			bind = "0.0.0.0"
-		}
-	default:
+	bind, parts, ok := splitBind(parts, 3)
+	if !ok {
 		return forwardSpec{}, fmt.Errorf("%s %q: want [BIND:]%s:HOST:HPORT", flag, s, portName)
 	}
 	lport, err := port(parts[0], true)
@@ -69,15 +62,8 @@ func ParseSocks(s string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("-D %q: %w", s, err)
 	}
-	bind := "127.0.0.1"
-	switch len(parts) {
-	case 1:
-	case 2:
-		bind, parts = parts[0], parts[1:]
-		if bind == "" || bind == "*" {
-			bind = "0.0.0.0"
-		}
-	default:
+	bind, parts, ok := splitBind(parts, 1)
+	if !ok {
 		return "", fmt.Errorf("-D %q: want [BIND:]PORT", s)
 	}
 	p, err := port(parts[0], true)
@@ -85,6 +71,23 @@ func ParseSocks(s string) (string, error) {
 		return "", fmt.Errorf("-D %q: %w", s, err)
 	}
 	return net.JoinHostPort(bind, strconv.Itoa(p)), nil
+}
+
+// splitBind takes the optional BIND in front of a spec's n other fields: with n+1 parts
+// the first is the bind address ("" and "*" mean 0.0.0.0), with n it is 127.0.0.1; ok is
+// false for any other number of parts.
+func splitBind(parts []string, n int) (bind string, rest []string, ok bool) {
+	switch len(parts) {
+	case n:
+		return "127.0.0.1", parts, true
+	case n + 1:
+		bind = parts[0]
+		if bind == "" || bind == "*" {
+			bind = "0.0.0.0"
+		}
+		return bind, parts[1:], true
+	}
+	return "", nil, false
 }
 
 // splitColons splits at colons outside brackets, dropping the brackets.
