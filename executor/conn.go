@@ -2,7 +2,6 @@ package executor
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"sync"
 	"time"
@@ -189,7 +188,7 @@ func bind[P any](family string, lane jsonrpc.Lane, fn func(ctx context.Context, 
 		lane:   lane,
 		prepare: func(req *jsonrpc.Message) (func(context.Context, *conn) (any, error), error) {
 			p := new(P)
-			if err := protocol.WithEarly(req.Early, func() error { return unmarshalParams(req.Params, req.ParamsChecked(), p) }); err != nil {
+			if err := protocol.WithEarly(req.Early, func() error { return unmarshalRequestParams(req, p) }); err != nil {
 				return nil, err
 			}
 			return func(ctx context.Context, c *conn) (any, error) { return fn(ctx, c, p) }, nil
@@ -197,13 +196,14 @@ func bind[P any](family string, lane jsonrpc.Lane, fn func(ctx context.Context, 
 	}
 }
 
-// unmarshalParams decodes raw into v, without validating it again when jsonrpc.Parse
-// already checked it.
-func unmarshalParams(raw json.RawMessage, checked bool, v any) error {
-	if checked {
-		return jsonwire.UnmarshalCheckedParams(raw, v)
+// unmarshalRequestParams decodes req's params into v, without validating again what
+// jsonrpc.Parse checked, and without searching again for the end of a string the
+// connection's Arrival checked.
+func unmarshalRequestParams(req *jsonrpc.Message, v any) error {
+	if req.ParamsChecked() {
+		return jsonwire.UnmarshalCheckedParamsKnown(req.Params, v, req.ParamsKnown())
 	}
-	return jsonwire.UnmarshalParams(raw, v)
+	return jsonwire.UnmarshalParams(req.Params, v)
 }
 
 // bindUnit builds a method with unit params: absent, null and {} are accepted.
@@ -212,7 +212,7 @@ func bindUnit(family string, lane jsonrpc.Lane, fn func(ctx context.Context, c *
 		family: family,
 		lane:   lane,
 		prepare: func(req *jsonrpc.Message) (func(context.Context, *conn) (any, error), error) {
-			if err := unmarshalParams(req.Params, req.ParamsChecked(), &jsonwire.Unit{}); err != nil {
+			if err := unmarshalRequestParams(req, &jsonwire.Unit{}); err != nil {
 				return nil, err
 			}
 			return fn, nil

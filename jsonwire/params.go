@@ -68,7 +68,9 @@ var nullJSON = []byte("null")
 // raw may come from Parse or elsewhere; it is validated first (value budget and
 // duplicate keys included). Decoded json.RawMessage fields are copies; nothing retains
 // raw. UnmarshalParams is safe for concurrent use.
-func UnmarshalParams(raw json.RawMessage, v any) error { return unmarshalParams(raw, v, true) }
+func UnmarshalParams(raw json.RawMessage, v any) error {
+	return unmarshalParams(raw, v, true, KnownString{})
+}
 
 // UnmarshalCheckedParams is UnmarshalParams for raw that is a value inside a document
 // ScanRoot (jsonrpc.Parse) or Validate accepted, such as the params of a parsed message:
@@ -76,9 +78,18 @@ func UnmarshalParams(raw json.RawMessage, v any) error { return unmarshalParams(
 // value count, depth and keys are part of its document's checks), and so scans a large
 // message once less (issue 28: an fs/writeBlock request is 1.4 MB). Given any other text
 // its behaviour is undefined.
-func UnmarshalCheckedParams(raw json.RawMessage, v any) error { return unmarshalParams(raw, v, false) }
+func UnmarshalCheckedParams(raw json.RawMessage, v any) error {
+	return unmarshalParams(raw, v, false, KnownString{})
+}
 
-func unmarshalParams(raw json.RawMessage, v any, validate bool) error {
+// UnmarshalCheckedParamsKnown is UnmarshalCheckedParams for params in which known (in
+// raw's coordinates) names a checked string body (ScanRootKnown): a string value handed
+// whole to a json.Unmarshaler ends at known.End without a search for its closing quote.
+func UnmarshalCheckedParamsKnown(raw json.RawMessage, v any, known KnownString) error {
+	return unmarshalParams(raw, v, false, known)
+}
+
+func unmarshalParams(raw json.RawMessage, v any, validate bool, known KnownString) error {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return Internal("jsonwire: UnmarshalParams needs a non-nil pointer, got %T", v)
@@ -93,6 +104,9 @@ func unmarshalParams(raw json.RawMessage, v any, validate bool) error {
 	}
 	dec := decoderFor(rv.Elem().Type())
 	r := reader{data: raw}
+	if known.Start > 0 && known.Start <= known.End && known.End < len(raw) && raw[known.Start-1] == '"' && raw[known.End] == '"' {
+		r.known = known
+	}
 	err := dec(&r, rv.Elem())
 	if err == nil {
 		return nil

@@ -35,6 +35,9 @@ func putScanner(s *scanner) {
 type reader struct {
 	data []byte
 	pos  int
+	// known is a checked string body of data (UnmarshalCheckedParamsKnown); the zero
+	// value names none.
+	known KnownString
 }
 
 func (r *reader) skipWS() {
@@ -113,6 +116,10 @@ func (r *reader) skipString() {
 	}
 	data := r.data
 	start := r.pos + 1
+	if start == r.known.Start && r.known.End > 0 {
+		r.pos = r.known.End + 1
+		return
+	}
 	for i := start; ; {
 		q := bytes.IndexByte(data[i:], '"')
 		if q < 0 { // not reached on checked input

@@ -67,7 +67,8 @@ func (h *earlyHandler) Arrival() jsonrpc.Arrival { return h.arrival }
 
 func (h *earlyHandler) Handle(ctx context.Context, req *jsonrpc.Message) (any, error) {
 	if req.Method == "early" {
-		return map[string]any{"early": req.Early, "params": json.RawMessage(req.Params)}, nil
+		k := req.ParamsKnown()
+		return map[string]any{"early": req.Early, "params": json.RawMessage(req.Params), "known": string(req.Params[k.Start:k.End])}, nil
 	}
 	return h.fakeHandler.Handle(ctx, req)
 }
@@ -89,11 +90,17 @@ func TestConn_ArrivalSeesMessagesAndHandsOverEarly(t *testing.T) {
 	c.Send(`{"id":1,"method":"early","params":{"chunk":"` + long + `"}}`)
 	m := c.Recv()
 	res, _ := m["result"].(map[string]any)
+	if res == nil {
+		t.Fatalf("no result: %.300v", m)
+	}
 	if res["early"] != "early:"+long {
 		t.Fatalf("Early = %.40v, want the Arrival's value", res["early"])
 	}
 	if p, _ := res["params"].(map[string]any); p["chunk"] != long {
 		t.Fatalf("params = %.60v", res["params"])
+	}
+	if k, _ := res["known"].(string); k != long {
+		t.Fatalf("ParamsKnown names %.40q, want the claimed string's body", k)
 	}
 	// A message without the string: no Early.
 	c.Send(`{"id":2,"method":"early","params":{}}`)

@@ -81,11 +81,24 @@ func parseKnown(data []byte, known jsonwire.KnownString) (*Message, error) {
 	if err != nil {
 		return nil, err
 	}
+	if known.End > 0 {
+		m.paramsKnown = knownInParams(root.Members, known)
+	}
 	if err := jsonwire.CheckTrailing(data, root.End); err != nil {
 		return nil, err
 	}
 	m.parsed = true
 	return m, nil
+}
+
+// knownInParams is known in the coordinates of the params member, when it lies inside it.
+func knownInParams(members []jsonwire.Member, known jsonwire.KnownString) jsonwire.KnownString {
+	for _, mem := range members {
+		if mem.Name == memParams && mem.Start < known.Start && known.End < mem.End {
+			return jsonwire.KnownString{Start: known.Start - mem.Start, End: known.End - mem.Start}
+		}
+	}
+	return jsonwire.KnownString{}
 }
 
 // classify builds the Message from the root object's envelope members, given in

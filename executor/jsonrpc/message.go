@@ -62,7 +62,15 @@ type Message struct {
 	raw []byte
 	// parsed is set by Parse: Params (and Result) lie inside the document it checked.
 	parsed bool
+	// paramsKnown is the string body an Arrival checked, in Params' coordinates (zero:
+	// none).
+	paramsKnown jsonwire.KnownString
 }
+
+// ParamsKnown is the string body inside Params that an Arrival checked while the message
+// arrived (arrival.go), for jsonwire.UnmarshalCheckedParamsKnown; the zero value when
+// there is none.
+func (m *Message) ParamsKnown() jsonwire.KnownString { return m.paramsKnown }
 
 // ParamsChecked reports whether Params lies inside a document Parse checked, so that it
 // may be decoded with jsonwire.UnmarshalCheckedParams.

@@ -47,8 +47,13 @@ func decodeArriving(t testing.TB, msg []byte, step int, early bool) (arrivalOutc
 		return out, false
 	}
 	var p protocol.FsWriteBlockParams
-	raw := msg[root.Members[0].Start:root.Members[0].End]
-	if err := protocol.WithEarly(value, func() error { return jsonwire.UnmarshalCheckedParams(raw, &p) }); err != nil {
+	params := root.Members[0]
+	raw := msg[params.Start:params.End]
+	var inParams jsonwire.KnownString // what jsonrpc.Message.ParamsKnown gives
+	if known.End > 0 && params.Start < known.Start && known.End < params.End {
+		inParams = jsonwire.KnownString{Start: known.Start - params.Start, End: known.End - params.Start}
+	}
+	if err := protocol.WithEarly(value, func() error { return jsonwire.UnmarshalCheckedParamsKnown(raw, &p, inParams) }); err != nil {
 		out.err = err.Error()
 		return out, false
 	}
