@@ -64,7 +64,7 @@ func inProcessProbe() int {
 
 func resolveFor(t *testing.T, ctxJSON, cwd string, l *sandbox.Launcher) *policy.Policy {
 	t.Helper()
-	p, err := policy.Resolve(decodeCtx(t, ctxJSON), &policy.ResolveOptions{CommandCwd: cwd,
+	p, err := policy.Resolve(sandboxtest.Context(t, ctxJSON), &policy.ResolveOptions{CommandCwd: cwd,
 		RuntimeReadGrants: []string{l.Executable()}})
 	if err != nil {
 		t.Fatalf("resolving: %v", err)

@@ -3,7 +3,6 @@ package sandbox_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"os/exec"
 	"syscall"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/execlab/executor/sandbox"
 	"github.com/execlab/executor/sandbox/policy"
+	"github.com/execlab/executor/sandbox/sandboxtest"
 )
 
 type result struct {
@@ -20,19 +20,10 @@ type result struct {
 	cmd            *sandbox.Command
 }
 
-func decodeCtx(t *testing.T, ctxJSON string) *policy.Context {
-	t.Helper()
-	var c policy.Context
-	if err := json.Unmarshal([]byte(ctxJSON), &c); err != nil {
-		t.Fatalf("decoding context: %v", err)
-	}
-	return &c
-}
-
 // runSandboxed resolves ctxJSON for a process/start and runs argv through the launcher.
 func runSandboxed(t *testing.T, l *sandbox.Launcher, ctxJSON string, cwd string, env []string, argv ...string) result {
 	t.Helper()
-	c := decodeCtx(t, ctxJSON)
+	c := sandboxtest.Context(t, ctxJSON)
 	p, err := policy.Resolve(c, &policy.ResolveOptions{CommandCwd: cwd, TmpDir: envValue(env, "TMPDIR"),
 		RuntimeReadGrants: []string{l.Executable()}})
 	if err != nil {

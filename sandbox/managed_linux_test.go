@@ -49,7 +49,7 @@ func managedRun(t *testing.T, l *sandbox.Launcher, ctxJSON string, mn *sandbox.M
 	var p *policy.Policy
 	if ctxJSON != "" {
 		var err error
-		p, err = policy.Resolve(decodeCtx(t, ctxJSON), &policy.ResolveOptions{CommandCwd: "/",
+		p, err = policy.Resolve(sandboxtest.Context(t, ctxJSON), &policy.ResolveOptions{CommandCwd: "/",
 			TmpDir: envValue(env, "TMPDIR"), RuntimeReadGrants: []string{l.Executable()}})
 		if err != nil {
 			t.Fatalf("resolving: %v", err)

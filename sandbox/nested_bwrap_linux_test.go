@@ -235,7 +235,7 @@ func BenchmarkSandboxedTrueNestedRoot(b *testing.B) {
 	}
 	t := &testing.T{}
 	ctx := managedCtx("restricted", entryJSON(specialJSON("root"), "read"), entryJSON(pathJSON(a), "write"), entryJSON(pathJSON(proj), "write"))
-	p, err := policy.Resolve(decodeCtx(t, ctx), &policy.ResolveOptions{CommandCwd: "/"})
+	p, err := policy.Resolve(sandboxtest.Context(t, ctx), &policy.ResolveOptions{CommandCwd: "/"})
 	if err != nil {
 		b.Fatal(err)
 	}
