@@ -31,10 +31,6 @@ func rootProfile(t *testing.T, network, access string) *policy.Context {
 // readOnly is the read-only profile: the root readable, the network restricted.
 func readOnly(t *testing.T) *policy.Context { return rootProfile(t, "restricted", "read") }
 
-// fullWriteRestricted is the root writable with the network restricted: the plain plan
-// (no bwrap).
-func fullWriteRestricted(t *testing.T) *policy.Context { return rootProfile(t, "restricted", "write") }
-
 func sandboxedManager(t *testing.T, l *sandbox.Launcher) (*process.Manager, *chanNotifier) {
 	t.Helper()
 	m := newManager(t, &process.Options{Sandbox: l})

@@ -18,6 +18,10 @@ import (
 // sandboxed process: terminal injection, environment leaks, /proc exposure and
 // confinement of the executor itself.
 
+// fullWriteRestricted is the root writable with the network restricted: the plain plan
+// (no bwrap).
+func fullWriteRestricted(t *testing.T) *policy.Context { return rootProfile(t, "restricted", "write") }
+
 // Terminal injection: under bwrap (--new-session) a PTY command has no controlling
 // terminal, so /dev/tty cannot be opened although stdin is a tty; the plain plan
 // (full write, no bwrap) keeps the PTY as controlling terminal (parity, §6).
