@@ -2,12 +2,9 @@ package sandbox_test
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"os/exec"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/execlab/executor/sandbox"
 	"github.com/execlab/executor/sandbox/policy"
@@ -37,31 +34,11 @@ func runPolicy(t *testing.T, l *sandbox.Launcher, p *policy.Policy, cwd string, 
 	return runRequest(t, l, &sandbox.Request{Policy: p, Argv: argv, Cwd: cwd, Env: env, Arg0: arg0})
 }
 
-// runRequest wraps req and runs it to completion (30 s cap).
+// runRequest wraps req and runs it to completion (sandboxtest.Run).
 func runRequest(t *testing.T, l *sandbox.Launcher, req *sandbox.Request) result {
 	t.Helper()
-	cmd, err := l.Wrap(req)
-	if err != nil {
-		t.Fatalf("wrapping: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c := exec.CommandContext(ctx, cmd.Path)
-	c.Args, c.Env, c.Dir = cmd.Args, cmd.Env, cmd.Dir
-	var o, e bytes.Buffer
-	c.Stdout, c.Stderr = &o, &e
-	err = c.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			code = 128 + int(ws.Signal())
-		}
-	} else if err != nil {
-		t.Fatalf("running: %v", err)
-	}
-	return result{stdout: o.String(), stderr: e.String(), code: code, cmd: cmd}
+	r := sandboxtest.Run(t, l, req)
+	return result{stdout: r.Stdout, stderr: r.Stderr, code: r.Code, cmd: r.Cmd}
 }
 
 func envValue(env []string, key string) string {
