@@ -17,16 +17,22 @@ type result struct {
 	cmd            *sandbox.Command
 }
 
-// runSandboxed resolves ctxJSON for a process/start and runs argv through the launcher.
-func runSandboxed(t *testing.T, l *sandbox.Launcher, ctxJSON string, cwd string, env []string, argv ...string) result {
+// resolveFor resolves ctxJSON as executor/process does for a process/start in cwd with
+// TMPDIR tmpDir: the launcher's executable is a runtime read grant.
+func resolveFor(t *testing.T, ctxJSON, cwd, tmpDir string, l *sandbox.Launcher) *policy.Policy {
 	t.Helper()
-	c := sandboxtest.Context(t, ctxJSON)
-	p, err := policy.Resolve(c, &policy.ResolveOptions{CommandCwd: cwd, TmpDir: envValue(env, "TMPDIR"),
+	p, err := policy.Resolve(sandboxtest.Context(t, ctxJSON), &policy.ResolveOptions{CommandCwd: cwd, TmpDir: tmpDir,
 		RuntimeReadGrants: []string{l.Executable()}})
 	if err != nil {
 		t.Fatalf("resolving: %v", err)
 	}
-	return runPolicy(t, l, p, cwd, env, nil, argv...)
+	return p
+}
+
+// runSandboxed resolves ctxJSON for a process/start and runs argv through the launcher.
+func runSandboxed(t *testing.T, l *sandbox.Launcher, ctxJSON string, cwd string, env []string, argv ...string) result {
+	t.Helper()
+	return runPolicy(t, l, resolveFor(t, ctxJSON, cwd, envValue(env, "TMPDIR"), l), cwd, env, nil, argv...)
 }
 
 func runPolicy(t *testing.T, l *sandbox.Launcher, p *policy.Policy, cwd string, env []string, arg0 *string, argv ...string) result {
