@@ -75,13 +75,7 @@ func TestServer_CredentialMasking(t *testing.T) {
 	if resp["error"] != nil {
 		t.Fatalf("process/start: %v", resp)
 	}
-	closed := false
-	for _, m := range notes {
-		closed = closed || m["method"] == "process/closed"
-	}
-	for !closed {
-		closed = c.Recv()["method"] == "process/closed"
-	}
+	waitNotification(c, notes, "process/closed")
 	b, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
