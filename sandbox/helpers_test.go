@@ -3,7 +3,9 @@ package sandbox_test
 import (
 	"bytes"
 	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 
 	"github.com/execlab/executor/sandbox"
@@ -45,6 +47,18 @@ func runRequest(t *testing.T, l *sandbox.Launcher, req *sandbox.Request) result 
 	t.Helper()
 	r := sandboxtest.Run(t, l, req)
 	return result{stdout: r.Stdout, stderr: r.Stderr, code: r.Code, cmd: r.Cmd}
+}
+
+// gitWorkTree makes dir look like a git work tree (.git/HEAD holding "ref\n"), the
+// metadata the profiles keep read-only.
+func gitWorkTree(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(dir, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".git", "HEAD"), []byte("ref\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func envValue(env []string, key string) string {
