@@ -71,6 +71,12 @@ func waitNotification(c *executortest.Client, notes []map[string]any, method str
 	}
 }
 
+// initCaps returns the capabilities in an initialize result's environmentInfo.
+func initCaps(init map[string]any) map[string]any {
+	caps, _ := init["environmentInfo"].(map[string]any)["capabilities"].(map[string]any)
+	return caps
+}
+
 func errMessage(m map[string]any) (float64, string) {
 	e, _ := m["error"].(map[string]any)
 	code, _ := e["code"].(float64)
