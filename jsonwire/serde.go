@@ -146,6 +146,11 @@ func isGraphemeExtend(r rune) bool {
 	return unicode.In(r, unicode.Mn, unicode.Me, unicode.Other_Grapheme_Extend)
 }
 
+// serdeShortEscapes maps each byte serde_json escapes with a short form ('"', '\\' and
+// the controls \b \t \n \f \r) to the letter after the backslash; the other C0 controls
+// (0: none) are written as \u00xx.
+var serdeShortEscapes = [0x60]byte{'"': '"', '\\': '\\', '\b': 'b', '\t': 't', '\n': 'n', '\f': 'f', '\r': 'r'}
+
 // AppendSerdeString appends s to b as serde_json writes a string: only '"', '\\' and C0
 // controls are escaped (short forms for \b \t \n \f \r, the rest as \u00xx with
 // lower-case hex); invalid UTF-8 becomes U+FFFD, as a Rust String cannot hold it. It is
@@ -173,22 +178,9 @@ func AppendSerdeString(b []byte, s string) []byte {
 			continue
 		}
 		b = append(b, s[start:i]...)
-		switch c {
-		case '"':
-			b = append(b, '\\', '"')
-		case '\\':
-			b = append(b, '\\', '\\')
-		case '\b':
-			b = append(b, '\\', 'b')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\f':
-			b = append(b, '\\', 'f')
-		case '\r':
-			b = append(b, '\\', 'r')
-		default:
+		if e := serdeShortEscapes[c]; e != 0 {
+			b = append(b, '\\', e)
+		} else {
 			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
 		}
 		i++
