@@ -63,7 +63,7 @@ func TestServer_CredentialMasking(t *testing.T) {
 	})
 	c := h.dial()
 	init := c.Handshake("")
-	caps := init["environmentInfo"].(map[string]any)["capabilities"].(map[string]any)
+	caps := initCaps(init)
 	if caps["credentialMasking"] != true || caps["credentialMaskingCustomProviders"] != true {
 		t.Errorf("capabilities %v, want credentialMasking and credentialMaskingCustomProviders", caps)
 	}
@@ -75,13 +75,7 @@ func TestServer_CredentialMasking(t *testing.T) {
 	if resp["error"] != nil {
 		t.Fatalf("process/start: %v", resp)
 	}
-	closed := false
-	for _, m := range notes {
-		closed = closed || m["method"] == "process/closed"
-	}
-	for !closed {
-		closed = c.Recv()["method"] == "process/closed"
-	}
+	waitNotification(c, notes, "process/closed")
 	b, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +112,7 @@ func TestServer_CredentialMasking(t *testing.T) {
 		t.Fatal(err)
 	}
 	h3 := newHarness(t, &executor.Options{CodexHome: filepath.Join(blocker, "home")})
-	caps3 := h3.dial().Handshake("")["environmentInfo"].(map[string]any)["capabilities"].(map[string]any)
+	caps3 := initCaps(h3.dial().Handshake(""))
 	if _, ok := caps3["credentialMasking"]; ok {
 		t.Errorf("capabilities with an unusable CODEX_HOME %v, want no credentialMasking", caps3)
 	}
@@ -126,7 +120,7 @@ func TestServer_CredentialMasking(t *testing.T) {
 	// No CODEX_HOME: not advertised, refused before anything runs.
 	h2 := newHarness(t, nil)
 	c2 := h2.dial()
-	caps2 := c2.Handshake("")["environmentInfo"].(map[string]any)["capabilities"].(map[string]any)
+	caps2 := initCaps(c2.Handshake(""))
 	if _, ok := caps2["credentialMasking"]; ok {
 		t.Errorf("capabilities without CODEX_HOME %v, want no credentialMasking", caps2)
 	}

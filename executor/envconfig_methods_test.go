@@ -17,7 +17,7 @@ func TestServer_EnvironmentConfigRead(t *testing.T) {
 	h := newHarness(t, &executor.Options{CodexHome: home})
 	c := h.dial()
 	init := c.Handshake("")
-	caps, _ := init["environmentInfo"].(map[string]any)["capabilities"].(map[string]any)
+	caps := initCaps(init)
 	if caps["environmentConfigRead"] != true {
 		t.Fatalf("capabilities %v: environmentConfigRead is not true", caps)
 	}

@@ -18,7 +18,7 @@ func TestFsWatchMissing_NotifiesAndTearsDownOnDisconnect(t *testing.T) {
 	dir := t.TempDir()
 	h := newHarness(t, nil)
 	c := h.dial()
-	caps := c.Handshake("")["environmentInfo"].(map[string]any)["capabilities"].(map[string]any)
+	caps := initCaps(c.Handshake(""))
 	if caps["fsWatchMissing"] != true || caps["fileWriteStreaming"] != true {
 		t.Fatalf("capabilities %v, want fsWatchMissing and fileWriteStreaming true", caps)
 	}

@@ -56,6 +56,27 @@ func startParams(id string, argv ...string) map[string]any {
 	return map[string]any{"processId": id, "argv": argv, "cwd": "file:///", "env": map[string]string{"PATH": "/usr/bin:/bin"}, "tty": false}
 }
 
+// waitNotification returns once a notification of method has arrived on c: among notes
+// (those Call collected while waiting for its response) or after them.
+func waitNotification(c *executortest.Client, notes []map[string]any, method string) {
+	for _, m := range notes {
+		if m["method"] == method {
+			return
+		}
+	}
+	for {
+		if c.Recv()["method"] == method { // Recv fails the test after 5 s of silence
+			return
+		}
+	}
+}
+
+// initCaps returns the capabilities in an initialize result's environmentInfo.
+func initCaps(init map[string]any) map[string]any {
+	caps, _ := init["environmentInfo"].(map[string]any)["capabilities"].(map[string]any)
+	return caps
+}
+
 func errMessage(m map[string]any) (float64, string) {
 	e, _ := m["error"].(map[string]any)
 	code, _ := e["code"].(float64)
@@ -156,13 +177,7 @@ func TestServer_TerminateAfterExitIsNotRunning(t *testing.T) {
 	// `true` may exit before its start response is queued: its closed can then arrive
 	// among the notifications Call collected while waiting for that response.
 	_, notes := c.Call(1, "process/start", startParams("t", "true"))
-	closed := false
-	for _, m := range notes {
-		closed = closed || m["method"] == "process/closed"
-	}
-	for !closed {
-		closed = c.Recv()["method"] == "process/closed"
-	}
+	waitNotification(c, notes, "process/closed")
 	resp, _ := c.Call(2, "process/terminate", map[string]any{"processId": "t"})
 	if got := resp["result"].(map[string]any)["running"]; got != false {
 		t.Fatalf("got running=%v, want false", got)

@@ -23,7 +23,7 @@ func TestTunnel_AdvertisedUnlessNone(t *testing.T) {
 		want   any
 	}{{nil, true}, {none, nil}} {
 		c := newHarness(t, &executor.Options{TunnelPolicy: tt.policy}).dial()
-		caps := c.Handshake("")["environmentInfo"].(map[string]any)["capabilities"].(map[string]any)
+		caps := initCaps(c.Handshake(""))
 		if caps["tcpTunnel"] != tt.want {
 			t.Errorf("policy %v: tcpTunnel = %v, want %v", tt.policy, caps["tcpTunnel"], tt.want)
 		}
@@ -69,7 +69,7 @@ func TestTunnelListen_AdvertisedUnlessNone(t *testing.T) {
 		want   any
 	}{{nil, true}, {none, nil}} {
 		c := newHarness(t, &executor.Options{TunnelListenPolicy: tt.policy}).dial()
-		caps := c.Handshake("")["environmentInfo"].(map[string]any)["capabilities"].(map[string]any)
+		caps := initCaps(c.Handshake(""))
 		if caps["tcpTunnelListen"] != tt.want || caps["tcpTunnel"] != true {
 			t.Errorf("listen policy %v: tcpTunnelListen = %v (tcpTunnel %v), want %v", tt.policy, caps["tcpTunnelListen"], caps["tcpTunnel"], tt.want)
 		}

@@ -18,10 +18,11 @@
 //
 // Above: executor/jsonrpc (envelope, lanes, dispatch: it walks the envelope with
 // ScanRoot, Classify, RequestID, String and Decode), executor/protocol (params types built
-// from Bytes, Unit, Enum, RustNamed), the method packages (UnmarshalParams, the error
-// constructors), harness (the same scanner and classification for what it reads:
-// ScanRootUnbudgeted, Classify, ObjectMembers, String; codes; base64 of output chunks) and
-// sandbox/policy (codes). One scanner and one classification serve both ends (message.go).
+// from Bytes, Unit, Enum, RustNamed; AppendSerdeString in its hand-written encoders), the
+// method packages (UnmarshalParams, the error constructors), harness (the same scanner
+// and classification for what it reads: ScanRootUnbudgeted, Classify, ObjectMembers,
+// String; codes; base64 of output chunks) and sandbox/policy (codes). One scanner and one
+// classification serve both ends (message.go).
 // Below: the standard library, and segmentio/asm's base64 encoder (AppendBase64). It
 // knows no JSON-RPC envelope, no method and no transport; encoding outbound messages is
 // executor/jsonrpc's.
@@ -48,6 +49,9 @@
 //     params.
 //   - RequestID (value.go): the reference's untagged RequestId (i64 | String), echoed in
 //     serde_json's canonical form.
+//   - AppendSerdeString (serde.go): a string as serde_json writes it (only '"', '\\' and
+//     C0 controls escaped); RequestID's re-escape and executor/protocol's hand-written
+//     encoders share it.
 //   - DecodeBase64 / DecodeBase64Into (base64.go): standard alphabet, canonical padding,
 //     no whitespace or line breaks (the stdlib's decoder skips '\r' and '\n'; the
 //     reference rejects them, so they never reach the fast path), and the base64

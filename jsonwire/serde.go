@@ -146,30 +146,46 @@ func isGraphemeExtend(r rune) bool {
 	return unicode.In(r, unicode.Mn, unicode.Me, unicode.Other_Grapheme_Extend)
 }
 
-// appendSerdeString appends s as serde_json writes a string: only '"', '\\' and control
-// characters are escaped (\b \t \n \f \r short, the rest as \u00xx, lower-case hex).
-func appendSerdeString(dst []byte, s []byte) []byte {
+// serdeShortEscapes maps each byte serde_json escapes with a short form ('"', '\\' and
+// the controls \b \t \n \f \r) to the letter after the backslash; the other C0 controls
+// (0: none) are written as \u00xx.
+var serdeShortEscapes = [0x60]byte{'"': '"', '\\': '\\', '\b': 'b', '\t': 't', '\n': 'n', '\f': 'f', '\r': 'r'}
+
+// AppendSerdeString appends s to b as serde_json writes a string: only '"', '\\' and C0
+// controls are escaped (short forms for \b \t \n \f \r, the rest as \u00xx with
+// lower-case hex); invalid UTF-8 becomes U+FFFD, as a Rust String cannot hold it. It is
+// the one string encoder of the hand-written JSON encoders and of RequestID's re-escape.
+func AppendSerdeString(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	for _, c := range s {
-		switch {
-		case c == '"' || c == '\\':
-			dst = append(dst, '\\', c)
-		case c >= 0x20:
-			dst = append(dst, c)
-		case c == '\b':
-			dst = append(dst, '\\', 'b')
-		case c == '\t':
-			dst = append(dst, '\\', 't')
-		case c == '\n':
-			dst = append(dst, '\\', 'n')
-		case c == '\f':
-			dst = append(dst, '\\', 'f')
-		case c == '\r':
-			dst = append(dst, '\\', 'r')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				b = append(b, s[start:i]...)
+				b = append(b, "\ufffd"...)
+				i++
+				start = i
+				continue
+			}
+			i += size
+			continue
 		}
+		if c >= 0x20 && c != '"' && c != '\\' {
+			i++
+			continue
+		}
+		b = append(b, s[start:i]...)
+		if e := serdeShortEscapes[c]; e != 0 {
+			b = append(b, '\\', e)
+		} else {
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
+		i++
+		start = i
 	}
-	return append(dst, '"')
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }

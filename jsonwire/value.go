@@ -65,7 +65,7 @@ func RequestID(raw []byte) ([]byte, error) {
 		inner := raw[1 : len(raw)-1]
 		for _, b := range inner {
 			if b == '\\' {
-				return appendSerdeString(nil, appendUnescaped(nil, inner)), nil
+				return AppendSerdeString(nil, string(appendUnescaped(nil, inner))), nil
 			}
 		}
 		return raw, nil

@@ -147,7 +147,7 @@ func TestBubblewrap_SecurityState(t *testing.T) {
 		t.Errorf("no caps + NNP: got %q, want %q (stderr %q)", got, want, res.stderr)
 	}
 	arg0 := "custom-arg0"
-	c := decodeCtx(t, ctx)
+	c := sandboxtest.Context(t, ctx)
 	p, err := policy.Resolve(c, &policy.ResolveOptions{CommandCwd: "/"})
 	if err != nil {
 		t.Fatal(err)

@@ -54,12 +54,7 @@ func TestBubblewrap_DaemonDirHidden(t *testing.T) {
 	t.Cleanup(func() { os.Remove(sentinel) })
 
 	w := t.TempDir()
-	if err := os.Mkdir(filepath.Join(w, ".git"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(w, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	gitWorkTree(t, w)
 	readOnly := []string{entryJSON(specialJSON("root"), "read")}
 	workspaceWrite := []string{entryJSON(specialJSON("root"), "read"),
 		entryJSON(specialJSON("project_roots"), "write"),

@@ -11,7 +11,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/execlab/executor/sandbox"
-	"github.com/execlab/executor/sandbox/policy"
 	"github.com/execlab/executor/sandbox/sandboxtest"
 )
 
@@ -62,16 +61,6 @@ func inProcessProbe() int {
 	return 0
 }
 
-func resolveFor(t *testing.T, ctxJSON, cwd string, l *sandbox.Launcher) *policy.Policy {
-	t.Helper()
-	p, err := policy.Resolve(decodeCtx(t, ctxJSON), &policy.ResolveOptions{CommandCwd: cwd,
-		RuntimeReadGrants: []string{l.Executable()}})
-	if err != nil {
-		t.Fatalf("resolving: %v", err)
-	}
-	return p
-}
-
 // A bubblewrap plan that needs no supervision is launched as bwrap directly; plans
 // with host mount targets, and plain plans, still go through the launcher stage. The
 // outcome is the same either way.
@@ -97,7 +86,7 @@ func TestWrap_DirectBubblewrap(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := resolveFor(t, tt.ctx, "/", l)
+			p := resolveFor(t, tt.ctx, "/", "", l)
 			res := runPolicy(t, l, p, "/", append(baseEnv(), probeEnv+"=read"), nil, l.Executable(), filepath.Join(w, "f"))
 			if res.cmd.Path != tt.wantPath {
 				t.Errorf("command path: got %q, want %q", res.cmd.Path, tt.wantPath)
@@ -124,7 +113,7 @@ func TestWrap_DirectBubblewrapBuildFailureUsesStage(t *testing.T) {
 	}
 	ctx := managedCtx("restricted", entryJSON(specialJSON("root"), "read"), entryJSON(pathJSON(w), "write"),
 		entryJSON(pathJSON(filepath.Join(w, "link", "ro")), "read"))
-	res := runPolicy(t, l, resolveFor(t, ctx, "/", l), "/", baseEnv(), nil, "/bin/true")
+	res := runPolicy(t, l, resolveFor(t, ctx, "/", "", l), "/", baseEnv(), nil, "/bin/true")
 	if res.cmd.Path != "/proc/self/exe" {
 		t.Errorf("command path: got %q, want the launcher stage", res.cmd.Path)
 	}
@@ -138,7 +127,7 @@ func TestWrap_DirectBubblewrapBuildFailureUsesStage(t *testing.T) {
 func TestInProcess_Confined(t *testing.T) {
 	l := sandbox.NewLauncher(sandboxtest.Require(t, sandbox.BackendBubblewrap), nil)
 	ctx := managedCtx("restricted", entryJSON(specialJSON("minimal"), "read"))
-	res := runPolicy(t, l, resolveFor(t, ctx, "/", l), "/", baseEnv(), nil, l.Executable(), inProcessFlag)
+	res := runPolicy(t, l, resolveFor(t, ctx, "/", "", l), "/", baseEnv(), nil, l.Executable(), inProcessFlag)
 	var st inProcessState
 	if err := json.Unmarshal([]byte(strings.TrimSpace(res.stdout)), &st); err != nil || res.code != 0 {
 		t.Fatalf("probe output %q (exit %d, stderr %q): %v", res.stdout, res.code, res.stderr, err)
@@ -159,7 +148,7 @@ func TestInProcess_Confined(t *testing.T) {
 	}
 
 	// Another program with the same flag is started as a child, not run in-process.
-	res = runPolicy(t, l, resolveFor(t, ctx, "/", l), "/", baseEnv(), nil, "/bin/echo", inProcessFlag)
+	res = runPolicy(t, l, resolveFor(t, ctx, "/", "", l), "/", baseEnv(), nil, "/bin/echo", inProcessFlag)
 	if got := strings.TrimSpace(res.stdout); got != inProcessFlag || res.code != 0 {
 		t.Errorf("/bin/echo %s: got %q (exit %d, stderr %q), want the flag echoed", inProcessFlag, got, res.code, res.stderr)
 	}

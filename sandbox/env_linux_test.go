@@ -28,7 +28,7 @@ func TestStage_RefusesUnsanitizedEnvironment(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := resolveFor(t, tt.ctx, w, l)
+			p := resolveFor(t, tt.ctx, w, "", l)
 			cmd, err := l.Wrap(&sandbox.Request{Policy: p, Argv: []string{"sh", "-c", "echo ran"}, Cwd: w, Env: baseEnv()})
 			if err != nil {
 				t.Fatalf("wrapping: %v", err)

@@ -2,16 +2,15 @@ package sandbox_test
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
 	"errors"
+	"os"
 	"os/exec"
-	"syscall"
+	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/execlab/executor/sandbox"
 	"github.com/execlab/executor/sandbox/policy"
+	"github.com/execlab/executor/sandbox/sandboxtest"
 )
 
 type result struct {
@@ -20,25 +19,22 @@ type result struct {
 	cmd            *sandbox.Command
 }
 
-func decodeCtx(t *testing.T, ctxJSON string) *policy.Context {
+// resolveFor resolves ctxJSON as executor/process does for a process/start in cwd with
+// TMPDIR tmpDir: the launcher's executable is a runtime read grant.
+func resolveFor(t *testing.T, ctxJSON, cwd, tmpDir string, l *sandbox.Launcher) *policy.Policy {
 	t.Helper()
-	var c policy.Context
-	if err := json.Unmarshal([]byte(ctxJSON), &c); err != nil {
-		t.Fatalf("decoding context: %v", err)
+	p, err := policy.Resolve(sandboxtest.Context(t, ctxJSON), &policy.ResolveOptions{CommandCwd: cwd, TmpDir: tmpDir,
+		RuntimeReadGrants: []string{l.Executable()}})
+	if err != nil {
+		t.Fatalf("resolving: %v", err)
 	}
-	return &c
+	return p
 }
 
 // runSandboxed resolves ctxJSON for a process/start and runs argv through the launcher.
 func runSandboxed(t *testing.T, l *sandbox.Launcher, ctxJSON string, cwd string, env []string, argv ...string) result {
 	t.Helper()
-	c := decodeCtx(t, ctxJSON)
-	p, err := policy.Resolve(c, &policy.ResolveOptions{CommandCwd: cwd, TmpDir: envValue(env, "TMPDIR"),
-		RuntimeReadGrants: []string{l.Executable()}})
-	if err != nil {
-		t.Fatalf("resolving: %v", err)
-	}
-	return runPolicy(t, l, p, cwd, env, nil, argv...)
+	return runPolicy(t, l, resolveFor(t, ctxJSON, cwd, envValue(env, "TMPDIR"), l), cwd, env, nil, argv...)
 }
 
 func runPolicy(t *testing.T, l *sandbox.Launcher, p *policy.Policy, cwd string, env []string, arg0 *string, argv ...string) result {
@@ -46,31 +42,23 @@ func runPolicy(t *testing.T, l *sandbox.Launcher, p *policy.Policy, cwd string, 
 	return runRequest(t, l, &sandbox.Request{Policy: p, Argv: argv, Cwd: cwd, Env: env, Arg0: arg0})
 }
 
-// runRequest wraps req and runs it to completion (30 s cap).
+// runRequest wraps req and runs it to completion (sandboxtest.Run).
 func runRequest(t *testing.T, l *sandbox.Launcher, req *sandbox.Request) result {
 	t.Helper()
-	cmd, err := l.Wrap(req)
-	if err != nil {
-		t.Fatalf("wrapping: %v", err)
+	r := sandboxtest.Run(t, l, req)
+	return result{stdout: r.Stdout, stderr: r.Stderr, code: r.Code, cmd: r.Cmd}
+}
+
+// gitWorkTree makes dir look like a git work tree (.git/HEAD holding "ref\n"), the
+// metadata the profiles keep read-only.
+func gitWorkTree(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(dir, ".git"), 0o755); err != nil {
+		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c := exec.CommandContext(ctx, cmd.Path)
-	c.Args, c.Env, c.Dir = cmd.Args, cmd.Env, cmd.Dir
-	var o, e bytes.Buffer
-	c.Stdout, c.Stderr = &o, &e
-	err = c.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			code = 128 + int(ws.Signal())
-		}
-	} else if err != nil {
-		t.Fatalf("running: %v", err)
+	if err := os.WriteFile(filepath.Join(dir, ".git", "HEAD"), []byte("ref\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	return result{stdout: o.String(), stderr: e.String(), code: code, cmd: cmd}
 }
 
 func envValue(env []string, key string) string {

@@ -70,7 +70,7 @@ func TestDegraded_Refusals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := policy.Resolve(decodeCtx(t, tt.ctx), &policy.ResolveOptions{CommandCwd: "/"})
+			p, err := policy.Resolve(sandboxtest.Context(t, tt.ctx), &policy.ResolveOptions{CommandCwd: "/"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,7 +91,7 @@ func TestDegraded_ABIGate(t *testing.T) {
 		t.Fatalf("degraded_abi_gate: got backend %q, want none", r.Backend)
 	}
 	l := sandbox.NewLauncher(r, nil)
-	p, _ := policy.Resolve(decodeCtx(t, managedCtx("restricted", entryJSON(specialJSON("root"), "read"))), &policy.ResolveOptions{CommandCwd: "/"})
+	p, _ := policy.Resolve(sandboxtest.Context(t, managedCtx("restricted", entryJSON(specialJSON("root"), "read"))), &policy.ResolveOptions{CommandCwd: "/"})
 	_, err := l.Wrap(&sandbox.Request{Policy: p, Argv: []string{"true"}, Cwd: "/"})
 	var pe *policy.Error
 	if !errors.As(err, &pe) || pe.Code != jsonwire.CodeInvalidParams {

@@ -82,7 +82,7 @@ func BenchmarkSandboxedTrue(b *testing.B) {
 	}
 	l := sandbox.NewLauncher(r, nil)
 	t := &testing.T{}
-	p, err := policy.Resolve(decodeCtx(t, managedCtx("restricted", entryJSON(specialJSON("root"), "read"))), &policy.ResolveOptions{CommandCwd: "/"})
+	p, err := policy.Resolve(sandboxtest.Context(t, managedCtx("restricted", entryJSON(specialJSON("root"), "read"))), &policy.ResolveOptions{CommandCwd: "/"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -48,12 +48,7 @@ func managedRun(t *testing.T, l *sandbox.Launcher, ctxJSON string, mn *sandbox.M
 	t.Helper()
 	var p *policy.Policy
 	if ctxJSON != "" {
-		var err error
-		p, err = policy.Resolve(decodeCtx(t, ctxJSON), &policy.ResolveOptions{CommandCwd: "/",
-			TmpDir: envValue(env, "TMPDIR"), RuntimeReadGrants: []string{l.Executable()}})
-		if err != nil {
-			t.Fatalf("resolving: %v", err)
-		}
+		p = resolveFor(t, ctxJSON, "/", envValue(env, "TMPDIR"), l)
 	}
 	return runRequest(t, l, &sandbox.Request{Policy: p, EnforceManagedNetwork: true, ManagedNetwork: mn,
 		Argv: append([]string{l.Executable()}, args...), Cwd: "/", Env: append(env, probeEnv+"="+probe)})

@@ -108,12 +108,7 @@ func TestBubblewrap_NestedRootSwappedForSymlink(t *testing.T) {
 func TestBubblewrap_NestedRootWithoutSymlinks(t *testing.T) {
 	l := sandbox.NewLauncher(sandboxtest.Require(t, sandbox.BackendBubblewrap), nil)
 	n := newNestedRoots(t)
-	if err := os.MkdirAll(filepath.Join(n.proj, ".git"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(n.proj, ".git", "HEAD"), []byte("ref\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	gitWorkTree(t, n.proj)
 	res := runSandboxed(t, l, n.ctx, n.proj, baseEnv(), "sh", "-c",
 		`echo ok > f && echo ok > ../sibling && if echo x > .git/HEAD 2>/dev/null; then echo git-writable; fi; `+
 			`if echo x > "$1/out" 2>/dev/null; then echo out-writable; fi`, "sh", n.out)
@@ -235,7 +230,7 @@ func BenchmarkSandboxedTrueNestedRoot(b *testing.B) {
 	}
 	t := &testing.T{}
 	ctx := managedCtx("restricted", entryJSON(specialJSON("root"), "read"), entryJSON(pathJSON(a), "write"), entryJSON(pathJSON(proj), "write"))
-	p, err := policy.Resolve(decodeCtx(t, ctx), &policy.ResolveOptions{CommandCwd: "/"})
+	p, err := policy.Resolve(sandboxtest.Context(t, ctx), &policy.ResolveOptions{CommandCwd: "/"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -259,12 +254,7 @@ func TestBubblewrap_CodexWorkspaceWriteUnderTmp(t *testing.T) {
 		t.Fatalf("test directory %s is not under /tmp", base)
 	}
 	proj := filepath.Join(base, "work", "proj")
-	if err := os.MkdirAll(filepath.Join(proj, ".git"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(proj, ".git", "HEAD"), []byte("ref\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	gitWorkTree(t, proj)
 	skipRead := func(sub string) string {
 		return `{"path":{"type":"special","value":{"kind":"project_roots","subpath":"` + sub + `"}},"access":"read","missing_path_behavior":"skip"}`
 	}

@@ -96,25 +96,10 @@ func TestBuildMounts_NestedWritableRoots(t *testing.T) {
 		t.Errorf("args %q: want --bind-fd N %s", mp.args, x)
 	} else {
 		xfd, _ := strconv.Atoi(xText)
-		var got, want unix.Stat_t
-		if unix.Fstat(xfd, &got) != nil || unix.Stat(x, &want) != nil || got.Ino != want.Ino || got.Dev != want.Dev {
-			t.Errorf("pin descriptor %d is not %s", xfd, x)
-		}
+		wantInode(t, xfd, x, "pinned directory's")
 	}
 	fd, _ := strconv.Atoi(fdText)
-	var got, want unix.Stat_t
-	if err := unix.Fstat(fd, &got); err != nil {
-		t.Fatalf("fstat of the bound descriptor %d: %v", fd, err)
-	}
-	if err := unix.Stat(f.proj, &want); err != nil {
-		t.Fatal(err)
-	}
-	if got.Dev != want.Dev || got.Ino != want.Ino {
-		t.Errorf("descriptor %d is inode %d:%d, want the project's %d:%d", fd, got.Dev, got.Ino, want.Dev, want.Ino)
-	}
-	if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil || flags&unix.FD_CLOEXEC != 0 {
-		t.Errorf("descriptor flags %#x, %v: want it inherited by bwrap (no FD_CLOEXEC)", flags, err)
-	}
+	wantBoundFD(t, fd, f.proj, "project's")
 	dry, err := buildMounts(p, "", mountOptions{roBindFD: true, dry: true})
 	if err != nil {
 		t.Fatal(err)

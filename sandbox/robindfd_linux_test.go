@@ -49,19 +49,7 @@ func TestBuildMounts_CarveOutByDescriptor(t *testing.T) {
 			unix.Close(fd)
 		}
 	}()
-	var got, want unix.Stat_t
-	if err := unix.Fstat(fd, &got); err != nil {
-		t.Fatalf("fstat of the bound descriptor %d: %v", fd, err)
-	}
-	if err := unix.Stat(ro, &want); err != nil {
-		t.Fatal(err)
-	}
-	if got.Dev != want.Dev || got.Ino != want.Ino {
-		t.Errorf("descriptor %d is inode %d:%d, want the carve-out's %d:%d", fd, got.Dev, got.Ino, want.Dev, want.Ino)
-	}
-	if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil || flags&unix.FD_CLOEXEC != 0 {
-		t.Errorf("descriptor flags %#x, %v: want it inherited by bwrap (no FD_CLOEXEC)", flags, err)
-	}
+	wantBoundFD(t, fd, ro, "carve-out's")
 	// The directory between the root and the carve-out is self-bound by descriptor
 	// too: bound by path, a swap for a symlink racing the launch would bind the
 	// symlink's target writable.
@@ -71,15 +59,7 @@ func TestBuildMounts_CarveOutByDescriptor(t *testing.T) {
 		t.Fatalf("args %q: want --bind-fd N %s", mp.args, anc)
 	}
 	ancFD, _ := strconv.Atoi(ancText)
-	if err := unix.Fstat(ancFD, &got); err != nil {
-		t.Fatalf("fstat of the ancestor descriptor %d: %v", ancFD, err)
-	}
-	if err := unix.Stat(anc, &want); err != nil {
-		t.Fatal(err)
-	}
-	if got.Dev != want.Dev || got.Ino != want.Ino {
-		t.Errorf("ancestor descriptor %d is inode %d:%d, want %d:%d", ancFD, got.Dev, got.Ino, want.Dev, want.Ino)
-	}
+	wantInode(t, ancFD, anc, "ancestor's")
 
 	dry, err := buildMounts(p, "", mountOptions{roBindFD: true, dry: true})
 	if err != nil {
@@ -126,5 +106,30 @@ func TestOpenBeneath(t *testing.T) {
 	}
 	if _, err := openBeneath(w, outside, true); err == nil {
 		t.Errorf("openBeneath outside the directory: got nil error")
+	}
+}
+
+// wantBoundFD checks a descriptor the mount plan hands bwrap: it is path's inode (what
+// names path in the message) and bwrap inherits it (no FD_CLOEXEC).
+func wantBoundFD(t *testing.T, fd int, path, what string) {
+	t.Helper()
+	wantInode(t, fd, path, what)
+	if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil || flags&unix.FD_CLOEXEC != 0 {
+		t.Errorf("descriptor flags %#x, %v: want it inherited by bwrap (no FD_CLOEXEC)", flags, err)
+	}
+}
+
+// wantInode checks that descriptor fd is path's inode; what names path in the message.
+func wantInode(t *testing.T, fd int, path, what string) {
+	t.Helper()
+	var got, want unix.Stat_t
+	if err := unix.Fstat(fd, &got); err != nil {
+		t.Fatalf("fstat of descriptor %d: %v", fd, err)
+	}
+	if err := unix.Stat(path, &want); err != nil {
+		t.Fatal(err)
+	}
+	if got.Dev != want.Dev || got.Ino != want.Ino {
+		t.Errorf("descriptor %d is inode %d:%d, want the %s %d:%d", fd, got.Dev, got.Ino, what, want.Dev, want.Ino)
 	}
 }

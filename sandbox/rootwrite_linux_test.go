@@ -67,12 +67,7 @@ func newWorkspace(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.MkdirAll(filepath.Join(ws, ".git"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(ws, ".git", "HEAD"), []byte("ref\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	gitWorkTree(t, ws)
 	return ws
 }
 

@@ -16,22 +16,25 @@ import (
 // helper; it never appears on the wire.
 const helperMethod = "capabilityRoots/scanRoot"
 
-// helperParams is the helper's request document for one root.
+// helperParams is the helper's request document for one root (or one V2 location).
 type helperParams struct {
 	Path protocol.PathURI `json:"path"`
 }
 
 func init() {
-	fs.RegisterHelperMethod(helperMethod, runInHelper)
+	fs.RegisterHelperMethod(helperMethod, helperScan(scanRoot))
 }
 
-// runInHelper is the helper side: it scans one root inside the sandbox.
-func runInHelper(ctx context.Context, raw json.RawMessage, denyGlobs []string) (any, error) {
-	var p helperParams
-	if err := json.Unmarshal(raw, &p); err != nil {
-		return nil, jsonwire.InvalidRequest("failed to encode or decode fs sandbox helper message: %s", err.Error())
+// helperScan is the helper side of a scan (one root here, one location in v2.go): it
+// decodes the request's path and runs scan on it inside the sandbox.
+func helperScan(scan func(ctx context.Context, walker *fs.Service, uri protocol.PathURI, denyGlobs []string) *rootScan) fs.HelperMethod {
+	return func(ctx context.Context, raw json.RawMessage, denyGlobs []string) (any, error) {
+		var p helperParams
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return nil, jsonwire.InvalidRequest("failed to encode or decode fs sandbox helper message: %s", err.Error())
+		}
+		return scan(ctx, fs.New(nil), p.Path, denyGlobs), nil
 	}
-	return scanRoot(ctx, fs.New(nil), p.Path, denyGlobs), nil
 }
 
 // Service implements capabilityRoots/discoverV1. It is stateless and safe for concurrent

@@ -23,12 +23,7 @@ func FuzzDecodeParams(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		var p protocol.CapabilityRootsDiscoverParams
-		err := jsonwire.UnmarshalParams(raw, &p)
-		if err != nil {
-			e, ok := err.(*jsonwire.Error)
-			if !ok || e.Code != jsonwire.CodeInvalidParams || e.Message == "" {
-				t.Fatalf("%q: error %#v, want a -32602 *jsonwire.Error", raw, err)
-			}
+		if !decodeParams(t, raw, &p) {
 			return
 		}
 		for _, r := range p.Roots {
@@ -37,6 +32,21 @@ func FuzzDecodeParams(f *testing.F) {
 			}
 		}
 	})
+}
+
+// decodeParams decodes raw into p as the server does (jsonwire.UnmarshalParams) and
+// reports whether it decoded; a failure other than a -32602 *jsonwire.Error with a
+// message fails t.
+func decodeParams(t *testing.T, raw []byte, p any) bool {
+	t.Helper()
+	err := jsonwire.UnmarshalParams(raw, p)
+	if err == nil {
+		return true
+	}
+	if e, ok := err.(*jsonwire.Error); !ok || e.Code != jsonwire.CodeInvalidParams || e.Message == "" {
+		t.Fatalf("%q: error %#v, want a -32602 *jsonwire.Error", raw, err)
+	}
+	return false
 }
 
 // FuzzManifest: manifest parsing never panics, and a declared path that relativePath

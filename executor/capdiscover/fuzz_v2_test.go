@@ -7,7 +7,6 @@ import (
 
 	"github.com/execlab/executor/executor/capdiscover"
 	"github.com/execlab/executor/executor/protocol"
-	"github.com/execlab/executor/jsonwire"
 )
 
 // FuzzDiscoverV2Params: any params either decode, with a canonical cwd, or fail with a
@@ -24,12 +23,7 @@ func FuzzDiscoverV2Params(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		var p protocol.DiscoverV2Params
-		err := jsonwire.UnmarshalParams(raw, &p)
-		if err != nil {
-			e, ok := err.(*jsonwire.Error)
-			if !ok || e.Code != jsonwire.CodeInvalidParams || e.Message == "" {
-				t.Fatalf("%q: error %#v, want a -32602 *jsonwire.Error", raw, err)
-			}
+		if !decodeParams(t, raw, &p) {
 			return
 		}
 		if c, err := protocol.ParsePathURI(string(p.Cwd)); err != nil || c != p.Cwd {

@@ -82,13 +82,7 @@ func isDir(p string) bool {
 const locationHelperMethod = "capabilities/scanLocation"
 
 func init() {
-	fs.RegisterHelperMethod(locationHelperMethod, func(ctx context.Context, raw json.RawMessage, denyGlobs []string) (any, error) {
-		var p helperParams
-		if err := json.Unmarshal(raw, &p); err != nil {
-			return nil, jsonwire.InvalidRequest("failed to encode or decode fs sandbox helper message: %s", err.Error())
-		}
-		return scanLocation(ctx, fs.New(nil), p.Path, denyGlobs), nil
-	})
+	fs.RegisterHelperMethod(locationHelperMethod, helperScan(scanLocation))
 }
 
 // scanLocation scans one location as a V1 root; a location that is missing, not a

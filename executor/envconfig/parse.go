@@ -94,14 +94,8 @@ func (b *builder) expression(n *unstable.Node) error {
 	switch n.Kind {
 	case unstable.KeyValue:
 		return b.keyValue(b.cur, n)
-	case unstable.Table:
-		t, err := b.descend(keyParts(n.Key()), false)
-		if err != nil {
-			return err
-		}
-		b.cur = t
-	case unstable.ArrayTable:
-		t, err := b.descend(keyParts(n.Key()), true)
+	case unstable.Table, unstable.ArrayTable:
+		t, err := b.descend(keyParts(n.Key()), n.Kind == unstable.ArrayTable)
 		if err != nil {
 			return err
 		}

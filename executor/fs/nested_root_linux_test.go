@@ -1,10 +1,8 @@
 package fs_test
 
 import (
-	"context"
 	"encoding/base64"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -23,28 +21,15 @@ import (
 )
 
 // launchSandboxed runs argv once under c through l, as process/start does, and
-// returns its exit code and combined output.
+// returns its exit code and its output (stdout, then stderr).
 func launchSandboxed(t *testing.T, l *sandbox.Launcher, c *policy.Context, cwd string, argv ...string) (int, string) {
 	t.Helper()
 	p, err := policy.Resolve(c, &policy.ResolveOptions{CommandCwd: cwd, RuntimeReadGrants: []string{l.Executable()}})
 	if err != nil {
 		t.Fatalf("resolving: %v", err)
 	}
-	w, err := l.Wrap(&sandbox.Request{Policy: p, Argv: argv, Cwd: cwd, Env: []string{"PATH=/usr/bin:/bin"}})
-	if err != nil {
-		t.Fatalf("wrapping: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, w.Path)
-	cmd.Args, cmd.Env, cmd.Dir = w.Args, w.Env, w.Dir
-	out, err := cmd.CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); ok {
-		return ee.ExitCode(), string(out)
-	} else if err != nil {
-		t.Fatalf("running %q: %v", argv, err)
-	}
-	return 0, string(out)
+	r := sandboxtest.Run(t, l, &sandbox.Request{Policy: p, Argv: argv, Cwd: cwd, Env: []string{"PATH=/usr/bin:/bin"}})
+	return r.Code, r.Stdout + r.Stderr
 }
 
 // Issue 26 finding 2 through fs/writeFile (the sandboxed helper runs under the same

@@ -75,14 +75,7 @@ func FuzzParseVerdict(f *testing.F) {
 // TestDecider_FailsClosed: a decider that errors, never answers (until Close), or
 // answers malformed denies not_allowed from the decider; Close ends a pending call.
 func TestDecider_FailsClosed(t *testing.T) {
-	cfg, err := netproxy.Decode(json.RawMessage(`{"proxy":{"enabled":true,"enableSocks5":false,"enableSocks5Udp":false,"allowUpstreamProxy":false,"dangerouslyAllowAllUnixSockets":false,"mode":"full","allowLocalBinding":true,"domains":{"localhost":"allow"}},"policyDecisionTimeoutMs":60000}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := cfg.Check("p", false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pol := checkedPolicy(t, `{"proxy":{"enabled":true,"enableSocks5":false,"enableSocks5Udp":false,"allowUpstreamProxy":false,"dangerouslyAllowAllUnixSockets":false,"mode":"full","allowLocalBinding":true,"domains":{"localhost":"allow"}},"policyDecisionTimeoutMs":60000}`)
 	var mu sync.Mutex
 	var recs []netproxy.AuditRecord
 	asked := make(chan struct{}, 4)

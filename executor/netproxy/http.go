@@ -156,11 +156,18 @@ func (p *Proxy) serveHTTP(c net.Conn) {
 	if b := p.broker.Load(); b.HandlesPlainHTTP(host, int(port)) {
 		p.rewriteCredentials(b, h, "http", host, port)
 	}
+	p.forwardRequest(c, up, h, br, "upstream failure", wantsClose)
+}
+
+// forwardRequest sends the request h to up, its head and then its body (requestBody, read
+// from br), and splices the response back to c. A failed head write answers 502 with
+// failText and a body that cannot be framed 400; either closes up.
+func (p *Proxy) forwardRequest(c, up net.Conn, h *requestHead, br *bufio.Reader, failText string, wantsClose bool) {
 	var head bytes.Buffer
 	writeForwardHead(&head, h)
 	if _, err := up.Write(head.Bytes()); err != nil {
 		up.Close()
-		writeReply(c, 502, "text/plain", "", "upstream failure", wantsClose)
+		writeReply(c, 502, "text/plain", "", failText, wantsClose)
 		return
 	}
 	body, stop, err := p.requestBody(h, br)

@@ -21,7 +21,6 @@ package netproxy
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/tls"
 	"io"
@@ -118,19 +117,5 @@ func (p *Proxy) serveIntercepted(c net.Conn, br *bufio.Reader, b *credmask.Broke
 		writeReply(tc, 502, "text/plain", "", mitmUpstreamError, false)
 		return
 	}
-	var head bytes.Buffer
-	writeForwardHead(&head, h)
-	if _, err := up.Write(head.Bytes()); err != nil {
-		up.Close()
-		writeReply(tc, 502, "text/plain", "", mitmUpstreamError, false)
-		return
-	}
-	body, stop, err := p.requestBody(h, tbr)
-	if err != nil {
-		up.Close()
-		writeReply(tc, 400, "", "", "", true)
-		return
-	}
-	defer stop()
-	p.splice(tc, up, body, false)
+	p.forwardRequest(tc, up, h, tbr, mitmUpstreamError, false)
 }

@@ -9,12 +9,15 @@ import (
 
 func policy(t testing.TB, mode string, allowLocal bool, extra string) *netproxy.Policy {
 	t.Helper()
-	al := "false"
-	if allowLocal {
-		al = "true"
-	}
 	raw := `{"proxy":{"enabled":true,"enableSocks5":true,"enableSocks5Udp":false,"allowUpstreamProxy":false,` +
-		`"dangerouslyAllowAllUnixSockets":false,"mode":"` + mode + `","allowLocalBinding":` + al + `,` + extra + `}}`
+		`"dangerouslyAllowAllUnixSockets":false,"mode":"` + mode + `","allowLocalBinding":` + boolText(allowLocal) + `,` + extra + `}}`
+	return checkedPolicy(t, raw)
+}
+
+// checkedPolicy decodes raw, a networkProxy member, and checks it for process "p",
+// unsandboxed; an error fails t.
+func checkedPolicy(t testing.TB, raw string) *netproxy.Policy {
+	t.Helper()
 	cfg, err := netproxy.Decode(json.RawMessage(raw))
 	if err != nil {
 		t.Fatal(err)

@@ -145,16 +145,24 @@ func TestProxy_LimitedMode(t *testing.T) {
 	}
 }
 
-// rawRequest sends req on a fresh connection and returns the response head and body
-// (read to EOF).
-func rawRequest(t *testing.T, addr, req string) (head, body string) {
+// dialDeadline connects to addr with every read and write bounded by 10 s in all, so a
+// proxy that stops answering fails the test instead of hanging it.
+func dialDeadline(t *testing.T, addr string) net.Conn {
 	t.Helper()
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	return c
+}
+
+// rawRequest sends req on a fresh connection and returns the response head and body
+// (read to EOF).
+func rawRequest(t *testing.T, addr, req string) (head, body string) {
+	t.Helper()
+	c := dialDeadline(t, addr)
+	defer c.Close()
 	if _, err := io.WriteString(c, req); err != nil {
 		t.Fatal(err)
 	}
@@ -202,12 +210,8 @@ func TestProxy_UpstreamFailure(t *testing.T) {
 func TestProxy_ConnectTunnel(t *testing.T) {
 	_, port := upstream(t)
 	px, log := startProxy(t, "full", `"domains":{"localhost":"allow"}`)
-	c, err := net.Dial("tcp", px.HTTPAddr())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := dialDeadline(t, px.HTTPAddr())
 	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
 	fmt.Fprintf(c, "CONNECT localhost:%s HTTP/1.1\r\nHost: localhost:%s\r\n\r\n", port, port)
 	br := bufio.NewReader(c)
 	status, _ := br.ReadString('\n')
@@ -234,12 +238,8 @@ func TestProxy_ConnectTunnel(t *testing.T) {
 // on success it sends a GET through the tunnel and checks the answer.
 func socksConnect(t *testing.T, addr, host, port string) byte {
 	t.Helper()
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := dialDeadline(t, addr)
 	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
 	c.Write([]byte{5, 1, 0})
 	var sel [2]byte
 	if _, err := io.ReadFull(c, sel[:]); err != nil || sel != [2]byte{5, 0} {

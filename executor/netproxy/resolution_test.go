@@ -2,7 +2,6 @@ package netproxy_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -29,21 +28,8 @@ func TestProxy_UnresolvableAllowedName(t *testing.T) {
 		{true, 502, 5, "[http:allow socks5_tcp:allow]"},
 	} {
 		t.Run(fmt.Sprintf("allowLocalBinding=%v", tt.allowLocal), func(t *testing.T) {
-			al := "false"
-			if tt.allowLocal {
-				al = "true"
-			}
-			cfg, err := netproxy.Decode(json.RawMessage(`{"proxy":{"enabled":true,"enableSocks5":true,"enableSocks5Udp":false,"allowUpstreamProxy":false,` +
-				`"dangerouslyAllowAllUnixSockets":false,"mode":"full","allowLocalBinding":` + al + `,"domains":{"nx.example":"allow"}}}`))
-			if err != nil {
-				t.Fatal(err)
-			}
-			pol, err := cfg.Check("p", false)
-			if err != nil {
-				t.Fatal(err)
-			}
 			log := &auditLog{}
-			px, err := netproxy.Start(pol, &netproxy.Options{Audit: log.add,
+			px, err := netproxy.Start(policy(t, "full", tt.allowLocal, `"domains":{"nx.example":"allow"}`), &netproxy.Options{Audit: log.add,
 				Resolve: func(context.Context, string) ([]netip.Addr, error) { return nil, errors.New("no such host") }})
 			if err != nil {
 				t.Fatal(err)

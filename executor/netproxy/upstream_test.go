@@ -3,7 +3,6 @@ package netproxy_test
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -91,16 +90,10 @@ func (u *tcpUpstream) seen() []string {
 // startUpstreamProxy starts a proxy with SOCKS5 whose executor has a TCP upstream.
 func startUpstreamProxy(t *testing.T, up *tcpUpstream, allowLocal, allowUpstream bool) *netproxy.Proxy {
 	t.Helper()
-	cfg, err := netproxy.Decode(json.RawMessage(`{"proxy":{"enabled":true,"enableSocks5":true,"enableSocks5Udp":false,` +
+	raw := `{"proxy":{"enabled":true,"enableSocks5":true,"enableSocks5Udp":false,` +
 		`"allowUpstreamProxy":` + boolText(allowUpstream) + `,"dangerouslyAllowAllUnixSockets":false,"mode":"full",` +
-		`"allowLocalBinding":` + boolText(allowLocal) + `,"domains":{"localhost":"allow","127.0.0.1":"allow","origin.test":"allow","refuse.test":"allow"}}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := cfg.Check("p", false)
-	if err != nil {
-		t.Fatal(err)
-	}
+		`"allowLocalBinding":` + boolText(allowLocal) + `,"domains":{"localhost":"allow","127.0.0.1":"allow","origin.test":"allow","refuse.test":"allow"}}}`
+	pol := checkedPolicy(t, raw)
 	px, err := netproxy.Start(pol, &netproxy.Options{TCPUpstream: up.ln.Addr().String(),
 		Resolve: func(context.Context, string) ([]netip.Addr, error) {
 			return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil

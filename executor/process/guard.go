@@ -81,12 +81,17 @@ func (g *Guard) send(op byte, pgid int) {
 	if g == nil || pgid <= 0 {
 		return
 	}
+	g.writeLine(fmt.Sprintf("%c%d\n", op, pgid))
+}
+
+// writeLine sends one line to the guard; once the guard is closed nothing more is sent.
+func (g *Guard) writeLine(line string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.closed {
 		return
 	}
-	_, _ = fmt.Fprintf(g.w, "%c%d\n", op, pgid)
+	_, _ = io.WriteString(g.w, line)
 }
 
 // track records a new process group.
@@ -108,12 +113,7 @@ func (g *Guard) SetExitNotice(url string, body []byte) {
 	if len(line) > maxGuardLine {
 		return
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.closed {
-		return
-	}
-	_, _ = io.WriteString(g.w, line)
+	g.writeLine(line)
 }
 
 // Close ends the guard: it kills the groups still tracked (a clean shutdown has already

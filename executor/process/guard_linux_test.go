@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -71,19 +72,7 @@ func TestGuard_KillsEveryGroupMemberWhenTheExecutorGoes(t *testing.T) {
 	if n := len(markedPids(marker)); n < 8 {
 		t.Fatalf("%d marked processes before the guard acted, want 8 (2 × sh + 3 sleeps + a subshell)", n)
 	}
-	start := time.Now()
-	if err := g.Close(); err != nil {
-		t.Fatalf("closing the guard: %v", err)
-	}
-	for time.Since(start) < 5*time.Second {
-		left := markedPids(marker)
-		if len(left) == 0 {
-			t.Logf("every marked process gone %v after the guard's pipe closed", time.Since(start).Round(time.Millisecond))
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("processes survived the guard: %v", markedPids(marker))
+	closeGuardAndWaitGone(t, g, marker, "marked processes")
 }
 
 // TestGuard_KillsSandboxedGroups: the same for a command run in the bubblewrap sandbox
@@ -106,18 +95,7 @@ func TestGuard_KillsSandboxedGroups(t *testing.T) {
 	if len(before) < 3 {
 		t.Fatalf("%d marked processes in the sandbox, want at least sh and two sleeps", len(before))
 	}
-	start := time.Now()
-	if err := g.Close(); err != nil {
-		t.Fatalf("closing the guard: %v", err)
-	}
-	for time.Since(start) < 5*time.Second {
-		if len(markedPids(marker)) == 0 {
-			t.Logf("%d sandboxed processes gone %v after the guard's pipe closed", len(before), time.Since(start).Round(time.Millisecond))
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("sandboxed processes survived the guard: %v", markedPids(marker))
+	closeGuardAndWaitGone(t, g, marker, fmt.Sprintf("the %d sandboxed processes", len(before)))
 }
 
 func mustStartSandboxed(t *testing.T, m *process.Manager, p *protocol.ProcessStartParams) {
@@ -139,6 +117,13 @@ func TestGuard_KillsWhatIgnoresSIGTERM(t *testing.T) {
 	setMarker(p, marker)
 	mustStart(t, m, p)
 	waitOutput(t, m, p.ProcessID, "ready")
+	closeGuardAndWaitGone(t, g, marker, "processes ignoring SIGTERM")
+}
+
+// closeGuardAndWaitGone closes g's pipe, as the executor's death does, and waits up to
+// 5 s for every process carrying marker to be gone; what names them in the messages.
+func closeGuardAndWaitGone(t *testing.T, g *process.Guard, marker, what string) {
+	t.Helper()
 	start := time.Now()
 	if err := g.Close(); err != nil {
 		t.Fatalf("closing the guard: %v", err)
@@ -147,10 +132,10 @@ func TestGuard_KillsWhatIgnoresSIGTERM(t *testing.T) {
 	// still be tearing the processes down.
 	for time.Since(start) < 5*time.Second {
 		if len(markedPids(marker)) == 0 {
-			t.Logf("processes ignoring SIGTERM gone %v after the guard's pipe closed", time.Since(start).Round(time.Millisecond))
+			t.Logf("%s gone %v after the guard's pipe closed", what, time.Since(start).Round(time.Millisecond))
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatalf("processes ignoring SIGTERM survived the guard: %v", markedPids(marker))
+	t.Fatalf("%s survived the guard: %v", what, markedPids(marker))
 }

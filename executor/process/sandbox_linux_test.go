@@ -21,10 +21,15 @@ import (
 	"github.com/execlab/executor/sandbox/sandboxtest"
 )
 
-func readOnly(t *testing.T) *policy.Context {
-	return sandboxtest.Context(t, `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[
-		{"path":{"type":"special","value":{"kind":"root"}},"access":"read"}]}},"windowsSandboxLevel":"disabled"}`)
+// rootProfile is a managed profile whose only file-system entry is the root with access
+// (read or write), with network (restricted or enabled).
+func rootProfile(t *testing.T, network, access string) *policy.Context {
+	return sandboxtest.Context(t, `{"permissions":{"type":"managed","network":"`+network+`","file_system":{"type":"restricted","entries":[
+		{"path":{"type":"special","value":{"kind":"root"}},"access":"`+access+`"}]}},"windowsSandboxLevel":"disabled"}`)
 }
+
+// readOnly is the read-only profile: the root readable, the network restricted.
+func readOnly(t *testing.T) *policy.Context { return rootProfile(t, "restricted", "read") }
 
 func sandboxedManager(t *testing.T, l *sandbox.Launcher) (*process.Manager, *chanNotifier) {
 	t.Helper()

@@ -18,15 +18,9 @@ import (
 // sandboxed process: terminal injection, environment leaks, /proc exposure and
 // confinement of the executor itself.
 
-func fullWriteRestricted(t *testing.T) *policy.Context {
-	return sandboxtest.Context(t, `{"permissions":{"type":"managed","network":"restricted","file_system":{"type":"restricted","entries":[
-		{"path":{"type":"special","value":{"kind":"root"}},"access":"write"}]}},"windowsSandboxLevel":"disabled"}`)
-}
-
-func readOnlyNetwork(t *testing.T, network string) *policy.Context {
-	return sandboxtest.Context(t, `{"permissions":{"type":"managed","network":"`+network+`","file_system":{"type":"restricted","entries":[
-		{"path":{"type":"special","value":{"kind":"root"}},"access":"read"}]}},"windowsSandboxLevel":"disabled"}`)
-}
+// fullWriteRestricted is the root writable with the network restricted: the plain plan
+// (no bwrap).
+func fullWriteRestricted(t *testing.T) *policy.Context { return rootProfile(t, "restricted", "write") }
 
 // Terminal injection: under bwrap (--new-session) a PTY command has no controlling
 // terminal, so /dev/tty cannot be opened although stdin is a tty; the plain plan
@@ -65,11 +59,11 @@ func TestStart_Sandboxed_EnvironmentUnchanged(t *testing.T) {
 		ctx  *policy.Context
 		env  map[string]string
 	}{
-		{"restricted network adds no marker", readOnlyNetwork(t, "restricted"),
+		{"restricted network adds no marker", rootProfile(t, "restricted", "read"),
 			map[string]string{"PATH": "/usr/bin:/bin", "HOME": "/root", "FOO": "bar"}},
-		{"enabled network keeps a client marker", readOnlyNetwork(t, "enabled"),
+		{"enabled network keeps a client marker", rootProfile(t, "enabled", "read"),
 			map[string]string{"PATH": "/usr/bin:/bin", "CODEX_SANDBOX_NETWORK_DISABLED": "1"}},
-		{"restricted network keeps a client marker", readOnlyNetwork(t, "restricted"),
+		{"restricted network keeps a client marker", rootProfile(t, "restricted", "read"),
 			map[string]string{"PATH": "/usr/bin:/bin", "CODEX_SANDBOX_NETWORK_DISABLED": "0"}},
 	}
 	for i, tt := range tests {

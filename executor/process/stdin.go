@@ -158,10 +158,7 @@ func (q *stdinQueue) run() {
 		}
 		batch := q.pending
 		q.pending, q.queued = nil, 0
-		if q.space != nil {
-			close(q.space)
-			q.space = nil
-		}
+		q.wakeSpaceLocked()
 		q.mu.Unlock()
 		for _, b := range batch {
 			if _, err := q.f.Write(b); err != nil {
@@ -172,6 +169,14 @@ func (q *stdinQueue) run() {
 	}
 }
 
+// wakeSpaceLocked wakes the writers waiting for queue space (the queue was just emptied).
+func (q *stdinQueue) wakeSpaceLocked() {
+	if q.space != nil {
+		close(q.space)
+		q.space = nil
+	}
+}
+
 // stop marks stdin gone, wakes the writer and closes the file (which also unblocks a
 // Write stuck on a child that does not read). Idempotent.
 func (q *stdinQueue) stop() {
@@ -179,10 +184,7 @@ func (q *stdinQueue) stop() {
 		q.mu.Lock()
 		q.stopped = true
 		q.pending, q.queued = nil, 0
-		if q.space != nil {
-			close(q.space)
-			q.space = nil
-		}
+		q.wakeSpaceLocked()
 		q.mu.Unlock()
 		select {
 		case q.ready <- struct{}{}:

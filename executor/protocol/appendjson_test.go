@@ -10,10 +10,16 @@ import (
 )
 
 // TestAppendJSON_MatchesEncodingJSON checks the hand-written encoders against
-// encoding/json for the same values, including strings that need escaping.
-func TestAppendJSON_FsAndHTTPMatchEncodingJSON(t *testing.T) {
+// encoding/json for the same values, including strings that need escaping: the JSON
+// they produce equals (as values) encoding/json's.
+func TestAppendJSON_MatchesEncodingJSON(t *testing.T) {
 	errText := "boom \"x\"\n"
+	code := int32(-3)
 	for _, v := range []interface{ AppendJSON([]byte) []byte }{
+		&protocol.ProcessOutputNotification{ProcessID: "p \"q\" \\ \t\x01 é <&>", Seq: 1 << 60, Stream: protocol.StreamStderr, Chunk: []byte{0, 1, 2, 255}},
+		&protocol.ProcessOutputNotification{ProcessID: "", Seq: 0, Stream: protocol.StreamPty},
+		&protocol.ProcessReadResult{Chunks: []protocol.ProcessOutputChunk{{Seq: 1, Stream: protocol.StreamStdout, Chunk: []byte("hi\n")}, {Seq: 2, Stream: protocol.StreamStderr, Chunk: nil}}, NextSeq: 5, Exited: true, ExitCode: &code, Closed: true},
+		&protocol.ProcessReadResult{Chunks: []protocol.ProcessOutputChunk{}, NextSeq: 1},
 		&protocol.FsReadBlockResult{Chunk: jsonwire.Bytes("hello"), Eof: true},
 		&protocol.FsReadBlockResult{Chunk: jsonwire.Bytes{}, Eof: false},
 		&protocol.FsReadFileResult{DataBase64: jsonwire.Bytes{0, 1, 2, 0xff}},
@@ -35,7 +41,9 @@ func TestAppendJSON_FsAndHTTPMatchEncodingJSON(t *testing.T) {
 		if err := json.Unmarshal(got, &g); err != nil {
 			t.Fatalf("%T: invalid JSON %s: %v", v, got, err)
 		}
-		json.Unmarshal(want, &w)
+		if err := json.Unmarshal(want, &w); err != nil {
+			t.Fatal(err)
+		}
 		if !reflect.DeepEqual(g, w) {
 			t.Errorf("%T: got %s, want %s", v, got, want)
 		}

@@ -14,7 +14,6 @@ package protocol
 import (
 	"encoding/json"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/execlab/executor/jsonwire"
 	"github.com/execlab/executor/sandbox/policy"
@@ -249,53 +248,6 @@ type ProcessClosedNotification struct {
 	Seq       uint64 `json:"seq"`
 }
 
-// appendProcessJSONString appends s as a JSON string escaped as serde_json does: only '"', '\\'
-// and C0 controls are escaped (short forms for \b \t \n \f \r); invalid UTF-8 becomes
-// U+FFFD.
-func appendProcessJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				b = append(b, s[start:i]...)
-				b = append(b, "\ufffd"...)
-				i++
-				start = i
-				continue
-			}
-			i += size
-			continue
-		}
-		if c >= 0x20 && c != '"' && c != '\\' {
-			i++
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"':
-			b = append(b, '\\', '"')
-		case '\\':
-			b = append(b, '\\', '\\')
-		case '\b':
-			b = append(b, '\\', 'b')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\f':
-			b = append(b, '\\', 'f')
-		case '\r':
-			b = append(b, '\\', 'r')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		}
-		i++
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
+// appendProcessJSONString appends s as a JSON string escaped as serde_json does
+// (jsonwire.AppendSerdeString), for the hand-written encoders of this package.
+func appendProcessJSONString(b []byte, s string) []byte { return jsonwire.AppendSerdeString(b, s) }

@@ -3,7 +3,6 @@ package protocol_test
 import (
 	"encoding/json"
 	"errors"
-	"reflect"
 	"testing"
 
 	"github.com/execlab/executor/jsonwire"
@@ -59,36 +58,6 @@ func TestProcessParams_SerdeDecoding(t *testing.T) {
 }
 
 func newStart() any { return new(protocol.ProcessStartParams) }
-
-// The hand-written encoders produce JSON equal (as values) to encoding/json's.
-func TestAppendJSON_MatchesEncodingJSON(t *testing.T) {
-	code := int32(-3)
-	values := []interface {
-		AppendJSON([]byte) []byte
-	}{
-		&protocol.ProcessOutputNotification{ProcessID: "p \"q\" \\ \t\x01 é <&>", Seq: 1 << 60, Stream: protocol.StreamStderr, Chunk: []byte{0, 1, 2, 255}},
-		&protocol.ProcessOutputNotification{ProcessID: "", Seq: 0, Stream: protocol.StreamPty},
-		&protocol.ProcessReadResult{Chunks: []protocol.ProcessOutputChunk{{Seq: 1, Stream: protocol.StreamStdout, Chunk: []byte("hi\n")}, {Seq: 2, Stream: protocol.StreamStderr, Chunk: nil}}, NextSeq: 5, Exited: true, ExitCode: &code, Closed: true},
-		&protocol.ProcessReadResult{Chunks: []protocol.ProcessOutputChunk{}, NextSeq: 1},
-	}
-	for _, v := range values {
-		got := v.AppendJSON(nil)
-		want, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var g, w any
-		if err := json.Unmarshal(got, &g); err != nil {
-			t.Fatalf("AppendJSON produced invalid JSON %s: %v", got, err)
-		}
-		if err := json.Unmarshal(want, &w); err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(g, w) {
-			t.Errorf("AppendJSON = %s, want %s", got, want)
-		}
-	}
-}
 
 func TestAppendJSON_SerdeEscaping(t *testing.T) {
 	n := &protocol.ProcessOutputNotification{ProcessID: "<\x7f\u2028\x1f\"", Stream: protocol.StreamStdout}

@@ -28,9 +28,9 @@ func (s *Server) connect(ctx context.Context, c call, r *http.Request) (any, err
 	if err := decodeStrict(r.Body, &req); err != nil {
 		return nil, err
 	}
-	key, err := api.CanonicalPublicKey(req.HarnessPublicKey)
+	key, err := publicKey(req.HarnessPublicKey, "harness_public_key")
 	if err != nil {
-		return nil, api.NewError(http.StatusBadRequest, api.CodeInvalidRequest, "invalid harness_public_key")
+		return nil, err
 	}
 	offline := api.NewError(http.StatusConflict, api.CodeEnvironmentOffline, "no executor is connected for this environment")
 	reg, err := s.opts.Store.Registration(ctx, env)

@@ -200,6 +200,15 @@ func (f *fixture) waitOnline(env string, want bool) {
 	}
 }
 
+// executorOnline registers env with a fresh key, attaches that registration's executor
+// socket and waits until the hub reports env online; it returns the socket.
+func (f *fixture) executorOnline(env string) *wsconn.Conn {
+	f.t.Helper()
+	c := f.online(f.register(env, keyJSON()).URL)
+	f.waitOnline(env, true)
+	return c
+}
+
 // connect posts connect and returns status, code and bundle.
 func (f *fixture) connect(env, token string, key json.RawMessage) (int, string, api.ConnectResponse) {
 	f.t.Helper()

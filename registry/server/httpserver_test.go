@@ -71,9 +71,7 @@ func TestHTTPServer_TrickledBodyCutOff(t *testing.T) {
 	const readTimeout = 500 * time.Millisecond
 	env := uniqueEnv("trickle")
 	f := newFixture(t, "sqlite", env, httpOptions{server.HTTPOptions{ReadTimeout: readTimeout}})
-	r := f.register(env, keyJSON())
-	f.online(r.URL)
-	f.waitOnline(env, true)
+	f.executorOnline(env)
 	body, _ := json.Marshal(api.ConnectRequest{HarnessPublicKey: keyJSON()})
 	c, err := net.Dial("tcp", strings.TrimPrefix(f.URL, "http://"))
 	if err != nil {

@@ -16,9 +16,7 @@ import (
 // 1,030 connects with one token used to lock every other harness out for the TTL).
 func TestConnect_PerTokenQuota(t *testing.T) {
 	forEachStore(t, "quota", func(t *testing.T, f *fixture, env string) {
-		r := f.register(env, keyJSON())
-		f.online(r.URL)
-		f.waitOnline(env, true)
+		f.executorOnline(env)
 		hk := keyJSON()
 		ok := 0
 		for i := 0; i < server.MaxLiveAuthorizations+8; i++ {
@@ -52,9 +50,7 @@ func TestConnect_PerTokenQuota(t *testing.T) {
 func TestConnect_BundleURLOpensOneSocket(t *testing.T) {
 	env := uniqueEnv("once")
 	f := newFixture(t, "sqlite", env)
-	r := f.register(env, keyJSON())
-	f.online(r.URL)
-	f.waitOnline(env, true)
+	f.executorOnline(env)
 	_, _, b := f.connect(env, tokHarnessOnly, keyJSON())
 	c, err := wsconn.Dial(context.Background(), b.URL, nil)
 	if err != nil {
@@ -72,9 +68,7 @@ func TestConnect_BundleURLOpensOneSocket(t *testing.T) {
 func TestConnect_PausedTokenRefused(t *testing.T) {
 	env := uniqueEnv("paused")
 	f := newFixture(t, "sqlite", env)
-	r := f.register(env, keyJSON())
-	ex := f.online(r.URL)
-	f.waitOnline(env, true)
+	ex := f.executorOnline(env)
 	for i := range rendezvous.HarnessFailureBudget {
 		st, code, b := f.connect(env, tokHarnessOnly, keyJSON())
 		if st != 200 {

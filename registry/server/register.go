@@ -20,9 +20,9 @@ func (s *Server) register(ctx context.Context, c call, r *http.Request) (any, er
 	if req.SecurityProfile != api.SecurityProfile {
 		return nil, api.NewError(http.StatusBadRequest, api.CodeInvalidRequest, "unsupported security profile")
 	}
-	key, err := api.CanonicalPublicKey(req.ExecutorPublicKey)
+	key, err := publicKey(req.ExecutorPublicKey, "executor_public_key")
 	if err != nil {
-		return nil, api.NewError(http.StatusBadRequest, api.CodeInvalidRequest, "invalid executor_public_key")
+		return nil, err
 	}
 	now := s.opts.Now()
 	exitToken := randomToken(exitTokenPrefix)

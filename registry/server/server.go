@@ -201,6 +201,16 @@ func decodeStrict(r io.Reader, v any) error {
 	return nil
 }
 
+// publicKey is api.CanonicalPublicKey of a request's key member; a key that does not
+// canonicalize is 400 invalid_request "invalid <member>".
+func publicKey(raw json.RawMessage, member string) ([]byte, error) {
+	key, err := api.CanonicalPublicKey(raw)
+	if err != nil {
+		return nil, api.NewError(http.StatusBadRequest, api.CodeInvalidRequest, "invalid "+member)
+	}
+	return key, nil
+}
+
 // postedEnvironment checks that r is a POST for the environment rawEnv names (exactly, as
 // api.ValidateEnvironmentID accepts it) and returns the id, or the *api.Error to answer.
 func postedEnvironment(r *http.Request, rawEnv string) (string, error) {

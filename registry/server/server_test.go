@@ -194,9 +194,7 @@ func TestConnect_TenThousandCalls(t *testing.T) {
 	// One token here: lift its own bound to the environment's to exercise the latter
 	// (TestConnect_PerTokenQuota covers the per-token bound).
 	f := newFixture(t, "sqlite", env, func(o *server.Options) { o.MaxLiveAuthorizationsPerToken = server.MaxLiveAuthorizations })
-	r := f.register(env, keyJSON())
-	f.online(r.URL)
-	f.waitOnline(env, true)
+	f.executorOnline(env)
 	hk := keyJSON()
 	body, _ := json.Marshal(api.ConnectRequest{HarnessPublicKey: hk})
 	var ok, limited, other atomic.Int64

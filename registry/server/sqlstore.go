@@ -153,18 +153,10 @@ SELECT registration_id, generation, executor_public_key, created_at, exited_at F
 }
 
 func (s *sqlStore) MarkExited(ctx context.Context, env, regID string, exitTokenHash [32]byte, now time.Time) (bool, error) {
-	res, err := s.db.ExecContext(ctx, s.q(`
+	return s.updateOne(ctx, "recording executor exit", `
 UPDATE registrations SET exited_at = $1
-WHERE environment_id = $2 AND registration_id = $3 AND exit_token_hash = $4 AND exited_at IS NULL`),
+WHERE environment_id = $2 AND registration_id = $3 AND exit_token_hash = $4 AND exited_at IS NULL`,
 		now.UnixMilli(), env, regID, hex.EncodeToString(exitTokenHash[:]))
-	if err != nil {
-		return false, s.classify("recording executor exit", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return false, s.classify("recording executor exit", err)
-	}
-	return n == 1, nil
 }
 
 func (s *sqlStore) IssueAuthorization(ctx context.Context, a Authorization) error {
@@ -190,19 +182,11 @@ FROM harness_authorizations WHERE environment_id = $1 AND used_at IS NULL AND ex
 }
 
 func (s *sqlStore) ConsumeAuthorization(ctx context.Context, token [32]byte, env, regID string, key [32]byte, now time.Time) (bool, error) {
-	res, err := s.db.ExecContext(ctx, s.q(`
+	return s.updateOne(ctx, "consuming authorization", `
 UPDATE harness_authorizations SET used_at = $1
 WHERE token_hash = $2 AND used_at IS NULL AND expires_at > $1
-  AND environment_id = $3 AND registration_id = $4 AND harness_key_hash = $5`),
+  AND environment_id = $3 AND registration_id = $4 AND harness_key_hash = $5`,
 		now.UnixMilli(), hex.EncodeToString(token[:]), env, regID, hex.EncodeToString(key[:]))
-	if err != nil {
-		return false, s.classify("consuming authorization", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return false, s.classify("consuming authorization", err)
-	}
-	return n == 1, nil
 }
 
 func (s *sqlStore) PruneAuthorizations(ctx context.Context, now time.Time) (int64, error) {
@@ -212,6 +196,20 @@ func (s *sqlStore) PruneAuthorizations(ctx context.Context, now time.Time) (int6
 	}
 	n, _ := res.RowsAffected()
 	return n, nil
+}
+
+// updateOne runs query, an UPDATE that matches at most one row, and reports whether it
+// changed one; what is the error context.
+func (s *sqlStore) updateOne(ctx context.Context, what, query string, args ...any) (bool, error) {
+	res, err := s.db.ExecContext(ctx, s.q(query), args...)
+	if err != nil {
+		return false, s.classify(what, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, s.classify(what, err)
+	}
+	return n == 1, nil
 }
 
 // classify wraps err with context, marking lock and serialization conflicts ErrConflict.

@@ -73,17 +73,9 @@ ON CONFLICT (node_id) DO UPDATE SET instance = excluded.instance, advertise_url 
 }
 
 func (s *sqlStore) RenewNode(ctx context.Context, n NodeLease) (bool, error) {
-	res, err := s.db.ExecContext(ctx, s.q(`
-UPDATE registry_nodes SET lease_until = $3, advertise_url = $4 WHERE node_id = $1 AND instance = $2`),
+	return s.updateOne(ctx, "renewing node lease", `
+UPDATE registry_nodes SET lease_until = $3, advertise_url = $4 WHERE node_id = $1 AND instance = $2`,
 		n.NodeID, n.Instance, n.LeaseUntil.UnixMilli(), n.AdvertiseURL)
-	if err != nil {
-		return false, s.classify("renewing node lease", err)
-	}
-	k, err := res.RowsAffected()
-	if err != nil {
-		return false, s.classify("renewing node lease", err)
-	}
-	return k == 1, nil
 }
 
 func (s *sqlStore) ReleaseNode(ctx context.Context, n NodeLease) error {

@@ -20,9 +20,9 @@ func (s *Server) validate(ctx context.Context, c call, r *http.Request) (res any
 	if err := decodeStrict(r.Body, &req); err != nil {
 		return nil, err
 	}
-	key, err := api.CanonicalPublicKey(req.HarnessPublicKey)
+	key, err := publicKey(req.HarnessPublicKey, "harness_public_key")
 	if err != nil {
-		return nil, api.NewError(http.StatusBadRequest, api.CodeInvalidRequest, "invalid harness_public_key")
+		return nil, err
 	}
 	reg, err := s.opts.Store.Registration(ctx, env)
 	if errors.Is(err, ErrNotFound) || (err == nil && reg.RegistrationID != req.ExecutorRegistrationID) {

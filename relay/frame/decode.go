@@ -97,53 +97,41 @@ func Decode(f *Frame, b []byte) error {
 func decodeBody(f *Frame, prev Body, num protowire.Number, msg []byte) error {
 	switch num {
 	case fieldData:
-		d, merge := f.Body.(*Data)
-		if !merge {
-			if d, _ = prev.(*Data); d == nil {
-				d = new(Data)
-			}
-			*d = Data{}
-			f.Body = d
-		}
-		return decodeData(d, msg)
+		return decodeData(bodyOf[Data](f, prev), msg)
 	case fieldAckFrame:
 		f.Body = reuse(prev, f.Body, func() *Ack { return &Ack{} })
 		return skipFields(msg, "ack_frame")
 	case fieldResume:
-		r, merge := f.Body.(*Resume)
-		if !merge {
-			if r, _ = prev.(*Resume); r == nil {
-				r = new(Resume)
-			}
-			*r = Resume{}
-			f.Body = r
-		}
-		return decodeResume(r, msg)
+		return decodeResume(bodyOf[Resume](f, prev), msg)
 	case fieldReset:
-		r, merge := f.Body.(*Reset)
-		if !merge {
-			if r, _ = prev.(*Reset); r == nil {
-				r = new(Reset)
-			}
-			*r = Reset{}
-			f.Body = r
-		}
-		return decodeReset(r, msg)
+		return decodeReset(bodyOf[Reset](f, prev), msg)
 	case fieldHeartbeat:
 		f.Body = reuse(prev, f.Body, func() *Heartbeat { return &Heartbeat{} })
 		return skipFields(msg, "heartbeat")
 	case fieldHandshake:
-		h, merge := f.Body.(*Handshake)
-		if !merge {
-			if h, _ = prev.(*Handshake); h == nil {
-				h = new(Handshake)
-			}
-			*h = Handshake{}
-			f.Body = h
-		}
-		return decodeHandshake(h, msg)
+		return decodeHandshake(bodyOf[Handshake](f, prev), msg)
 	}
 	return nil
+}
+
+// bodyOf returns the *T that a member with fields decodes into, and makes it f.Body: f.Body
+// itself when it already is one (a repeated member merges into it, as protobuf merges),
+// else prev's when prev is one, else a new one; the last two are cleared first.
+func bodyOf[T any, P interface {
+	*T
+	Body
+}](f *Frame, prev Body) P {
+	if v, merge := f.Body.(P); merge {
+		return v
+	}
+	v, _ := prev.(P)
+	if v == nil {
+		v = new(T)
+	}
+	var zero T
+	*v = zero
+	f.Body = v
+	return v
 }
 
 // reuse returns cur if it already has type T, else prev if it has type T, else a new T.

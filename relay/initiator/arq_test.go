@@ -64,12 +64,7 @@ func TestARQ_Negotiated(t *testing.T) {
 			}
 		}
 	})
-	if err := rc.WritePacket(ctx, Packet{Handshake: true, Payload: []byte("m1")}); err != nil {
-		t.Fatal(err)
-	}
-	if p, err := rc.ReadPacket(ctx); err != nil || !p.Handshake {
-		t.Fatalf("message 2: %+v, %v", p, err)
-	}
+	handshake(ctx, t, rc)
 	for want := range uint32(2) {
 		p, err := rc.ReadPacket(ctx)
 		if err != nil || p.Seq != want || p.Payload[0] != byte('a'+want) {
@@ -119,12 +114,7 @@ func TestARQ_NotAcceptedStaysReleased(t *testing.T) {
 		// seq 1 lost: only 2 arrives.
 		return writeFrameTo(ctx, c, frame.Frame{Body: &frame.Data{Seq: 2, SegmentCount: 1, Payload: []byte("c")}})
 	})
-	if err := rc.WritePacket(ctx, Packet{Handshake: true, Payload: []byte("m1")}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := rc.ReadPacket(ctx); err != nil {
-		t.Fatal(err)
-	}
+	handshake(ctx, t, rc)
 	if rc.ARQ() {
 		t.Fatal("ARQ started without the executor's mark")
 	}
@@ -184,12 +174,7 @@ func TestStream_ReleasePacket(t *testing.T) {
 				}
 				return nil
 			})
-			if err := rc.WritePacket(ctx, Packet{Handshake: true, Payload: []byte("m1")}); err != nil {
-				t.Fatal(err)
-			}
-			if p, err := rc.ReadPacket(ctx); err != nil || !p.Handshake {
-				t.Fatalf("message 2: %+v, %v", p, err)
-			}
+			handshake(ctx, t, rc)
 			held := map[uint32][]byte{}
 			for i := range records {
 				p, err := rc.ReadPacket(ctx)
@@ -214,5 +199,16 @@ func TestStream_ReleasePacket(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// handshake sends message 1 ("m1") on rc and reads message 2.
+func handshake(ctx context.Context, t *testing.T, rc *Stream) {
+	t.Helper()
+	if err := rc.WritePacket(ctx, Packet{Handshake: true, Payload: []byte("m1")}); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := rc.ReadPacket(ctx); err != nil || !p.Handshake {
+		t.Fatalf("message 2: %+v, %v", p, err)
 	}
 }

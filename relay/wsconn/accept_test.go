@@ -19,31 +19,56 @@ import (
 )
 
 // acceptPair accepts a Conn from a coder/websocket client (which checks framing: a server
-// frame must not be masked) on a loopback ws:// server.
+// frame must not be masked) on a loopback ws:// server, and checks that the Conn writes
+// its frames itself.
 func acceptPair(t *testing.T, opts *wsconn.Options, dopts *websocket.DialOptions) (*wsconn.Conn, *websocket.Conn) {
 	t.Helper()
+	c, client := accept(t, false, opts, dopts)
+	if !wsconn.WritesRawFrames(c) || !wsconn.IsServerConn(c) {
+		t.Fatal("an accepted ws:// conn does not write its (unmasked) frames itself")
+	}
+	return c, client
+}
+
+// accept serves one wsconn.Accept on a loopback server, wss:// when tlsOn (the client then
+// trusts the server's certificate), and dials it with dopts; the client reads messages
+// up to 1 MiB. The server, the Conn and the client are closed at tb's cleanup.
+func accept(tb testing.TB, tlsOn bool, opts *wsconn.Options, dopts *websocket.DialOptions) (*wsconn.Conn, *websocket.Conn) {
+	tb.Helper()
 	conns := make(chan *wsconn.Conn, 1)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := wsconn.Accept(w, r, &wsconn.AcceptOptions{Conn: opts})
 		if err != nil {
 			return
 		}
 		conns <- c
-	}))
-	t.Cleanup(srv.Close)
+	})
+	var srv *httptest.Server
+	if tlsOn {
+		srv = httptest.NewTLSServer(h)
+	} else {
+		srv = httptest.NewServer(h)
+	}
+	tb.Cleanup(srv.Close)
+	u := "ws" + strings.TrimPrefix(srv.URL, "http")
+	if tlsOn {
+		d := websocket.DialOptions{}
+		if dopts != nil {
+			d = *dopts
+		}
+		d.HTTPClient = srv.Client()
+		dopts = &d
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	client, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), dopts)
+	client, _, err := websocket.Dial(ctx, u, dopts)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() { client.CloseNow() })
+	tb.Cleanup(func() { client.CloseNow() })
 	client.SetReadLimit(1 << 20)
 	c := <-conns
-	t.Cleanup(func() { c.Close() })
-	if !wsconn.WritesRawFrames(c) || !wsconn.IsServerConn(c) {
-		t.Fatal("an accepted ws:// conn does not write its (unmasked) frames itself")
-	}
+	tb.Cleanup(func() { c.Close() })
 	return c, client
 }
 
@@ -218,25 +243,9 @@ func TestAcceptedWrite_SlowClientFailsConn(t *testing.T) {
 // TestAccept_TLSWritesThroughLibrary: over TLS (wss) the Conn keeps the library's write
 // path, and frames round-trip.
 func TestAccept_TLSWritesThroughLibrary(t *testing.T) {
-	conns := make(chan *wsconn.Conn, 1)
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := wsconn.Accept(w, r, nil)
-		if err != nil {
-			return
-		}
-		conns <- c
-	}))
-	defer srv.Close()
+	c, client := accept(t, true, nil, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	client, _, err := websocket.Dial(ctx, "wss"+strings.TrimPrefix(srv.URL, "https"), &websocket.DialOptions{HTTPClient: srv.Client()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.CloseNow()
-	client.SetReadLimit(1 << 20)
-	c := <-conns
-	defer c.Close()
 	if wsconn.WritesRawFrames(c) {
 		t.Fatal("a TLS conn writes raw frames under the TLS layer")
 	}

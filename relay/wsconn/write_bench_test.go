@@ -77,22 +77,8 @@ func BenchmarkWriteRecordFrame(b *testing.B) {
 func BenchmarkWriteRecordFrameAccepted(b *testing.B) {
 	for _, mode := range []string{"raw", "library"} {
 		b.Run(mode, func(b *testing.B) {
-			conns := make(chan *wsconn.Conn, 1)
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				c, err := wsconn.Accept(w, r, nil)
-				if err != nil {
-					return
-				}
-				conns <- c
-			}))
-			defer srv.Close()
+			c, client := accept(b, false, nil, nil)
 			ctx := context.Background()
-			client, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer client.CloseNow()
-			client.SetReadLimit(1 << 20)
 			go func() {
 				for {
 					_, rd, err := client.Reader(ctx)
@@ -104,8 +90,6 @@ func BenchmarkWriteRecordFrameAccepted(b *testing.B) {
 					}
 				}
 			}()
-			c := <-conns
-			defer c.Close()
 			wsconn.SetRawFramesForTest(c, mode != "library")
 			measureRecordFrameWrites(b, ctx, c)
 		})

@@ -184,16 +184,5 @@ func TestContext_RoundTripsEntries(t *testing.T) {
 	if err := json.Unmarshal([]byte(specExample), &c); err != nil {
 		t.Fatal(err)
 	}
-	b, err := json.Marshal(&c)
-	if err != nil {
-		t.Fatalf("marshal: %v", err)
-	}
-	var c2 policy.Context
-	if err := json.Unmarshal(b, &c2); err != nil {
-		t.Fatalf("re-decoding %s: %v", b, err)
-	}
-	b2, _ := json.Marshal(&c2)
-	if string(b) != string(b2) {
-		t.Fatalf("round trip differs:\n got %s\nwant %s", b2, b)
-	}
+	wantRoundTrip(t, &c)
 }

@@ -24,19 +24,25 @@ func FuzzContextDecode(f *testing.F) {
 			}
 			return
 		}
-		b, err := json.Marshal(&c)
-		if err != nil {
-			t.Fatalf("re-encoding: %v", err)
-		}
-		var c2 policy.Context
-		if err := json.Unmarshal(b, &c2); err != nil {
-			t.Fatalf("re-decoding %s: %v", b, err)
-		}
-		b2, _ := json.Marshal(&c2)
-		if string(b) != string(b2) {
-			t.Fatalf("round trip differs: %s vs %s", b, b2)
-		}
+		wantRoundTrip(t, &c)
 	})
+}
+
+// wantRoundTrip checks that c encodes to JSON that decodes to a context with the same
+// encoding.
+func wantRoundTrip(t *testing.T, c *policy.Context) {
+	t.Helper()
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatalf("encoding: %v", err)
+	}
+	var c2 policy.Context
+	if err := json.Unmarshal(b, &c2); err != nil {
+		t.Fatalf("re-decoding %s: %v", b, err)
+	}
+	if b2, _ := json.Marshal(&c2); string(b) != string(b2) {
+		t.Fatalf("round trip differs:\n got %s\nwant %s", b2, b)
+	}
 }
 
 // FuzzResolveAccess: resolution never grants more than the entries. For any decoded

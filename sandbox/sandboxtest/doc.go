@@ -21,11 +21,14 @@
 //   - Context(t, json) decodes a sandbox context; WorkspaceWrite, NestedWorkspace and
 //     EnclosingOnly are the profiles the tests share, NestedRoots the issue 26 directory
 //     layout (context.go).
+//   - Run(t, l, req) wraps req with l and runs it to completion, at most 30 s, and returns
+//     its output and exit code (128+N for signal N) (run.go).
 //
 // # Limits and concurrency
 //
-// No limits of its own. All functions are safe for concurrent use: one mutex guards the
-// probe cache, and a probe runs under it, so parallel tests wait for the first probe
-// instead of repeating it. It starts no goroutines beyond what sandbox.Probe runs and
-// waits for. Only tests import it (test/deps_test.go checks the *test packages).
+// Run caps a command at 30 s (runTimeout); no other limits. All functions are safe for
+// concurrent use: one mutex guards the probe cache, and a probe runs under it, so
+// parallel tests wait for the first probe instead of repeating it. It starts no
+// goroutines beyond what sandbox.Probe and os/exec (Run's output copies) run and wait
+// for. Only tests import it (test/deps_test.go checks the *test packages).
 package sandboxtest

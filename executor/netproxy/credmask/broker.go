@@ -90,31 +90,22 @@ func (b *Broker) isDummy(v string) bool {
 // Intercepts reports whether a CONNECT tunnel to host:port must be intercepted (MITM
 // with the CA) because a brokered credential is bound to it over HTTPS. Other tunnels
 // stay opaque.
-func (b *Broker) Intercepts(host string, port int) bool {
-	if b == nil {
-		return false
-	}
-	host = normalizeHost(host)
-	for _, c := range b.creds {
-		for _, d := range c.provider.dests {
-			if d.scheme == "https" && d.portMatches(port) && d.matchesHost(host) {
-				return true
-			}
-		}
-	}
-	return false
-}
+func (b *Broker) Intercepts(host string, port int) bool { return b.boundTo("https", host, port) }
 
 // HandlesPlainHTTP reports whether a plain-HTTP request to host:port may need
 // rewriting (a credential is bound to it over http).
-func (b *Broker) HandlesPlainHTTP(host string, port int) bool {
+func (b *Broker) HandlesPlainHTTP(host string, port int) bool { return b.boundTo("http", host, port) }
+
+// boundTo reports whether a brokered credential is bound to host:port over scheme; a nil
+// Broker binds nothing.
+func (b *Broker) boundTo(scheme, host string, port int) bool {
 	if b == nil {
 		return false
 	}
 	host = normalizeHost(host)
 	for _, c := range b.creds {
 		for _, d := range c.provider.dests {
-			if d.scheme == "http" && d.portMatches(port) && d.matchesHost(host) {
+			if d.scheme == scheme && d.portMatches(port) && d.matchesHost(host) {
 				return true
 			}
 		}
