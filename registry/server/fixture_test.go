@@ -117,17 +117,7 @@ func newFixture(t *testing.T, kind string, envScope string, opts ...any) *fixtur
 }
 
 // keyJSON returns a well-formed random public-key JSON (registry-auth.md §9).
-func keyJSON() json.RawMessage {
-	x := make([]byte, 32)
-	m := make([]byte, 1184)
-	_, _ = rand.Read(x)
-	_, _ = rand.Read(m)
-	b, _ := json.Marshal(map[string]string{
-		"suite": api.KeySuite, "x25519_public_key": base64.StdEncoding.EncodeToString(x),
-		"mlkem768_public_key": base64.StdEncoding.EncodeToString(m),
-	})
-	return b
-}
+var keyJSON = registrytest.RandomKeyJSON
 
 // post sends a JSON body with a bearer and returns status, decoded error code and body.
 func (f *fixture) post(path, token string, body any, header ...string) (int, string, []byte) {

@@ -3,9 +3,6 @@ package e2e_test
 import (
 	"bufio"
 	"bytes"
-	"crypto/rand"
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -20,6 +17,7 @@ import (
 	"time"
 
 	"github.com/execlab/executor/internal/refbin"
+	"github.com/execlab/executor/registry/registrytest"
 )
 
 // TestRegistryToken_RequiresScope: `executor registry token` refuses to mint a token
@@ -89,15 +87,8 @@ func TestDev_TokensScoped(t *testing.T) {
 	}
 }
 
-// testKeyJSON returns a well-formed public-key JSON (spec/registry-auth.md §9).
-func testKeyJSON() string {
-	x, m := make([]byte, 32), make([]byte, 1184)
-	_, _ = rand.Read(x)
-	_, _ = rand.Read(m)
-	b, _ := json.Marshal(map[string]string{"suite": "Noise_hybridIK_X25519+MLKEM768_AESGCM_SHA256",
-		"x25519_public_key": base64.StdEncoding.EncodeToString(x), "mlkem768_public_key": base64.StdEncoding.EncodeToString(m)})
-	return string(b)
-}
+// testKeyJSON returns a well-formed random public-key JSON (spec/registry-auth.md §9).
+func testKeyJSON() string { return string(registrytest.RandomKeyJSON()) }
 
 // startRegistryWithFDLimit runs `executor registry serve` under `ulimit -n fds` and returns
 // its URL and a function returning its stderr so far.

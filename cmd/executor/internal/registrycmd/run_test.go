@@ -9,7 +9,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
 	"log/slog"
@@ -27,6 +26,7 @@ import (
 	"github.com/execlab/executor/cmd/executor/internal/registrycmd"
 	"github.com/execlab/executor/internal/syncbuf"
 	"github.com/execlab/executor/registry/api"
+	"github.com/execlab/executor/registry/registrytest"
 	"github.com/execlab/executor/registry/server"
 	"github.com/execlab/executor/relay/wsconn"
 )
@@ -73,14 +73,8 @@ func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
 	return certFile, keyFile, pool
 }
 
-func keyJSON() json.RawMessage {
-	x, m := make([]byte, 32), make([]byte, 1184)
-	_, _ = rand.Read(x)
-	_, _ = rand.Read(m)
-	b, _ := json.Marshal(map[string]string{"suite": api.KeySuite,
-		"x25519_public_key": base64.StdEncoding.EncodeToString(x), "mlkem768_public_key": base64.StdEncoding.EncodeToString(m)})
-	return b
-}
+// keyJSON returns a well-formed random public-key JSON (registry-auth.md §9).
+var keyJSON = registrytest.RandomKeyJSON
 
 // TestStart_TLS: with a certificate and key the registry serves HTTPS, hands out wss://
 // rendezvous URLs that work with the same trust, and logs no plaintext warning.
