@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/execlab/executor/cmd/executor/internal/registrycmd"
+	"github.com/execlab/executor/noise"
 	"github.com/execlab/executor/registry/api"
 	"github.com/execlab/executor/registry/server"
 	"github.com/execlab/executor/relay/wsconn"
@@ -205,13 +205,12 @@ func freeLoopbackAddr() (string, error) {
 	return ln.Addr().String(), nil
 }
 
-// randomKeyJSON is a well-formed public-key JSON (spec/registry-auth.md §9) of random bytes:
-// the registry checks its shape, not the key.
+// randomKeyJSON is a well-formed public-key JSON (spec/registry-auth.md §9) of random bytes
+// in noise's encoding: the registry checks its shape, not the key (registrytest's
+// RandomKeyJSON, which this non-test code may not import).
 func randomKeyJSON() json.RawMessage {
-	x, m := make([]byte, 32), make([]byte, 1184)
-	_, _ = rand.Read(x)
-	_, _ = rand.Read(m)
-	b, _ := json.Marshal(map[string]string{"suite": api.KeySuite,
-		"x25519_public_key": base64.StdEncoding.EncodeToString(x), "mlkem768_public_key": base64.StdEncoding.EncodeToString(m)})
-	return b
+	var pk noise.PublicKey
+	_, _ = rand.Read(pk.X25519[:])
+	_, _ = rand.Read(pk.MLKEM768[:])
+	return pk.AppendJSON(nil)
 }
